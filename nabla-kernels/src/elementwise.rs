@@ -1,0 +1,478 @@
+//! Elementwise kernels: unary maps, broadcasting binary maps, comparisons
+//! and `where`.
+
+use crate::{Float, PARALLEL_THRESHOLD};
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
+use rayon::prelude::*;
+use std::mem::MaybeUninit;
+
+/// Chunk length for parallel elementwise loops.
+const CHUNK: usize = 1 << 13;
+
+/// A unary elementwise operation.
+///
+/// ```
+/// use nabla_kernels::elementwise::{unary, UnaryOp};
+/// let x = ndarray::arr1(&[4.0f32]).into_dyn();
+/// assert_eq!(unary(x.view(), UnaryOp::Sqrt)[[0]], 2.0);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnaryOp {
+    /// `-x`
+    Neg,
+    /// `e^x`
+    Exp,
+    /// `ln x`
+    Ln,
+    /// `sin x`
+    Sin,
+    /// `cos x`
+    Cos,
+    /// `tan x`
+    Tan,
+    /// `tanh x`
+    Tanh,
+    /// `1 / (1 + e^-x)`
+    Sigmoid,
+    /// `max(x, 0)`
+    Relu,
+    /// `sqrt x`
+    Sqrt,
+    /// `1 / sqrt x`
+    Rsqrt,
+    /// `|x|`
+    Abs,
+    /// `x * x`
+    Square,
+    /// `1 / x`
+    Recip,
+    /// `ln(1 + x)`
+    Ln1p,
+    /// `e^x - 1`
+    ExpM1,
+    /// error function
+    Erf,
+    /// sign: -1, 0 or 1 (NaN stays NaN)
+    Sign,
+    /// round down
+    Floor,
+    /// round up
+    Ceil,
+    /// round half away from zero
+    Round,
+    /// `x^n`
+    Powi(i32),
+    /// `x^p`
+    Powf(f64),
+    /// `a * x + b`
+    Affine(f64, f64),
+    /// `c / x`
+    RDiv(f64),
+    /// `c^x` (`c > 0`)
+    ExpBase(f64),
+    /// clamp into `[lo, hi]`
+    Clip(f64, f64),
+}
+
+/// A binary elementwise operation (operands broadcast NumPy-style).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `a + b`
+    Add,
+    /// `a - b`
+    Sub,
+    /// `a * b`
+    Mul,
+    /// `a / b`
+    Div,
+    /// `a ^ b`
+    Pow,
+    /// larger of the two (NaN propagates)
+    Maximum,
+    /// smaller of the two (NaN propagates)
+    Minimum,
+    /// `atan2(a, b)`
+    Atan2,
+}
+
+/// A comparison producing a boolean mask.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CompareOp {
+    /// `a > b`
+    Gt,
+    /// `a >= b`
+    Ge,
+    /// `a < b`
+    Lt,
+    /// `a <= b`
+    Le,
+    /// `a == b`
+    Eq,
+    /// `a != b`
+    Ne,
+}
+
+/// Applies `op` to every element of `x`.
+///
+/// ```
+/// use nabla_kernels::elementwise::{unary, UnaryOp};
+/// let x = ndarray::arr1(&[-1.0f64, 2.0]).into_dyn();
+/// assert_eq!(unary(x.view(), UnaryOp::Relu).as_slice().unwrap(), &[0.0, 2.0]);
+/// ```
+pub fn unary<T: Float>(x: ArrayViewD<'_, T>, op: UnaryOp) -> ArrayD<T> {
+    match op {
+        UnaryOp::Neg => map(x, |v| -v),
+        UnaryOp::Exp => map(x, T::exp),
+        UnaryOp::Ln => map(x, T::ln),
+        UnaryOp::Sin => map(x, T::sin),
+        UnaryOp::Cos => map(x, T::cos),
+        UnaryOp::Tan => map(x, T::tan),
+        UnaryOp::Tanh => map(x, T::tanh),
+        UnaryOp::Sigmoid => map(x, sigmoid),
+        UnaryOp::Relu => map(x, |v| if v > T::ZERO { v } else { T::ZERO }),
+        UnaryOp::Sqrt => map(x, T::sqrt),
+        UnaryOp::Rsqrt => map(x, |v| T::ONE / v.sqrt()),
+        UnaryOp::Abs => map(x, T::abs),
+        UnaryOp::Square => map(x, |v| v * v),
+        UnaryOp::Recip => map(x, |v| T::ONE / v),
+        UnaryOp::Ln1p => map(x, T::ln_1p),
+        UnaryOp::ExpM1 => map(x, T::exp_m1),
+        UnaryOp::Erf => map(x, T::erf),
+        UnaryOp::Sign => map(x, sign),
+        UnaryOp::Floor => map(x, T::floor),
+        UnaryOp::Ceil => map(x, T::ceil),
+        UnaryOp::Round => map(x, T::round),
+        UnaryOp::Powi(n) => match n {
+            0 => map(x, |_| T::ONE),
+            1 => map(x, |v| v),
+            2 => map(x, |v| v * v),
+            3 => map(x, |v| v * v * v),
+            _ => map(x, move |v| v.powi(n)),
+        },
+        UnaryOp::Powf(p) => {
+            let p = T::from_f64(p);
+            map(x, move |v| v.powf(p))
+        }
+        UnaryOp::Affine(a, b) => {
+            let (a, b) = (T::from_f64(a), T::from_f64(b));
+            map(x, move |v| a * v + b)
+        }
+        UnaryOp::RDiv(c) => {
+            let c = T::from_f64(c);
+            map(x, move |v| c / v)
+        }
+        UnaryOp::ExpBase(c) => {
+            let c = T::from_f64(c);
+            map(x, move |v| c.powf(v))
+        }
+        UnaryOp::Clip(lo, hi) => {
+            let (lo, hi) = (T::from_f64(lo), T::from_f64(hi));
+            map(x, move |v| {
+                if v < lo {
+                    lo
+                } else if v > hi {
+                    hi
+                } else {
+                    v
+                }
+            })
+        }
+    }
+}
+
+#[inline(always)]
+fn sigmoid<T: Float>(v: T) -> T {
+    // Stable on both tails: never exponentiates a large positive number.
+    if v >= T::ZERO {
+        T::ONE / (T::ONE + (-v).exp())
+    } else {
+        let e = v.exp();
+        e / (T::ONE + e)
+    }
+}
+
+#[inline(always)]
+fn sign<T: Float>(v: T) -> T {
+    if v > T::ZERO {
+        T::ONE
+    } else if v < T::ZERO {
+        -T::ONE
+    } else {
+        v // keeps 0, -0 and NaN
+    }
+}
+
+#[inline(always)]
+fn maximum<T: Float>(a: T, b: T) -> T {
+    if a > b || a.is_nan() { a } else { b }
+}
+
+#[inline(always)]
+fn minimum<T: Float>(a: T, b: T) -> T {
+    if a < b || a.is_nan() { a } else { b }
+}
+
+/// Applies `op` to `a` and `b` broadcast to their common shape.
+///
+/// Panics if the shapes do not broadcast (the runtime checks first and
+/// reports a friendlier error).
+///
+/// ```
+/// use nabla_kernels::elementwise::{binary, BinaryOp};
+/// let a = ndarray::arr2(&[[1.0f32], [2.0]]).into_dyn();
+/// let b = ndarray::arr1(&[10.0f32, 20.0]).into_dyn();
+/// let c = binary(a.view(), b.view(), BinaryOp::Add);
+/// assert_eq!(c.shape(), &[2, 2]);
+/// assert_eq!(c.as_slice().unwrap(), &[11.0, 21.0, 12.0, 22.0]);
+/// ```
+pub fn binary<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: BinaryOp) -> ArrayD<T> {
+    match op {
+        BinaryOp::Add => zip_map(a, b, |x, y| x + y),
+        BinaryOp::Sub => zip_map(a, b, |x, y| x - y),
+        BinaryOp::Mul => zip_map(a, b, |x, y| x * y),
+        BinaryOp::Div => zip_map(a, b, |x, y| x / y),
+        BinaryOp::Pow => zip_map(a, b, T::powf),
+        BinaryOp::Maximum => zip_map(a, b, maximum),
+        BinaryOp::Minimum => zip_map(a, b, minimum),
+        BinaryOp::Atan2 => zip_map(a, b, T::atan2),
+    }
+}
+
+/// Compares `a` and `b` (broadcast) elementwise.
+///
+/// ```
+/// use nabla_kernels::elementwise::{compare, CompareOp};
+/// let a = ndarray::arr1(&[1.0f64, 3.0]).into_dyn();
+/// let b = ndarray::arr0(2.0f64).into_dyn();
+/// assert_eq!(compare(a.view(), b.view(), CompareOp::Gt).as_slice().unwrap(), &[false, true]);
+/// ```
+pub fn compare<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: CompareOp) -> ArrayD<bool> {
+    let shape = broadcast_shape(a.shape(), b.shape());
+    let av = a.broadcast(IxDyn(&shape)).expect("compare: shapes do not broadcast");
+    let bv = b.broadcast(IxDyn(&shape)).expect("compare: shapes do not broadcast");
+    let zip = Zip::from(&av).and(&bv);
+    match op {
+        CompareOp::Gt => zip.map_collect(|x, y| x > y),
+        CompareOp::Ge => zip.map_collect(|x, y| x >= y),
+        CompareOp::Lt => zip.map_collect(|x, y| x < y),
+        CompareOp::Le => zip.map_collect(|x, y| x <= y),
+        CompareOp::Eq => zip.map_collect(|x, y| x == y),
+        CompareOp::Ne => zip.map_collect(|x, y| x != y),
+    }
+}
+
+/// `mask ? a : b` elementwise, all three broadcast to a common shape.
+///
+/// ```
+/// use nabla_kernels::elementwise::where_select;
+/// let m = ndarray::arr1(&[true, false]).into_dyn();
+/// let a = ndarray::arr1(&[1.0f32, 2.0]).into_dyn();
+/// let b = ndarray::arr0(0.0f32).into_dyn();
+/// assert_eq!(where_select(m.view(), a.view(), b.view()).as_slice().unwrap(), &[1.0, 0.0]);
+/// ```
+pub fn where_select<T: Copy + Send + Sync>(
+    mask: ArrayViewD<'_, bool>,
+    a: ArrayViewD<'_, T>,
+    b: ArrayViewD<'_, T>,
+) -> ArrayD<T> {
+    let shape = broadcast_shape(&broadcast_shape(mask.shape(), a.shape()), b.shape());
+    let d = IxDyn(&shape);
+    let m = mask.broadcast(d.clone()).expect("where: shapes do not broadcast");
+    let av = a.broadcast(d.clone()).expect("where: shapes do not broadcast");
+    let bv = b.broadcast(d).expect("where: shapes do not broadcast");
+    Zip::from(&m).and(&av).and(&bv).map_collect(|&m, &x, &y| if m { x } else { y })
+}
+
+/// NumPy broadcast of two shapes. Panics if they are incompatible.
+///
+/// ```
+/// assert_eq!(nabla_kernels::elementwise::broadcast_shape(&[2, 1], &[3]), vec![2, 3]);
+/// ```
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
+    try_broadcast_shape(a, b).unwrap_or_else(|| panic!("shapes {a:?} and {b:?} do not broadcast"))
+}
+
+/// NumPy broadcast of two shapes, or `None` if they are incompatible.
+///
+/// ```
+/// assert_eq!(nabla_kernels::elementwise::try_broadcast_shape(&[2], &[3]), None);
+/// ```
+pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+    let n = a.len().max(b.len());
+    let mut out = vec![0; n];
+    for i in 0..n {
+        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        out[i] = if da == db || db == 1 {
+            da
+        } else if da == 1 {
+            db
+        } else {
+            return None;
+        };
+    }
+    Some(out)
+}
+
+/// Maps `f` over `x`, with a contiguous (vectorising, parallel) fast path.
+pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) -> ArrayD<T> {
+    if let Some(s) = x.as_slice() {
+        let out = map_slice(s, &f);
+        return ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length");
+    }
+    if x.len() >= PARALLEL_THRESHOLD {
+        Zip::from(&x).par_map_collect(|&v| f(v))
+    } else {
+        x.mapv(f)
+    }
+}
+
+fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
+    let n = s.len();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    {
+        let dst = &mut out.spare_capacity_mut()[..n];
+        if n >= PARALLEL_THRESHOLD {
+            dst.par_chunks_mut(CHUNK).zip(s.par_chunks(CHUNK)).for_each(|(d, s)| fill1(d, s, f));
+        } else {
+            fill1(dst, s, f);
+        }
+    }
+    // SAFETY: every one of the first `n` slots was written by `fill1`.
+    unsafe { out.set_len(n) };
+    out
+}
+
+#[inline(always)]
+fn fill1<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    for (d, &v) in d.iter_mut().zip(s) {
+        d.write(f(v));
+    }
+}
+
+#[inline(always)]
+fn fill2<T: Float, F: Fn(T, T) -> T>(d: &mut [MaybeUninit<T>], a: &[T], b: &[T], f: &F) {
+    for ((d, &x), &y) in d.iter_mut().zip(a).zip(b) {
+        d.write(f(x, y));
+    }
+}
+
+/// Maps `f` over `a` and `b` broadcast together.
+///
+/// Fast paths: equal contiguous shapes; one operand a single element; one
+/// contiguous operand whose shape is a suffix of the other's (a bias row).
+pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
+    a: ArrayViewD<'_, T>,
+    b: ArrayViewD<'_, T>,
+    f: F,
+) -> ArrayD<T> {
+    let shape = broadcast_shape(a.shape(), b.shape());
+    if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+        if a.shape() == b.shape() {
+            let n = sa.len();
+            let mut out: Vec<T> = Vec::with_capacity(n);
+            {
+                let dst = &mut out.spare_capacity_mut()[..n];
+                if n >= PARALLEL_THRESHOLD {
+                    dst.par_chunks_mut(CHUNK)
+                        .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
+                        .for_each(|(d, (x, y))| fill2(d, x, y, &f));
+                } else {
+                    fill2(dst, sa, sb, &f);
+                }
+            }
+            // SAFETY: all `n` slots were written above.
+            unsafe { out.set_len(n) };
+            return ArrayD::from_shape_vec(IxDyn(&shape), out).expect("shape matches length");
+        }
+        if a.shape() == shape.as_slice() && is_row_of(b.shape(), &shape) {
+            return rows(sa, sb, &shape, |x, y| f(x, y));
+        }
+        if b.shape() == shape.as_slice() && is_row_of(a.shape(), &shape) {
+            return rows(sb, sa, &shape, |x, y| f(y, x));
+        }
+    }
+    if b.len() == 1 && a.shape() == shape.as_slice() {
+        let y = *b.iter().next().expect("one element");
+        return map(a, move |x| f(x, y));
+    }
+    if a.len() == 1 && b.shape() == shape.as_slice() {
+        let x = *a.iter().next().expect("one element");
+        return map(b, move |y| f(x, y));
+    }
+    let d = IxDyn(&shape);
+    let av = a.broadcast(d.clone()).expect("shapes broadcast");
+    let bv = b.broadcast(d).expect("shapes broadcast");
+    if av.len() >= PARALLEL_THRESHOLD {
+        Zip::from(&av).and(&bv).par_map_collect(|&x, &y| f(x, y))
+    } else {
+        Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))
+    }
+}
+
+/// True when `small` (ignoring leading 1s) equals a non-empty suffix of
+/// `full`, i.e. `small` repeats once per leading index of `full`.
+fn is_row_of(small: &[usize], full: &[usize]) -> bool {
+    let s: &[usize] = {
+        let k = small.iter().take_while(|&&d| d == 1).count();
+        &small[k..]
+    };
+    !s.is_empty() && s.len() <= full.len() && full[full.len() - s.len()..] == *s
+}
+
+fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send>(
+    big: &[T],
+    row: &[T],
+    shape: &[usize],
+    f: F,
+) -> ArrayD<T> {
+    let n = big.len();
+    let w = row.len();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    {
+        let dst = &mut out.spare_capacity_mut()[..n];
+        let per = (CHUNK / w).max(1) * w;
+        let run = |(d, s): (&mut [MaybeUninit<T>], &[T])| {
+            for (d, s) in d.chunks_mut(w).zip(s.chunks(w)) {
+                fill2(d, s, row, &f);
+            }
+        };
+        if n >= PARALLEL_THRESHOLD {
+            dst.par_chunks_mut(per).zip(big.par_chunks(per)).for_each(run);
+        } else {
+            run((dst, big));
+        }
+    }
+    // SAFETY: every row of `w` elements was written above.
+    unsafe { out.set_len(n) };
+    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::{arr1, arr2};
+
+    #[test]
+    fn broadcast_paths_agree() {
+        let a = arr2(&[[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]).into_dyn();
+        let r = arr1(&[10.0f64, 20.0, 30.0]).into_dyn();
+        let fast = binary(a.view(), r.view(), BinaryOp::Sub);
+        let rev = binary(r.view(), a.view(), BinaryOp::Sub);
+        assert_eq!(fast.as_slice().unwrap(), &[-9.0, -18.0, -27.0, -6.0, -15.0, -24.0]);
+        assert_eq!(rev.as_slice().unwrap(), &[9.0, 18.0, 27.0, 6.0, 15.0, 24.0]);
+        let t = a.t();
+        let col = arr2(&[[1.0f64], [2.0], [3.0]]).into_dyn();
+        let g = binary(t.view(), col.view(), BinaryOp::Mul);
+        assert_eq!(g.shape(), &[3, 2]);
+        assert_eq!(g[[2, 1]], 18.0);
+    }
+
+    #[test]
+    fn large_parallel_map() {
+        let n = PARALLEL_THRESHOLD * 3 + 7;
+        let x = ndarray::Array1::from_iter((0..n).map(|i| i as f32)).into_dyn();
+        let y = unary(x.view(), UnaryOp::Affine(2.0, 1.0));
+        assert!(y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+    }
+}

@@ -1,0 +1,173 @@
+//! The element trait implemented by `f32` and `f64`.
+
+use std::fmt::{Debug, Display};
+use std::iter::Sum;
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Neg, Sub};
+
+/// A floating-point element type the kernels work on (`f32` or `f64`).
+///
+/// ```
+/// use nabla_kernels::Float;
+/// assert_eq!(<f32 as Float>::from_f64(0.5), 0.5f32);
+/// ```
+pub trait Float:
+    Copy
+    + Send
+    + Sync
+    + Debug
+    + Display
+    + PartialOrd
+    + Default
+    + Sum
+    + 'static
+    + Add<Output = Self>
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Neg<Output = Self>
+    + AddAssign
+    + MulAssign
+{
+    /// Zero.
+    const ZERO: Self;
+    /// One.
+    const ONE: Self;
+    /// Negative infinity (identity of `max`).
+    const NEG_INFINITY: Self;
+    /// Positive infinity (identity of `min`).
+    const INFINITY: Self;
+    /// Converts from `f64` (rounding for `f32`).
+    fn from_f64(v: f64) -> Self;
+    /// Converts to `f64` exactly.
+    fn to_f64(self) -> f64;
+    /// e^x.
+    fn exp(self) -> Self;
+    /// Natural logarithm.
+    fn ln(self) -> Self;
+    /// Sine.
+    fn sin(self) -> Self;
+    /// Cosine.
+    fn cos(self) -> Self;
+    /// Tangent.
+    fn tan(self) -> Self;
+    /// Hyperbolic tangent.
+    fn tanh(self) -> Self;
+    /// Square root.
+    fn sqrt(self) -> Self;
+    /// Absolute value.
+    fn abs(self) -> Self;
+    /// ln(1 + x).
+    fn ln_1p(self) -> Self;
+    /// e^x - 1.
+    fn exp_m1(self) -> Self;
+    /// Error function.
+    fn erf(self) -> Self;
+    /// Integer power.
+    fn powi(self, n: i32) -> Self;
+    /// Float power.
+    fn powf(self, p: Self) -> Self;
+    /// Four-quadrant arctangent of `self / other`.
+    fn atan2(self, other: Self) -> Self;
+    /// Round towards negative infinity.
+    fn floor(self) -> Self;
+    /// Round towards positive infinity.
+    fn ceil(self) -> Self;
+    /// Round half away from zero.
+    fn round(self) -> Self;
+    /// NaN test.
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! impl_float {
+    ($t:ty, $erf:path) => {
+        impl Float for $t {
+            const ZERO: Self = 0.0;
+            const ONE: Self = 1.0;
+            const NEG_INFINITY: Self = <$t>::NEG_INFINITY;
+            const INFINITY: Self = <$t>::INFINITY;
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                self as f64
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn ln(self) -> Self {
+                <$t>::ln(self)
+            }
+            #[inline(always)]
+            fn sin(self) -> Self {
+                <$t>::sin(self)
+            }
+            #[inline(always)]
+            fn cos(self) -> Self {
+                <$t>::cos(self)
+            }
+            #[inline(always)]
+            fn tan(self) -> Self {
+                <$t>::tan(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn sqrt(self) -> Self {
+                <$t>::sqrt(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                <$t>::exp_m1(self)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn powi(self, n: i32) -> Self {
+                <$t>::powi(self, n)
+            }
+            #[inline(always)]
+            fn powf(self, p: Self) -> Self {
+                <$t>::powf(self, p)
+            }
+            #[inline(always)]
+            fn atan2(self, other: Self) -> Self {
+                <$t>::atan2(self, other)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round(self) -> Self {
+                <$t>::round(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    };
+}
+
+impl_float!(f32, libm::erff);
+impl_float!(f64, libm::erf);

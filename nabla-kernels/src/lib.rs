@@ -1,0 +1,29 @@
+//! CPU kernels for Nabla.
+//!
+//! This crate knows nothing about automatic differentiation: it takes
+//! `ndarray` views of `f32`/`f64` (and `i64`/`bool` where an op needs indices
+//! or masks) and returns freshly allocated arrays. The runtime crate builds
+//! the array type, dtype dispatch and derivative rules on top of it.
+//!
+//! Every kernel has a contiguous fast path (a plain loop over a slice that
+//! LLVM vectorises, split across rayon threads above [`PARALLEL_THRESHOLD`]
+//! elements) and a general strided path (which also serves NumPy
+//! broadcasting, where broadcast axes have stride 0).
+//!
+//! ```
+//! use nabla_kernels::{elementwise::{unary, UnaryOp}};
+//! let x = ndarray::arr1(&[0.0f64, 1.0]).into_dyn();
+//! let y = unary(x.view(), UnaryOp::Exp);
+//! assert!((y[[1]] - std::f64::consts::E).abs() < 1e-15);
+//! ```
+
+pub mod elementwise;
+pub mod float;
+pub mod index;
+pub mod matmul;
+pub mod reduce;
+
+pub use float::Float;
+
+/// Number of elements above which kernels split work across rayon threads.
+pub const PARALLEL_THRESHOLD: usize = 1 << 15;
