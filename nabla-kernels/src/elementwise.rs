@@ -246,10 +246,18 @@ pub fn binary<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: BinaryOp
 /// let b = ndarray::arr0(2.0f64).into_dyn();
 /// assert_eq!(compare(a.view(), b.view(), CompareOp::Gt).as_slice().unwrap(), &[false, true]);
 /// ```
-pub fn compare<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: CompareOp) -> ArrayD<bool> {
+pub fn compare<T: Float>(
+    a: ArrayViewD<'_, T>,
+    b: ArrayViewD<'_, T>,
+    op: CompareOp,
+) -> ArrayD<bool> {
     let shape = broadcast_shape(a.shape(), b.shape());
-    let av = a.broadcast(IxDyn(&shape)).expect("compare: shapes do not broadcast");
-    let bv = b.broadcast(IxDyn(&shape)).expect("compare: shapes do not broadcast");
+    let av = a
+        .broadcast(IxDyn(&shape))
+        .expect("compare: shapes do not broadcast");
+    let bv = b
+        .broadcast(IxDyn(&shape))
+        .expect("compare: shapes do not broadcast");
     let zip = Zip::from(&av).and(&bv);
     match op {
         CompareOp::Gt => zip.map_collect(|x, y| x > y),
@@ -277,10 +285,17 @@ pub fn where_select<T: Copy + Send + Sync>(
 ) -> ArrayD<T> {
     let shape = broadcast_shape(&broadcast_shape(mask.shape(), a.shape()), b.shape());
     let d = IxDyn(&shape);
-    let m = mask.broadcast(d.clone()).expect("where: shapes do not broadcast");
-    let av = a.broadcast(d.clone()).expect("where: shapes do not broadcast");
+    let m = mask
+        .broadcast(d.clone())
+        .expect("where: shapes do not broadcast");
+    let av = a
+        .broadcast(d.clone())
+        .expect("where: shapes do not broadcast");
     let bv = b.broadcast(d).expect("where: shapes do not broadcast");
-    Zip::from(&m).and(&av).and(&bv).map_collect(|&m, &x, &y| if m { x } else { y })
+    Zip::from(&m)
+        .and(&av)
+        .and(&bv)
+        .map_collect(|&m, &x, &y| if m { x } else { y })
 }
 
 /// NumPy broadcast of two shapes. Panics if they are incompatible.
@@ -301,8 +316,16 @@ pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
     let n = a.len().max(b.len());
     let mut out = vec![0; n];
     for i in 0..n {
-        let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
-        let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+        let da = if i + a.len() >= n {
+            a[i + a.len() - n]
+        } else {
+            1
+        };
+        let db = if i + b.len() >= n {
+            b[i + b.len() - n]
+        } else {
+            1
+        };
         out[i] = if da == db || db == 1 {
             da
         } else if da == 1 {
@@ -333,7 +356,9 @@ fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
     {
         let dst = &mut out.spare_capacity_mut()[..n];
         if n >= PARALLEL_THRESHOLD {
-            dst.par_chunks_mut(CHUNK).zip(s.par_chunks(CHUNK)).for_each(|(d, s)| fill1(d, s, f));
+            dst.par_chunks_mut(CHUNK)
+                .zip(s.par_chunks(CHUNK))
+                .for_each(|(d, s)| fill1(d, s, f));
         } else {
             fill1(dst, s, f);
         }
@@ -438,7 +463,9 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             }
         };
         if n >= PARALLEL_THRESHOLD {
-            dst.par_chunks_mut(per).zip(big.par_chunks(per)).for_each(run);
+            dst.par_chunks_mut(per)
+                .zip(big.par_chunks(per))
+                .for_each(run);
         } else {
             run((dst, big));
         }
@@ -459,7 +486,10 @@ mod tests {
         let r = arr1(&[10.0f64, 20.0, 30.0]).into_dyn();
         let fast = binary(a.view(), r.view(), BinaryOp::Sub);
         let rev = binary(r.view(), a.view(), BinaryOp::Sub);
-        assert_eq!(fast.as_slice().unwrap(), &[-9.0, -18.0, -27.0, -6.0, -15.0, -24.0]);
+        assert_eq!(
+            fast.as_slice().unwrap(),
+            &[-9.0, -18.0, -27.0, -6.0, -15.0, -24.0]
+        );
         assert_eq!(rev.as_slice().unwrap(), &[9.0, 18.0, 27.0, 6.0, 15.0, 24.0]);
         let t = a.t();
         let col = arr2(&[[1.0f64], [2.0], [3.0]]).into_dyn();
@@ -473,6 +503,10 @@ mod tests {
         let n = PARALLEL_THRESHOLD * 3 + 7;
         let x = ndarray::Array1::from_iter((0..n).map(|i| i as f32)).into_dyn();
         let y = unary(x.view(), UnaryOp::Affine(2.0, 1.0));
-        assert!(y.iter().enumerate().all(|(i, &v)| v == 2.0 * i as f32 + 1.0));
+        assert!(
+            y.iter()
+                .enumerate()
+                .all(|(i, &v)| v == 2.0 * i as f32 + 1.0)
+        );
     }
 }

@@ -22,7 +22,12 @@ pub fn index_select<T: Copy>(x: ArrayViewD<'_, T>, axis: usize, idx: &[usize]) -
 /// let src = ndarray::arr1(&[1.0f64, 2.0, 3.0]).into_dyn();
 /// assert_eq!(index_add(&[2], 0, &[1, 1, 0], src.view()).as_slice().unwrap(), &[3.0, 3.0]);
 /// ```
-pub fn index_add<T: Float>(shape: &[usize], axis: usize, idx: &[usize], src: ArrayViewD<'_, T>) -> ArrayD<T> {
+pub fn index_add<T: Float>(
+    shape: &[usize],
+    axis: usize,
+    idx: &[usize],
+    src: ArrayViewD<'_, T>,
+) -> ArrayD<T> {
     let mut out = ArrayD::<T>::from_elem(IxDyn(shape), T::ZERO);
     for (j, &i) in idx.iter().enumerate() {
         ndarray::Zip::from(out.index_axis_mut(Axis(axis), i))
@@ -42,8 +47,13 @@ pub fn index_add<T: Float>(shape: &[usize], axis: usize, idx: &[usize], src: Arr
 /// let out = slice_place(&[4], &[Slice::new(1, Some(3), 1)], src.view());
 /// assert_eq!(out.as_slice().unwrap(), &[0.0, 5.0, 6.0, 0.0]);
 /// ```
-pub fn slice_place<T: Float>(shape: &[usize], slices: &[Slice], src: ArrayViewD<'_, T>) -> ArrayD<T> {
+pub fn slice_place<T: Float>(
+    shape: &[usize],
+    slices: &[Slice],
+    src: ArrayViewD<'_, T>,
+) -> ArrayD<T> {
     let mut out = ArrayD::<T>::from_elem(IxDyn(shape), T::ZERO);
-    out.slice_each_axis_mut(|ax| slices[ax.axis.index()]).assign(&src);
+    out.slice_each_axis_mut(|ax| slices[ax.axis.index()])
+        .assign(&src);
     out
 }

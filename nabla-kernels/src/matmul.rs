@@ -31,12 +31,28 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     let threads = rayon::current_num_threads();
     if batch > 1 && work < (1 << 18) && batch * work >= PARALLEL_THRESHOLD {
         // Many small products: one thread per product.
-        out.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut o)| {
-            let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
-            let o_ptr = o.as_mut_ptr();
-            // SAFETY: shapes checked above; strides come from live views.
-            unsafe { gemm_one(m, n, k, o_ptr, n as isize, ai.as_ptr(), ai.strides(), bi.as_ptr(), bi.strides(), 1) };
-        });
+        out.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, mut o)| {
+                let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
+                let o_ptr = o.as_mut_ptr();
+                // SAFETY: shapes checked above; strides come from live views.
+                unsafe {
+                    gemm_one(
+                        m,
+                        n,
+                        k,
+                        o_ptr,
+                        n as isize,
+                        ai.as_ptr(),
+                        ai.strides(),
+                        bi.as_ptr(),
+                        bi.strides(),
+                        1,
+                    )
+                };
+            });
         return out;
     }
     let par = if work >= (1 << 18) { threads } else { 1 };
@@ -45,7 +61,20 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
         let mut o = out.index_axis_mut(Axis(0), i);
         let o_ptr = o.as_mut_ptr();
         // SAFETY: as above.
-        unsafe { gemm_one(m, n, k, o_ptr, n as isize, ai.as_ptr(), ai.strides(), bi.as_ptr(), bi.strides(), par) };
+        unsafe {
+            gemm_one(
+                m,
+                n,
+                k,
+                o_ptr,
+                n as isize,
+                ai.as_ptr(),
+                ai.strides(),
+                bi.as_ptr(),
+                bi.strides(),
+                par,
+            )
+        };
     }
     out
 }
@@ -67,11 +96,32 @@ unsafe fn gemm_one<T: Float>(
     sb: &[isize],
     threads: usize,
 ) {
-    let parallelism = if threads > 1 { gemm::Parallelism::Rayon(threads) } else { gemm::Parallelism::None };
+    let parallelism = if threads > 1 {
+        gemm::Parallelism::Rayon(threads)
+    } else {
+        gemm::Parallelism::None
+    };
     // SAFETY: forwarded from the caller.
     unsafe {
         gemm::gemm(
-            m, n, k, dst, 1, ldo, false, a, sa[1], sa[0], b, sb[1], sb[0], T::ZERO, T::ONE, false, false, false,
+            m,
+            n,
+            k,
+            dst,
+            1,
+            ldo,
+            false,
+            a,
+            sa[1],
+            sa[0],
+            b,
+            sb[1],
+            sb[0],
+            T::ZERO,
+            T::ONE,
+            false,
+            false,
+            false,
             parallelism,
         )
     }
@@ -83,7 +133,8 @@ mod tests {
 
     #[test]
     fn strided_and_batched() {
-        let a = ndarray::Array::from_shape_fn((3, 4, 5), |(i, j, l)| (i + 2 * j + 3 * l) as f64 * 0.25);
+        let a =
+            ndarray::Array::from_shape_fn((3, 4, 5), |(i, j, l)| (i + 2 * j + 3 * l) as f64 * 0.25);
         let b = ndarray::Array::from_shape_fn((3, 6, 5), |(i, j, l)| (i * j) as f64 - l as f64);
         let bt = b.view().permuted_axes([0, 2, 1]);
         let c = matmul(a.view(), bt);
@@ -91,7 +142,8 @@ mod tests {
             let want = a.index_axis(Axis(0), i).dot(&bt.index_axis(Axis(0), i));
             assert_eq!(c.index_axis(Axis(0), i), want);
         }
-        let big = ndarray::Array::from_shape_fn((1, 300, 300), |(_, j, l)| ((j * 7 + l) % 11) as f32);
+        let big =
+            ndarray::Array::from_shape_fn((1, 300, 300), |(_, j, l)| ((j * 7 + l) % 11) as f32);
         let c = matmul(big.view(), big.view());
         let want = big.index_axis(Axis(0), 0).dot(&big.index_axis(Axis(0), 0));
         assert_eq!(c.index_axis(Axis(0), 0), want);

@@ -92,7 +92,8 @@ fn reduce_slice<T: Float>(s: &[T], op: ReduceOp) -> T {
                 acc[i] += c[i];
             }
         }
-        let mut t = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+        let mut t =
+            ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
         for &v in rest {
             t += v;
         }
@@ -203,8 +204,18 @@ mod tests {
 
     #[test]
     fn reductions_match_naive() {
-        let x = ndarray::Array::from_shape_fn(IxDyn(&[3, 4, 5]), |i| (i[0] * 20 + i[1] * 5 + i[2]) as f64 * 0.1 - 2.0);
-        for axes in [vec![0], vec![1], vec![2], vec![0, 1], vec![0, 2], vec![1, 2], vec![0, 1, 2]] {
+        let x = ndarray::Array::from_shape_fn(IxDyn(&[3, 4, 5]), |i| {
+            (i[0] * 20 + i[1] * 5 + i[2]) as f64 * 0.1 - 2.0
+        });
+        for axes in [
+            vec![0],
+            vec![1],
+            vec![2],
+            vec![0, 1],
+            vec![0, 2],
+            vec![1, 2],
+            vec![0, 1, 2],
+        ] {
             let r = reduce(x.view(), &axes, ReduceOp::Sum);
             let mut naive = x.clone();
             for &a in axes.iter().rev() {
@@ -217,7 +228,14 @@ mod tests {
         }
         let t = x.t();
         let r = reduce(t.view(), &[0], ReduceOp::Max);
-        assert_eq!(r[[0, 0]], x.index_axis(Axis(0), 0).index_axis(Axis(0), 0).iter().cloned().fold(f64::MIN, f64::max));
+        assert_eq!(
+            r[[0, 0]],
+            x.index_axis(Axis(0), 0)
+                .index_axis(Axis(0), 0)
+                .iter()
+                .cloned()
+                .fold(f64::MIN, f64::max)
+        );
     }
 
     #[test]
@@ -226,7 +244,15 @@ mod tests {
         let x = ndarray::Array1::from_elem(n, 1.0f64).into_dyn();
         assert_eq!(reduce(x.view(), &[0], ReduceOp::Sum)[[]], n as f64);
         let m = ndarray::Array2::from_elem((n / 64, 64), 1.0f64).into_dyn();
-        assert!(reduce(m.view(), &[0], ReduceOp::Sum).iter().all(|&v| v == (n / 64) as f64));
-        assert!(reduce(m.view(), &[1], ReduceOp::Sum).iter().all(|&v| v == 64.0));
+        assert!(
+            reduce(m.view(), &[0], ReduceOp::Sum)
+                .iter()
+                .all(|&v| v == (n / 64) as f64)
+        );
+        assert!(
+            reduce(m.view(), &[1], ReduceOp::Sum)
+                .iter()
+                .all(|&v| v == 64.0)
+        );
     }
 }

@@ -1,1 +1,35 @@
-//! placeholder
+//! The Nabla runtime: [`Array`], its primitives with their derivative
+//! rules, the value traits the rules are generic over, and PyTorch-style
+//! imperative autograd.
+//!
+//! Most users depend on the `nabla` facade crate, which re-exports all of
+//! this next to the `#[differentiable]` macro and the transforms.
+//!
+//! ```
+//! use nabla_runtime::{Array, DType};
+//! let w = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
+//! let loss = (&w * &w).sum();
+//! loss.backward();
+//! assert_eq!(w.grad().to_vec::<f64>(), vec![2.0, 4.0]);
+//! ```
+
+#![warn(missing_docs)]
+
+mod array;
+pub mod autograd;
+pub mod composite;
+mod dtype;
+pub mod functions;
+pub mod ops;
+pub mod random;
+mod value;
+
+pub use array::{Array, Scalar};
+pub use autograd::{is_grad_enabled, no_grad};
+pub use dtype::{DType, Device, Element};
+pub use functions::*;
+pub use nabla_kernels::elementwise::CompareOp;
+pub use ops::index::where_;
+pub use ops::shape::{concat, stack};
+pub use random::{manual_seed, rand, randn};
+pub use value::{ArrayValue, Value};

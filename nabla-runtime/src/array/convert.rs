@@ -1,0 +1,106 @@
+//! Conversions to and from Rust and ndarray values.
+
+use crate::Array;
+use crate::dtype::{DType, Data, Element};
+use ndarray::{ArrayD, IxDyn};
+
+impl Array {
+    /// The elements in row-major order, converted to `T`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
+    /// assert_eq!(x.to_vec::<f64>(), vec![1.0, 2.0]);
+    /// ```
+    pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        match &self.data {
+            Data::F32(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
+            Data::F64(a) => a.iter().map(|&v| T::from_f64(v)).collect(),
+            Data::I64(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
+            Data::Bool(a) => a
+                .iter()
+                .map(|&v| T::from_f64(if v { 1.0 } else { 0.0 }))
+                .collect(),
+        }
+    }
+
+    /// The elements as an owned ndarray of `T`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+    /// assert_eq!(x.to_ndarray::<f64>()[[1, 0]], 3.0);
+    /// ```
+    pub fn to_ndarray<T: Element>(&self) -> ArrayD<T> {
+        ArrayD::from_shape_vec(IxDyn(self.shape()), self.to_vec()).expect("shape matches")
+    }
+
+    /// The single element as `f64`.
+    ///
+    /// Panics unless the array has exactly one element.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert_eq!(Array::from_vec(vec![2.5f32], &[1, 1]).item(), 2.5);
+    /// ```
+    #[track_caller]
+    pub fn item(&self) -> f64 {
+        if self.numel() != 1 {
+            panic!(
+                "item: the array has shape {:?} ({} elements) but item() needs exactly one; index or reduce it first (e.g. .sum())",
+                self.shape(),
+                self.numel()
+            );
+        }
+        self.to_vec::<f64>()[0]
+    }
+
+    /// Converts to another dtype (rounding towards zero for integers,
+    /// nonzero → `true` for bool). Differentiable between `F32` and `F64`.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// let x = Array::from_vec(vec![1.7f64, -0.2], &[2]);
+    /// assert_eq!(x.cast(DType::I64).to_vec::<i64>(), vec![1, 0]);
+    /// assert_eq!(x.cast(DType::F32).dtype(), DType::F32);
+    /// ```
+    pub fn cast(&self, dtype: DType) -> Array {
+        crate::ops::cast::cast(self, dtype)
+    }
+}
+
+impl<T: Element> From<ArrayD<T>> for Array {
+    /// Wraps an ndarray (no copy).
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from(ndarray::arr2(&[[1.0f32, 2.0]]).into_dyn());
+    /// assert_eq!(x.shape(), &[1, 2]);
+    /// ```
+    fn from(a: ArrayD<T>) -> Array {
+        T::into_array(a.into_shared())
+    }
+}
+
+pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
+    fn conv<S: Element, T: Element>(a: &ndarray::ArcArray<S, IxDyn>) -> Data {
+        T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data
+    }
+    fn go<S: Element>(a: &ndarray::ArcArray<S, IxDyn>, dtype: DType) -> Data {
+        match dtype {
+            DType::F32 => conv::<S, f32>(a),
+            DType::F64 => conv::<S, f64>(a),
+            DType::I64 => conv::<S, i64>(a),
+            DType::Bool => conv::<S, bool>(a),
+        }
+    }
+    if data.dtype() == dtype {
+        return data.clone();
+    }
+    match data {
+        Data::F32(a) => go(a, dtype),
+        Data::F64(a) => go(a, dtype),
+        Data::I64(a) => go(a, dtype),
+        Data::Bool(a) => go(a, dtype),
+    }
+}

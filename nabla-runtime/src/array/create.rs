@@ -1,0 +1,159 @@
+//! Constructors.
+
+use crate::Array;
+use crate::dtype::{DType, Data, Element};
+use ndarray::{ArcArray, ArrayD, IxDyn};
+
+fn filled(shape: &[usize], v: f64, dtype: DType) -> Array {
+    let d = IxDyn(shape);
+    Array::from_data(match dtype {
+        DType::F32 => Data::F32(ArcArray::from_elem(d, v as f32)),
+        DType::F64 => Data::F64(ArcArray::from_elem(d, v)),
+        DType::I64 => Data::I64(ArcArray::from_elem(d, v as i64)),
+        DType::Bool => Data::Bool(ArcArray::from_elem(d, v != 0.0)),
+    })
+}
+
+impl Array {
+    /// An array of `shape` filled row-major from `data`.
+    ///
+    /// Panics if `data.len()` differs from the product of `shape`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+    /// assert_eq!(x.shape(), &[2, 2]);
+    /// ```
+    #[track_caller]
+    pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Array {
+        let n: usize = shape.iter().product();
+        if n != data.len() {
+            panic!(
+                "from_vec: {} values cannot fill shape {shape:?} ({n} elements); pass exactly {n} values or change the shape",
+                data.len()
+            );
+        }
+        let a = ArrayD::from_shape_vec(IxDyn(shape), data).expect("length checked");
+        T::into_array(a.into_shared())
+    }
+
+    /// A zero-dimensional array holding `v`; its dtype follows `T`.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::scalar(3.0f64).dtype(), DType::F64);
+    /// assert_eq!(Array::scalar(3.0f64).item(), 3.0);
+    /// ```
+    pub fn scalar<T: Element>(v: T) -> Array {
+        Array::from_vec(vec![v], &[])
+    }
+
+    /// Zeros.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2], DType::F32).to_vec::<f32>(), vec![0.0, 0.0]);
+    /// ```
+    pub fn zeros(shape: &[usize], dtype: DType) -> Array {
+        filled(shape, 0.0, dtype)
+    }
+
+    /// Ones.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::ones(&[2], DType::F64).to_vec::<f64>(), vec![1.0, 1.0]);
+    /// ```
+    pub fn ones(shape: &[usize], dtype: DType) -> Array {
+        filled(shape, 1.0, dtype)
+    }
+
+    /// An array of `shape` filled with `value` (converted to `dtype`).
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::full(&[2], 7.0, DType::F64).to_vec::<f64>(), vec![7.0, 7.0]);
+    /// ```
+    pub fn full(shape: &[usize], value: f64, dtype: DType) -> Array {
+        filled(shape, value, dtype)
+    }
+
+    /// `0, 1, …, n-1`.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::arange(3, DType::I64).to_vec::<i64>(), vec![0, 1, 2]);
+    /// ```
+    pub fn arange(n: usize, dtype: DType) -> Array {
+        Array::from_vec((0..n).map(|i| i as f64).collect(), &[n]).cast(dtype)
+    }
+
+    /// `n` evenly spaced values from `start` to `end` inclusive.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::linspace(0.0, 1.0, 3, DType::F64).to_vec::<f64>(), vec![0.0, 0.5, 1.0]);
+    /// ```
+    pub fn linspace(start: f64, end: f64, n: usize, dtype: DType) -> Array {
+        let step = if n > 1 {
+            (end - start) / (n - 1) as f64
+        } else {
+            0.0
+        };
+        let v: Vec<f64> = (0..n)
+            .map(|i| {
+                if i + 1 == n && n > 1 {
+                    end
+                } else {
+                    start + step * i as f64
+                }
+            })
+            .collect();
+        Array::from_vec(v, &[n]).cast(dtype)
+    }
+
+    /// The `n × n` identity matrix.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::eye(2, DType::F32).to_vec::<f32>(), vec![1.0, 0.0, 0.0, 1.0]);
+    /// ```
+    pub fn eye(n: usize, dtype: DType) -> Array {
+        let mut v = vec![0.0f64; n * n];
+        for i in 0..n {
+            v[i * n + i] = 1.0;
+        }
+        Array::from_vec(v, &[n, n]).cast(dtype)
+    }
+
+    /// An array of this one's shape and dtype filled with `value`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
+    /// assert_eq!(x.full_like(5.0).to_vec::<f32>(), vec![5.0, 5.0]);
+    /// ```
+    pub fn full_like(&self, value: f64) -> Array {
+        filled(self.shape(), value, self.dtype())
+    }
+
+    /// Zeros of this array's shape and dtype.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(3.0f64).zeros_like().item(), 0.0);
+    /// ```
+    pub fn zeros_like(&self) -> Array {
+        self.full_like(0.0)
+    }
+
+    /// Ones of this array's shape and dtype.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(3.0f64).ones_like().item(), 1.0);
+    /// ```
+    pub fn ones_like(&self) -> Array {
+        self.full_like(1.0)
+    }
+}

@@ -1,0 +1,139 @@
+//! NumPy-like printing.
+
+use crate::Array;
+use crate::dtype::Data;
+use std::fmt;
+
+/// Arrays with more elements than this print with `...` like NumPy.
+const SUMMARY_THRESHOLD: usize = 1000;
+/// Items kept at each end of a summarised axis.
+const EDGE_ITEMS: usize = 3;
+
+fn fmt_float(v: f64, precision: usize) -> String {
+    if v.is_nan() {
+        return "nan".into();
+    }
+    if v.is_infinite() {
+        return if v > 0.0 { "inf".into() } else { "-inf".into() };
+    }
+    let a = v.abs();
+    if a != 0.0 && !(1e-4..1e8).contains(&a) {
+        return format!("{v:.precision$e}");
+    }
+    let s = format!("{v:.precision$}");
+    let s = s.trim_end_matches('0');
+    // NumPy keeps the point: `1.` not `1`.
+    s.to_string()
+}
+
+impl Array {
+    fn element_strings(&self) -> Vec<String> {
+        match &self.data {
+            Data::F32(a) => a.iter().map(|&v| fmt_float(v as f64, 4)).collect(),
+            Data::F64(a) => a.iter().map(|&v| fmt_float(v, 4)).collect(),
+            Data::I64(a) => a.iter().map(|v| v.to_string()).collect(),
+            Data::Bool(a) => a
+                .iter()
+                .map(|&v| if v { "true".into() } else { "false".into() })
+                .collect(),
+        }
+    }
+}
+
+fn write_nested(
+    f: &mut fmt::Formatter<'_>,
+    cells: &[String],
+    shape: &[usize],
+    width: usize,
+    depth: usize,
+    summarise: bool,
+) -> fmt::Result {
+    if shape.is_empty() {
+        return write!(f, "{:>width$}", cells[0]);
+    }
+    let n = shape[0];
+    let inner: usize = shape[1..].iter().product();
+    f.write_str("[")?;
+    let show: Vec<Option<usize>> = if summarise && n > 2 * EDGE_ITEMS {
+        (0..EDGE_ITEMS)
+            .map(Some)
+            .chain([None])
+            .chain((n - EDGE_ITEMS..n).map(Some))
+            .collect()
+    } else {
+        (0..n).map(Some).collect()
+    };
+    for (k, i) in show.iter().enumerate() {
+        if k > 0 {
+            if shape.len() == 1 {
+                f.write_str(" ")?;
+            } else {
+                f.write_str(&"\n".repeat(shape.len() - 1))?;
+                f.write_str(&" ".repeat(depth + 1))?;
+            }
+        }
+        match i {
+            Some(i) => write_nested(
+                f,
+                &cells[i * inner..(i + 1) * inner],
+                &shape[1..],
+                width,
+                depth + 1,
+                summarise,
+            )?,
+            None => f.write_str("...")?,
+        }
+    }
+    f.write_str("]")
+}
+
+impl fmt::Display for Array {
+    /// Prints like NumPy: nested brackets, aligned columns, `...` for large
+    /// arrays.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.5, -3.0, 4.0], &[2, 2]);
+    /// assert_eq!(format!("{x}"), "[[ 1.   2.5]\n [-3.   4. ]]");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let cells = self.element_strings();
+        let summarise = cells.len() > SUMMARY_THRESHOLD;
+        // Pad fractional parts so decimal points line up, as NumPy does.
+        let frac = |s: &str| {
+            s.find('.')
+                .map(|p| s.len() - p - 1)
+                .filter(|_| !s.contains('e'))
+        };
+        let max_frac = cells.iter().filter_map(|s| frac(s)).max();
+        let cells: Vec<String> = match max_frac {
+            Some(m) => cells
+                .iter()
+                .map(|s| match frac(s) {
+                    Some(k) => format!("{s}{}", " ".repeat(m - k)),
+                    None => s.clone(),
+                })
+                .collect(),
+            None => cells,
+        };
+        let width = cells.iter().map(|s| s.len()).max().unwrap_or(0);
+        write_nested(f, &cells, self.shape(), width, 0, summarise)
+    }
+}
+
+impl fmt::Debug for Array {
+    /// `Array(shape=[..], dtype=f32, [values])`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert_eq!(format!("{:?}", Array::scalar(1.0f64)), "Array(shape=[], dtype=f64, 1.)");
+    /// ```
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "Array(shape={:?}, dtype={}, {self})",
+            self.shape(),
+            self.dtype()
+        )
+    }
+}

@@ -1,0 +1,183 @@
+//! `Array` as a value type of the generic rules.
+
+use crate::Array;
+use crate::value::{ArrayValue, Value};
+use nabla_kernels::elementwise::CompareOp;
+use ndarray::Slice;
+
+impl Value for Array {
+    fn shape_vec(&self) -> Vec<usize> {
+        self.shape().to_vec()
+    }
+    fn full_like(&self, v: f64) -> Self {
+        Array::full_like(self, v)
+    }
+    fn add(&self, o: &Self) -> Self {
+        self.add_array(o)
+    }
+    fn sub(&self, o: &Self) -> Self {
+        self.sub_array(o)
+    }
+    fn mul(&self, o: &Self) -> Self {
+        self.mul_array(o)
+    }
+    fn div(&self, o: &Self) -> Self {
+        self.div_array(o)
+    }
+    fn neg(&self) -> Self {
+        Array::neg(self)
+    }
+    fn add_scalar(&self, c: f64) -> Self {
+        self.affine(1.0, c)
+    }
+    fn mul_scalar(&self, c: f64) -> Self {
+        self.affine(c, 0.0)
+    }
+    fn exp(&self) -> Self {
+        Array::exp(self)
+    }
+    fn ln(&self) -> Self {
+        Array::ln(self)
+    }
+    fn sin(&self) -> Self {
+        Array::sin(self)
+    }
+    fn cos(&self) -> Self {
+        Array::cos(self)
+    }
+    fn tan(&self) -> Self {
+        Array::tan(self)
+    }
+    fn tanh(&self) -> Self {
+        Array::tanh(self)
+    }
+    fn sigmoid(&self) -> Self {
+        Array::sigmoid(self)
+    }
+    fn relu(&self) -> Self {
+        Array::relu(self)
+    }
+    fn sqrt(&self) -> Self {
+        Array::sqrt(self)
+    }
+    fn rsqrt(&self) -> Self {
+        Array::rsqrt(self)
+    }
+    fn abs(&self) -> Self {
+        Array::abs(self)
+    }
+    fn square(&self) -> Self {
+        Array::square(self)
+    }
+    fn recip(&self) -> Self {
+        Array::recip(self)
+    }
+    fn ln_1p(&self) -> Self {
+        Array::ln_1p(self)
+    }
+    fn exp_m1(&self) -> Self {
+        Array::exp_m1(self)
+    }
+    fn erf(&self) -> Self {
+        Array::erf(self)
+    }
+    fn signum(&self) -> Self {
+        Array::signum(self)
+    }
+    fn floor(&self) -> Self {
+        Array::floor(self)
+    }
+    fn ceil(&self) -> Self {
+        Array::ceil(self)
+    }
+    fn round(&self) -> Self {
+        Array::round(self)
+    }
+    fn powi(&self, n: i32) -> Self {
+        Array::powi(self, n)
+    }
+    fn powf(&self, p: f64) -> Self {
+        Array::powf(self, p)
+    }
+    fn clip(&self, lo: f64, hi: f64) -> Self {
+        Array::clip(self, lo, hi)
+    }
+    fn pow(&self, o: &Self) -> Self {
+        Array::pow(self, o)
+    }
+    fn maximum(&self, o: &Self) -> Self {
+        Array::maximum(self, o)
+    }
+    fn minimum(&self, o: &Self) -> Self {
+        Array::minimum(self, o)
+    }
+    fn atan2(&self, o: &Self) -> Self {
+        Array::atan2(self, o)
+    }
+    fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
+        let (a, b) = (self.detach(), o.detach());
+        let m = match op {
+            CompareOp::Gt => a.gt(&b),
+            CompareOp::Ge => a.ge(&b),
+            CompareOp::Lt => a.lt(&b),
+            CompareOp::Le => a.le(&b),
+            CompareOp::Eq => a.eq(&b),
+            CompareOp::Ne => a.ne(&b),
+        };
+        m.cast(self.dtype())
+    }
+    fn sum_to_shape(&self, shape: &[usize]) -> Self {
+        Array::sum_to_shape(self, shape)
+    }
+    fn broadcast_to(&self, shape: &[usize]) -> Self {
+        Array::broadcast_to(self, shape)
+    }
+    fn stop_gradient(&self) -> Self {
+        self.detach()
+    }
+}
+
+impl ArrayValue for Array {
+    fn reshape(&self, shape: &[usize]) -> Self {
+        Array::reshape(self, shape)
+    }
+    fn permute(&self, perm: &[usize]) -> Self {
+        Array::permute(self, perm)
+    }
+    fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.sum_norm(axes, keepdim)
+    }
+    fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.max_norm(axes, keepdim)
+    }
+    fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.min_norm(axes, keepdim)
+    }
+    fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.prod_norm(axes, keepdim)
+    }
+    fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self {
+        self.cumsum_norm(axis, reverse)
+    }
+    fn slice(&self, slices: &[Slice]) -> Self {
+        self.slice_raw(slices)
+    }
+    fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
+        self.slice_place_raw(shape, slices)
+    }
+    fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
+        self.index_select_norm(axis, idx)
+    }
+    fn index_add(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Self {
+        self.index_add_norm(shape, axis, idx)
+    }
+    fn concat(parts: &[Self], axis: usize) -> Self {
+        crate::ops::shape::concat_norm(parts, axis)
+    }
+    fn select(mask: &Array, a: &Self, b: &Self) -> Self {
+        crate::ops::index::where_(mask, a, b)
+    }
+    fn matmul(&self, o: &Self) -> Self {
+        Array::matmul(self, o)
+    }
+}

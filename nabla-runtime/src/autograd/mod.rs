@@ -1,0 +1,346 @@
+//! Imperative (PyTorch-style) autograd on [`Array`].
+//!
+//! Only arrays that require grad record anything: an op whose inputs carry
+//! no [`GradMeta`] returns a plain array. A recorded op stores its inputs'
+//! metadata and a boxed closure that calls the op's shared VJP rule (the
+//! same rule function the generated code calls; no derivative is written
+//! twice). [`Array::backward`] walks the recorded nodes in reverse
+//! topological order and frees each node's closure (and so its residuals)
+//! as soon as it has run.
+
+use crate::Array;
+use std::cell::Cell;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+/// A VJP closure: maps the output cotangent to one cotangent per input
+/// (`None` where an input needs none).
+pub(crate) type BackwardFn = Box<dyn FnOnce(&Array) -> Vec<Option<Array>> + Send>;
+
+/// Autograd metadata attached to an array that requires grad.
+pub(crate) enum GradMeta {
+    /// A user-created array that accumulates `.grad()`.
+    Leaf { grad: Mutex<Option<Array>> },
+    /// The output of a recorded op.
+    Node {
+        op: &'static str,
+        inputs: Vec<Option<Arc<GradMeta>>>,
+        backward: Mutex<Option<BackwardFn>>,
+    },
+}
+
+thread_local! {
+    static GRAD_ENABLED: Cell<bool> = const { Cell::new(true) };
+}
+
+/// Runs `f` without recording any operation on the autograd tape (like
+/// `torch.no_grad()`); recording resumes afterwards, even if `f` panics.
+///
+/// ```
+/// use nabla_runtime::{no_grad, Array};
+/// let w = Array::scalar(2.0f64).requires_grad();
+/// let y = no_grad(|| &w * 3.0);
+/// assert!(!y.is_tracked());
+/// ```
+pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
+    struct Restore(bool);
+    impl Drop for Restore {
+        fn drop(&mut self) {
+            GRAD_ENABLED.with(|g| g.set(self.0));
+        }
+    }
+    let _restore = Restore(GRAD_ENABLED.with(|g| g.replace(false)));
+    f()
+}
+
+/// True unless inside [`no_grad`].
+///
+/// ```
+/// assert!(nabla_runtime::is_grad_enabled());
+/// assert!(!nabla_runtime::no_grad(nabla_runtime::is_grad_enabled));
+/// ```
+pub fn is_grad_enabled() -> bool {
+    GRAD_ENABLED.with(|g| g.get())
+}
+
+/// True when an op on `inputs` must be recorded.
+#[inline]
+pub(crate) fn needs_grad(inputs: &[&Array]) -> bool {
+    inputs.iter().any(|a| a.grad.is_some()) && is_grad_enabled()
+}
+
+/// Attaches a tape node to `out`, whose VJP is `backward`.
+pub(crate) fn record(
+    out: Array,
+    op: &'static str,
+    inputs: &[&Array],
+    backward: BackwardFn,
+) -> Array {
+    let node = GradMeta::Node {
+        op,
+        inputs: inputs.iter().map(|a| a.grad.clone()).collect(),
+        backward: Mutex::new(Some(backward)),
+    };
+    Array {
+        data: out.data,
+        grad: Some(Arc::new(node)),
+    }
+}
+
+/// Records a unary op if its input requires grad. `vjp` receives the output
+/// cotangent.
+#[inline]
+pub(crate) fn unary_node(
+    out: Array,
+    op: &'static str,
+    x: &Array,
+    vjp: impl FnOnce(&Array) -> Array + Send + 'static,
+) -> Array {
+    if needs_grad(&[x]) {
+        record(out, op, &[x], Box::new(move |ct| vec![Some(vjp(ct))]))
+    } else {
+        out
+    }
+}
+
+/// Records a binary op if an input requires grad. `vjp` gets the output
+/// cotangent and which inputs need one, and returns their cotangents.
+#[inline]
+pub(crate) fn binary_node(
+    out: Array,
+    op: &'static str,
+    a: &Array,
+    b: &Array,
+    vjp: impl FnOnce(&Array, [bool; 2]) -> [Option<Array>; 2] + Send + 'static,
+) -> Array {
+    if needs_grad(&[a, b]) {
+        let want = [a.grad.is_some(), b.grad.is_some()];
+        record(out, op, &[a, b], Box::new(move |ct| vjp(ct, want).into()))
+    } else {
+        out
+    }
+}
+
+impl Array {
+    /// Marks this array as a leaf that accumulates gradients, like
+    /// PyTorch's `requires_grad_()`. Applied to the result of tracked ops it
+    /// starts a fresh leaf (the history is cut).
+    ///
+    /// Panics for integer and bool arrays.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
+    /// let y = (&x * &x).sum();
+    /// y.backward();
+    /// assert_eq!(x.grad().to_vec::<f64>(), vec![2.0, 4.0]);
+    /// ```
+    #[track_caller]
+    pub fn requires_grad(self) -> Array {
+        if !self.dtype().is_float() {
+            panic!(
+                "requires_grad: only f32/f64 arrays can require grad, this one is {}; use .cast(DType::F32) first",
+                self.dtype()
+            );
+        }
+        if matches!(self.grad.as_deref(), Some(GradMeta::Leaf { .. })) {
+            return self;
+        }
+        Array {
+            data: self.data,
+            grad: Some(Arc::new(GradMeta::Leaf {
+                grad: Mutex::new(None),
+            })),
+        }
+    }
+
+    /// True if this array is a leaf that requires grad or the result of a
+    /// recorded op.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert!(!Array::scalar(1.0f32).is_tracked());
+    /// assert!(Array::scalar(1.0f32).requires_grad().is_tracked());
+    /// ```
+    pub fn is_tracked(&self) -> bool {
+        self.grad.is_some()
+    }
+
+    /// True for a leaf created by [`Array::requires_grad`].
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let w = Array::scalar(1.0f32).requires_grad();
+    /// assert!(w.is_leaf() && !(&w * 2.0).is_leaf());
+    /// ```
+    pub fn is_leaf(&self) -> bool {
+        matches!(self.grad.as_deref(), Some(GradMeta::Leaf { .. }))
+    }
+
+    /// The same values with no autograd history (shares storage).
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let w = Array::scalar(1.0f32).requires_grad();
+    /// assert!(!w.detach().is_tracked());
+    /// ```
+    pub fn detach(&self) -> Array {
+        Array {
+            data: self.data.clone(),
+            grad: None,
+        }
+    }
+
+    /// The accumulated gradient of a leaf.
+    ///
+    /// Panics if there is none yet; [`Array::try_grad`] returns an `Option`.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let w = Array::scalar(3.0f64).requires_grad();
+    /// (&w * &w).backward();
+    /// assert_eq!(w.grad().item(), 6.0);
+    /// ```
+    #[track_caller]
+    pub fn grad(&self) -> Array {
+        match self.grad.as_deref() {
+            Some(GradMeta::Leaf { grad }) => grad.lock().expect("grad lock").clone().unwrap_or_else(|| {
+                panic!("grad(): this array has no gradient yet; call backward() on a loss that depends on it first")
+            }),
+            Some(GradMeta::Node { .. }) => panic!(
+                "grad(): this array is the result of an operation, not a leaf; gradients are kept only for arrays \
+                 made with requires_grad()"
+            ),
+            None => panic!("grad(): this array does not require grad; create it with .requires_grad()"),
+        }
+    }
+
+    /// The accumulated gradient of a leaf, if any.
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// assert!(Array::scalar(1.0f32).requires_grad().try_grad().is_none());
+    /// ```
+    pub fn try_grad(&self) -> Option<Array> {
+        match self.grad.as_deref() {
+            Some(GradMeta::Leaf { grad }) => grad.lock().expect("grad lock").clone(),
+            _ => None,
+        }
+    }
+
+    /// Clears the accumulated gradient of a leaf (like `zero_grad` with
+    /// `set_to_none=True`).
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let w = Array::scalar(3.0f64).requires_grad();
+    /// (&w * 2.0).backward();
+    /// w.zero_grad();
+    /// assert!(w.try_grad().is_none());
+    /// ```
+    pub fn zero_grad(&self) {
+        if let Some(GradMeta::Leaf { grad }) = self.grad.as_deref() {
+            *grad.lock().expect("grad lock") = None;
+        }
+    }
+
+    /// Computes the gradient of this scalar with respect to every leaf it
+    /// depends on and adds it to their `.grad()`.
+    ///
+    /// The recorded graph is freed as it is consumed: a second `backward()`
+    /// through the same ops panics (recompute the loss instead).
+    ///
+    /// ```
+    /// use nabla_runtime::Array;
+    /// let x = Array::scalar(2.0f64).requires_grad();
+    /// let y = x.exp();
+    /// y.backward();
+    /// assert!((x.grad().item() - 2f64.exp()).abs() < 1e-12);
+    /// ```
+    #[track_caller]
+    pub fn backward(&self) {
+        if self.numel() != 1 {
+            panic!(
+                "backward: the output has shape {:?} but backward() needs a scalar (one element); reduce it first, \
+                 e.g. loss.sum() or loss.mean()",
+                self.shape()
+            );
+        }
+        let Some(root) = self.grad.clone() else {
+            panic!(
+                "backward: this array does not depend on any array that requires grad; call .requires_grad() on \
+                 the parameters before computing it"
+            );
+        };
+        let seed = self.detach().ones_like();
+        no_grad(|| run_backward(root, seed));
+    }
+}
+
+fn key(m: &Arc<GradMeta>) -> *const GradMeta {
+    Arc::as_ptr(m)
+}
+
+#[track_caller]
+fn run_backward(root: Arc<GradMeta>, seed: Array) {
+    // Reverse topological order by an iterative post-order DFS.
+    let mut order: Vec<Arc<GradMeta>> = Vec::new();
+    let mut seen: HashMap<*const GradMeta, ()> = HashMap::new();
+    let mut stack: Vec<(Arc<GradMeta>, bool)> = vec![(root.clone(), false)];
+    while let Some((m, expanded)) = stack.pop() {
+        if expanded {
+            order.push(m);
+            continue;
+        }
+        if seen.insert(key(&m), ()).is_some() {
+            continue;
+        }
+        stack.push((m.clone(), true));
+        if let GradMeta::Node { inputs, .. } = &*m {
+            for i in inputs.iter().flatten() {
+                if !seen.contains_key(&key(i)) {
+                    stack.push((i.clone(), false));
+                }
+            }
+        }
+    }
+    let mut cts: HashMap<*const GradMeta, Array> = HashMap::new();
+    cts.insert(key(&root), seed);
+    for m in order.into_iter().rev() {
+        let Some(ct) = cts.remove(&key(&m)) else {
+            continue;
+        };
+        match &*m {
+            GradMeta::Leaf { grad } => {
+                let mut g = grad.lock().expect("grad lock");
+                *g = Some(match g.take() {
+                    Some(old) => &old + &ct,
+                    None => ct,
+                });
+            }
+            GradMeta::Node {
+                op,
+                inputs,
+                backward,
+            } => {
+                let f = backward.lock().expect("tape lock").take().unwrap_or_else(|| {
+                    panic!(
+                        "backward: the graph through `{op}` was already used by an earlier backward() and its \
+                         saved values were freed; recompute the forward pass before calling backward() again"
+                    )
+                });
+                let in_cts = f(&ct);
+                for (input, ict) in inputs.iter().zip(in_cts) {
+                    if let (Some(input), Some(ict)) = (input, ict) {
+                        let k = key(input);
+                        let acc = match cts.remove(&k) {
+                            Some(old) => &old + &ict,
+                            None => ict,
+                        };
+                        cts.insert(k, acc);
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,190 @@
+//! Element types and devices.
+
+use ndarray::{ArcArray, IxDyn};
+use std::fmt;
+
+/// The element type of an [`Array`](crate::Array).
+///
+/// `F32` and `F64` are differentiable; `I64` (indices) and `Bool` (masks)
+/// are not.
+///
+/// ```
+/// use nabla_runtime::{Array, DType};
+/// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
+/// assert!(DType::F32.is_float() && !DType::Bool.is_float());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 64-bit signed integer (indices).
+    I64,
+    /// Boolean (masks).
+    Bool,
+}
+
+impl DType {
+    /// True for `F32` and `F64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Where an array's storage lives.
+///
+/// ```
+/// use nabla_runtime::{Array, Device};
+/// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Device {
+    /// Host memory.
+    Cpu,
+    /// CUDA device `n` (needs the `cuda` feature).
+    Cuda(usize),
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+/// Storage of an array: one shared, copy-on-write ndarray per dtype.
+#[derive(Clone, Debug)]
+pub(crate) enum Data {
+    F32(ArcArray<f32, IxDyn>),
+    F64(ArcArray<f64, IxDyn>),
+    I64(ArcArray<i64, IxDyn>),
+    Bool(ArcArray<bool, IxDyn>),
+}
+
+impl Data {
+    pub(crate) fn dtype(&self) -> DType {
+        match self {
+            Data::F32(_) => DType::F32,
+            Data::F64(_) => DType::F64,
+            Data::I64(_) => DType::I64,
+            Data::Bool(_) => DType::Bool,
+        }
+    }
+
+    pub(crate) fn shape(&self) -> &[usize] {
+        match self {
+            Data::F32(a) => a.shape(),
+            Data::F64(a) => a.shape(),
+            Data::I64(a) => a.shape(),
+            Data::Bool(a) => a.shape(),
+        }
+    }
+
+    pub(crate) fn strides(&self) -> &[isize] {
+        match self {
+            Data::F32(a) => a.strides(),
+            Data::F64(a) => a.strides(),
+            Data::I64(a) => a.strides(),
+            Data::Bool(a) => a.strides(),
+        }
+    }
+}
+
+/// A Rust element type that can fill an [`Array`](crate::Array):
+/// `f32`, `f64`, `i64` or `bool`.
+///
+/// ```
+/// use nabla_runtime::{Array, DType};
+/// let x = Array::from_vec(vec![1i64, 2, 3], &[3]);
+/// assert_eq!(x.dtype(), DType::I64);
+/// assert_eq!(x.to_vec::<i64>(), vec![1, 2, 3]);
+/// ```
+pub trait Element: Copy + Send + Sync + fmt::Debug + 'static {
+    /// The matching dtype.
+    const DTYPE: DType;
+    /// Wraps a shared ndarray of this element type as an array.
+    fn into_array(a: ArcArray<Self, IxDyn>) -> crate::Array;
+    #[doc(hidden)]
+    fn from_f64(v: f64) -> Self;
+    #[doc(hidden)]
+    fn to_f64(self) -> f64;
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident, |$v:ident| $from:expr, |$w:ident| $to:expr) => {
+        impl Element for $t {
+            const DTYPE: DType = DType::$d;
+            fn into_array(a: ArcArray<Self, IxDyn>) -> crate::Array {
+                crate::Array::from_data(Data::$d(a))
+            }
+            fn from_f64($v: f64) -> Self {
+                $from
+            }
+            fn to_f64(self) -> f64 {
+                let $w = self;
+                $to
+            }
+        }
+    };
+}
+
+element!(f32, F32, |v| v as f32, |w| w as f64);
+element!(f64, F64, |v| v, |w| w);
+element!(i64, I64, |v| v as i64, |w| w as f64);
+element!(bool, Bool, |v| v != 0.0, |w| if w { 1.0 } else { 0.0 });
+
+/// Runs `$body` with `$v` bound to the typed ndarray of a float `Data`,
+/// rewrapping the (owned) result; other dtypes go to `$err`.
+macro_rules! float_map {
+    ($data:expr, |$v:ident| $body:expr, $err:expr) => {
+        match $data {
+            $crate::dtype::Data::F32($v) => $crate::dtype::Data::F32(($body).into_shared()),
+            $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
+            _ => $err,
+        }
+    };
+}
+
+/// Like [`float_map`] for two operands of the same float dtype.
+macro_rules! float_map2 {
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr, $err:expr) => {
+        match ($a, $b) {
+            ($crate::dtype::Data::F32($x), $crate::dtype::Data::F32($y)) => {
+                $crate::dtype::Data::F32(($body).into_shared())
+            }
+            ($crate::dtype::Data::F64($x), $crate::dtype::Data::F64($y)) => {
+                $crate::dtype::Data::F64(($body).into_shared())
+            }
+            _ => $err,
+        }
+    };
+}
+
+/// Runs `$body` on the typed ndarray of any dtype, rewrapping the result.
+macro_rules! any_map {
+    ($data:expr, |$v:ident| $body:expr) => {
+        match $data {
+            $crate::dtype::Data::F32($v) => $crate::dtype::Data::F32(($body).into_shared()),
+            $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
+            $crate::dtype::Data::I64($v) => $crate::dtype::Data::I64(($body).into_shared()),
+            $crate::dtype::Data::Bool($v) => $crate::dtype::Data::Bool(($body).into_shared()),
+        }
+    };
+}
+
+pub(crate) use {any_map, float_map, float_map2};

@@ -1,0 +1,330 @@
+//! Binary elementwise primitives with NumPy broadcasting.
+//!
+//! Each primitive module holds its `forward` (kernel), its partial
+//! derivatives, its `jvp` rule and one VJP rule per operand (`vjp_a`,
+//! `vjp_b`; each sums the broadcast cotangent back to its operand's shape,
+//! so a caller computes only the cotangents it needs). Batching rule (all
+//! of them): move both batch axes to the front, broadcasting an unbatched
+//! operand.
+
+use crate::autograd::binary_node;
+use crate::dtype::float_map2;
+use crate::ops::unary::not_float;
+use crate::{Array, Value};
+use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
+
+/// Checks that `a` and `b` broadcast and share a float dtype.
+#[track_caller]
+pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> Vec<usize> {
+    check_dtypes(op, a, b);
+    try_broadcast_shape(a.shape(), b.shape()).unwrap_or_else(|| {
+        panic!(
+            "{op}: shapes {:?} and {:?} do not broadcast; trailing dimensions must be equal or 1 \
+             (reshape or expand_dims one operand)",
+            a.shape(),
+            b.shape()
+        )
+    })
+}
+
+#[track_caller]
+pub(crate) fn check_dtypes(op: &str, a: &Array, b: &Array) {
+    if !a.dtype().is_float() {
+        not_float(op, a);
+    }
+    if !b.dtype().is_float() {
+        not_float(op, b);
+    }
+    if a.dtype() != b.dtype() {
+        panic!(
+            "{op}: dtype mismatch, {} {:?} and {} {:?}; Nabla never promotes implicitly: convert one side with \
+             .cast(DType::{})",
+            a.dtype(),
+            a.shape(),
+            b.dtype(),
+            b.shape(),
+            if a.dtype() == crate::DType::F64 {
+                "F64"
+            } else {
+                "F32"
+            }
+        );
+    }
+}
+
+/// Runs a binary kernel after checking shapes and dtypes.
+#[track_caller]
+pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> Array {
+    check_binary(name, a, b);
+    Array::from_data(float_map2!(
+        &a.data,
+        &b.data,
+        |x, y| kernel(x.view(), y.view(), op),
+        unreachable!()
+    ))
+}
+
+type Vjp = fn(&Array, &Array, &Array, &Array) -> Array;
+
+/// Forward plus tape recording, shared by every binary primitive.
+#[track_caller]
+pub(crate) fn apply(
+    a: &Array,
+    b: &Array,
+    name: &'static str,
+    op: BinaryOp,
+    vjp_a: Vjp,
+    vjp_b: Vjp,
+) -> Array {
+    let y = binary_forward(a, b, op, name);
+    let (ar, br, yr) = (a.detach(), b.detach(), y.detach());
+    binary_node(y, name, a, b, move |ct, want| {
+        [
+            want[0].then(|| vjp_a(&ar, &br, &yr, ct)),
+            want[1].then(|| vjp_b(&ar, &br, &yr, ct)),
+        ]
+    })
+}
+
+/// Sums `g` back to the shape of `like`.
+fn unbroadcast<V: Value>(g: V, like: &V) -> V {
+    g.sum_to_shape(&like.shape_vec())
+}
+
+/// `ẏ = ∂a·ȧ + ∂b·ḃ`, skipping symbolic-zero tangents.
+fn jvp_from<V: Value>(y: &V, da: Option<(&V, V)>, db: Option<(&V, V)>) -> V {
+    let t = |(d, p): (&V, V)| d.mul(&p);
+    match (da.map(t), db.map(t)) {
+        (Some(a), Some(b)) => a.add(&b),
+        (Some(a), None) => a.broadcast_to(&y.shape_vec()),
+        (None, Some(b)) => b.broadcast_to(&y.shape_vec()),
+        (None, None) => y.zeros_like(),
+    }
+}
+
+macro_rules! binary_primitive {
+    (
+        $(#[$doc:meta])*
+        $name:ident = $kernel:expr,
+        partials |$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr)
+    ) => {
+        $(#[$doc])*
+        pub mod $name {
+            use super::*;
+            /// Forward: the broadcasting kernel.
+            #[track_caller]
+            pub fn forward(a: &Array, b: &Array) -> Array {
+                binary_forward(a, b, $kernel, stringify!($name))
+            }
+            /// `∂y/∂a` elementwise (at the broadcast shape).
+            #[allow(unused_variables)]
+            pub fn partial_a<V: Value>($a: &V, $b: &V, $y: &V) -> V {
+                $pa
+            }
+            /// `∂y/∂b` elementwise (at the broadcast shape).
+            #[allow(unused_variables)]
+            pub fn partial_b<V: Value>($a: &V, $b: &V, $y: &V) -> V {
+                $pb
+            }
+            /// JVP rule; `None` is a symbolic-zero tangent.
+            pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
+                jvp_from(y, da.map(|d| (d, partial_a(a, b, y))), db.map(|d| (d, partial_b(a, b, y))))
+            }
+            /// VJP rule for `a`.
+            pub fn vjp_a<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                unbroadcast(ct.mul(&partial_a(a, b, y)), a)
+            }
+            /// VJP rule for `b`.
+            pub fn vjp_b<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                unbroadcast(ct.mul(&partial_b(a, b, y)), b)
+            }
+        }
+    };
+}
+
+/// `a + b`.
+pub mod add {
+    use super::*;
+    /// Forward: the broadcasting kernel.
+    #[track_caller]
+    pub fn forward(a: &Array, b: &Array) -> Array {
+        binary_forward(a, b, BinaryOp::Add, "add")
+    }
+    /// JVP rule: `ȧ + ḃ`.
+    pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
+        match (da, db) {
+            (Some(x), Some(z)) => x.add(z),
+            (Some(t), None) | (None, Some(t)) => t.broadcast_to(&y.shape_vec()),
+            (None, None) => y.zeros_like(),
+        }
+    }
+    /// VJP rule for `a`: `ȳ` summed to `a`'s shape.
+    pub fn vjp_a<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+        unbroadcast(ct.clone(), a)
+    }
+    /// VJP rule for `b`.
+    pub fn vjp_b<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+        unbroadcast(ct.clone(), b)
+    }
+}
+
+/// `a - b`.
+pub mod sub {
+    use super::*;
+    /// Forward: the broadcasting kernel.
+    #[track_caller]
+    pub fn forward(a: &Array, b: &Array) -> Array {
+        binary_forward(a, b, BinaryOp::Sub, "sub")
+    }
+    /// JVP rule: `ȧ - ḃ`.
+    pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
+        match (da, db) {
+            (Some(x), Some(z)) => x.sub(z),
+            (Some(t), None) => t.broadcast_to(&y.shape_vec()),
+            (None, Some(t)) => t.neg().broadcast_to(&y.shape_vec()),
+            (None, None) => y.zeros_like(),
+        }
+    }
+    /// VJP rule for `a`.
+    pub fn vjp_a<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+        unbroadcast(ct.clone(), a)
+    }
+    /// VJP rule for `b`: `-ȳ` summed to `b`'s shape.
+    pub fn vjp_b<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+        unbroadcast(ct.neg(), b)
+    }
+}
+
+binary_primitive! {
+    /// `a * b`.
+    mul = BinaryOp::Mul, partials |a, b, y| (b.clone(), a.clone())
+}
+binary_primitive! {
+    /// `a / b`.
+    div = BinaryOp::Div, partials |a, b, y| (b.recip(), y.div(b).neg())
+}
+binary_primitive! {
+    /// `a ^ b` (`nabla::pow`); the `b` partial is `y · ln a`, so it needs `a > 0`.
+    pow = BinaryOp::Pow, partials |a, b, y| (b.mul(&a.pow(&b.add_scalar(-1.0))), y.mul(&a.ln()))
+}
+binary_primitive! {
+    /// Elementwise maximum (NaN propagates); ties split the derivative
+    /// evenly between the operands, as in JAX.
+    maximum = BinaryOp::Maximum,
+    partials |a, b, y| (
+        a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
+        a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
+    )
+}
+binary_primitive! {
+    /// Elementwise minimum (NaN propagates); ties split the derivative evenly.
+    minimum = BinaryOp::Minimum,
+    partials |a, b, y| (
+        a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
+        a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
+    )
+}
+binary_primitive! {
+    /// Four-quadrant arctangent of `a / b`.
+    atan2 = BinaryOp::Atan2,
+    partials |a, b, y| (
+        b.div(&a.square().add(&b.square())),
+        a.neg().div(&a.square().add(&b.square()))
+    )
+}
+
+macro_rules! binary_methods {
+    ($($(#[$doc:meta])* $method:ident => $name:ident, $kernel:expr;)*) => {
+        impl Array {
+            $(
+                $(#[$doc])*
+                #[track_caller]
+                pub fn $method(&self, other: &Array) -> Array {
+                    apply(self, other, stringify!($name), $kernel, $name::vjp_a::<Array>, $name::vjp_b::<Array>)
+                }
+            )*
+        }
+    };
+}
+
+binary_methods! {
+    /// `self ^ other` elementwise (broadcasting).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).pow(&Array::scalar(3.0f64)).item(), 8.0);
+    /// ```
+    pow => pow, BinaryOp::Pow;
+    /// Elementwise maximum (broadcasting).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).maximum(&Array::scalar(3.0f64)).item(), 3.0);
+    /// ```
+    maximum => maximum, BinaryOp::Maximum;
+    /// Elementwise minimum (broadcasting).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).minimum(&Array::scalar(3.0f64)).item(), 2.0);
+    /// ```
+    minimum => minimum, BinaryOp::Minimum;
+    /// `atan2(self, other)` elementwise (broadcasting).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(0.0f64).atan2(&Array::scalar(1.0f64)).item(), 0.0);
+    /// ```
+    atan2 => atan2, BinaryOp::Atan2;
+}
+
+impl Array {
+    /// `self + other` (what the `+` operator calls).
+    #[track_caller]
+    pub(crate) fn add_array(&self, other: &Array) -> Array {
+        apply(
+            self,
+            other,
+            "add",
+            BinaryOp::Add,
+            add::vjp_a::<Array>,
+            add::vjp_b::<Array>,
+        )
+    }
+    /// `self - other`.
+    #[track_caller]
+    pub(crate) fn sub_array(&self, other: &Array) -> Array {
+        apply(
+            self,
+            other,
+            "sub",
+            BinaryOp::Sub,
+            sub::vjp_a::<Array>,
+            sub::vjp_b::<Array>,
+        )
+    }
+    /// `self * other`.
+    #[track_caller]
+    pub(crate) fn mul_array(&self, other: &Array) -> Array {
+        apply(
+            self,
+            other,
+            "mul",
+            BinaryOp::Mul,
+            mul::vjp_a::<Array>,
+            mul::vjp_b::<Array>,
+        )
+    }
+    /// `self / other`.
+    #[track_caller]
+    pub(crate) fn div_array(&self, other: &Array) -> Array {
+        apply(
+            self,
+            other,
+            "div",
+            BinaryOp::Div,
+            div::vjp_a::<Array>,
+            div::vjp_b::<Array>,
+        )
+    }
+}

@@ -1,0 +1,182 @@
+//! Indexing primitives: `index_select` (gather), `index_add` (its
+//! adjoint, a scatter-add) and `where` (select by a mask).
+//!
+//! Batching rule: the batch axis stays in front and the indexed axis shifts
+//! by one; a batched mask broadcasts.
+
+use crate::array::norm_axis;
+use crate::autograd::{binary_node, unary_node};
+use crate::dtype::{Data, any_map, float_map};
+use crate::ops::binary::check_dtypes;
+use crate::ops::unary::not_float;
+use crate::{Array, ArrayValue};
+
+/// Gather along an axis.
+pub mod index_select {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(x: &Array, axis: usize, idx: &[usize]) -> Array {
+        let n = x.shape()[axis];
+        if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+            panic!(
+                "index_select: index {bad} is out of bounds for axis {axis} of length {n} (shape {:?}); indices must be < {n}",
+                x.shape()
+            );
+        }
+        Array::from_data(any_map!(&x.data, |a| nabla_kernels::index::index_select(
+            a.view(),
+            axis,
+            idx
+        )))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, axis: usize, idx: &[usize]) -> V {
+        dx.index_select(axis, idx)
+    }
+    /// VJP rule: scatter-add the cotangent back.
+    pub fn vjp<V: ArrayValue>(x_shape: &[usize], axis: usize, idx: &[usize], ct: &V) -> V {
+        ct.index_add(x_shape, axis, idx)
+    }
+}
+
+/// Scatter-add into zeros: the adjoint of [`index_select`].
+pub mod index_add {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(src: &Array, shape: &[usize], axis: usize, idx: &[usize]) -> Array {
+        Array::from_data(float_map!(
+            &src.data,
+            |a| nabla_kernels::index::index_add(shape, axis, idx, a.view()),
+            not_float("index_add", src)
+        ))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dsrc: &V, shape: &[usize], axis: usize, idx: &[usize]) -> V {
+        dsrc.index_add(shape, axis, idx)
+    }
+    /// VJP rule: gather the cotangent.
+    pub fn vjp<V: ArrayValue>(axis: usize, idx: &[usize], ct: &V) -> V {
+        ct.index_select(axis, idx)
+    }
+}
+
+/// `mask ? a : b` with broadcasting (`jnp.where`).
+pub mod select {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(mask: &Array, a: &Array, b: &Array) -> Array {
+        let Data::Bool(m) = &mask.data else {
+            panic!(
+                "where: the mask must be a bool array, got {} {:?}; build it with a comparison such as x.gt(&y)",
+                mask.dtype(),
+                mask.shape()
+            )
+        };
+        check_dtypes("where", a, b);
+        let shape = nabla_kernels::elementwise::try_broadcast_shape(a.shape(), b.shape())
+            .and_then(|s| nabla_kernels::elementwise::try_broadcast_shape(&s, m.shape()));
+        if shape.is_none() {
+            panic!(
+                "where: mask {:?}, a {:?} and b {:?} do not broadcast to one shape; make trailing dimensions equal or 1",
+                mask.shape(),
+                a.shape(),
+                b.shape()
+            );
+        }
+        Array::from_data(crate::dtype::float_map2!(
+            &a.data,
+            &b.data,
+            |x, y| nabla_kernels::elementwise::where_select(m.view(), x.view(), y.view()),
+            unreachable!()
+        ))
+    }
+    /// JVP rule; `None` is a symbolic-zero tangent.
+    pub fn jvp<V: ArrayValue>(mask: &Array, y: &V, da: Option<&V>, db: Option<&V>) -> V {
+        let shape = y.shape_vec();
+        let z = y.zeros_like();
+        let da = da
+            .map(|d| d.broadcast_to(&shape))
+            .unwrap_or_else(|| z.clone());
+        let db = db.map(|d| d.broadcast_to(&shape)).unwrap_or(z);
+        V::select(mask, &da, &db)
+    }
+    /// VJP rule for `a`.
+    pub fn vjp_a<V: ArrayValue>(mask: &Array, a_shape: &[usize], ct: &V) -> V {
+        V::select(mask, ct, &ct.zeros_like()).sum_to_shape(a_shape)
+    }
+    /// VJP rule for `b`.
+    pub fn vjp_b<V: ArrayValue>(mask: &Array, b_shape: &[usize], ct: &V) -> V {
+        V::select(mask, &ct.zeros_like(), ct).sum_to_shape(b_shape)
+    }
+}
+
+impl Array {
+    /// Picks entries `idx` along `axis` (indices may repeat).
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let x = Array::arange(6, DType::F64).reshape(&[3, 2]);
+    /// assert_eq!(x.index_select(0, &[2, 0]).to_vec::<f64>(), vec![4.0, 5.0, 0.0, 1.0]);
+    /// ```
+    #[track_caller]
+    pub fn index_select(&self, axis: isize, idx: &[usize]) -> Array {
+        let ax = norm_axis("index_select", axis, self.ndim());
+        self.index_select_norm(ax, idx)
+    }
+
+    #[track_caller]
+    pub(crate) fn index_select_norm(&self, axis: usize, idx: &[usize]) -> Array {
+        let y = index_select::forward(self, axis, idx);
+        let (xs, idx) = (self.shape().to_vec(), idx.to_vec());
+        unary_node(y, "index_select", self, move |ct| {
+            index_select::vjp(&xs, axis, &idx, ct)
+        })
+    }
+
+    /// Zeros of `shape` plus this array's slabs along `axis` added at
+    /// positions `idx` (scatter-add; the adjoint of `index_select`).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let src = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    /// assert_eq!(src.index_add(&[2], 0, &[1, 1, 0]).to_vec::<f64>(), vec![3.0, 3.0]);
+    /// ```
+    #[track_caller]
+    pub fn index_add(&self, shape: &[usize], axis: isize, idx: &[usize]) -> Array {
+        let ax = norm_axis("index_add", axis, shape.len());
+        self.index_add_norm(shape, ax, idx)
+    }
+
+    #[track_caller]
+    pub(crate) fn index_add_norm(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Array {
+        let y = index_add::forward(self, shape, axis, idx);
+        let idx = idx.to_vec();
+        unary_node(y, "index_add", self, move |ct| {
+            index_add::vjp(axis, &idx, ct)
+        })
+    }
+}
+
+/// `mask ? a : b` elementwise with broadcasting (`jnp.where`); `mask` is a
+/// bool array.
+///
+/// ```
+/// # use nabla_runtime::{where_, Array};
+/// let x = Array::from_vec(vec![-1.0f64, 2.0], &[2]);
+/// let y = where_(&x.gt(&x.zeros_like()), &x, &x.zeros_like());
+/// assert_eq!(y.to_vec::<f64>(), vec![0.0, 2.0]);
+/// ```
+#[track_caller]
+pub fn where_(mask: &Array, a: &Array, b: &Array) -> Array {
+    let y = select::forward(mask, a, b);
+    let (m, sa, sb) = (mask.detach(), a.shape().to_vec(), b.shape().to_vec());
+    binary_node(y, "where", a, b, move |ct, want| {
+        [
+            want[0].then(|| select::vjp_a(&m, &sa, ct)),
+            want[1].then(|| select::vjp_b(&m, &sb, ct)),
+        ]
+    })
+}

@@ -1,0 +1,227 @@
+//! Matrix multiplication (`matmul`, with NumPy's batching and broadcasting)
+//! and the composites `dot` and `outer`.
+//!
+//! The primitive takes operands of rank ≥ 2; `Array::matmul` promotes 1-D
+//! operands by reshaping, so their derivatives come from reshape's rules.
+//! Batching rule: the batch axis becomes a leading batch dimension of the
+//! product.
+
+use crate::autograd::binary_node;
+use crate::dtype::float_map2;
+use crate::ops::binary::check_dtypes;
+use crate::{Array, ArrayValue};
+use nabla_kernels::elementwise::try_broadcast_shape;
+use ndarray::{ArrayViewD, Axis, Ix3, IxDyn};
+
+/// Batched matrix product of rank ≥ 2 operands.
+pub mod matmul {
+    use super::*;
+
+    /// Forward: one GEMM per batch entry, or a single GEMM when `b` is a
+    /// plain matrix and `a` is contiguous.
+    #[track_caller]
+    pub fn forward(a: &Array, b: &Array) -> Array {
+        check_dtypes("matmul", a, b);
+        let (sa, sb) = (a.shape(), b.shape());
+        let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+        let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
+        if k != k2 {
+            panic!(
+                "matmul: inner dimensions differ, {sa:?} @ {sb:?} ({k} vs {k2}); the last axis of the left operand \
+                 must equal the second-to-last of the right (transpose one operand?)"
+            );
+        }
+        let batch =
+            try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]).unwrap_or_else(|| {
+                panic!(
+                    "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast",
+                    &sa[..sa.len() - 2],
+                    &sb[..sb.len() - 2]
+                )
+            });
+        let mut out_shape = batch.clone();
+        out_shape.extend([m, n]);
+        let bsize: usize = batch.iter().product();
+        Array::from_data(float_map2!(
+            &a.data,
+            &b.data,
+            |x, y| {
+                let out = if sb.len() == 2 && x.is_standard_layout() {
+                    // [.., M, K] @ [K, N] is one [B·M, K] @ [K, N] product.
+                    let x3 = x
+                        .view()
+                        .into_shape_with_order((1, bsize * m, k))
+                        .expect("contiguous");
+                    let y3 = y
+                        .view()
+                        .insert_axis(Axis(0))
+                        .into_dimensionality::<Ix3>()
+                        .expect("rank 3");
+                    nabla_kernels::matmul::matmul(x3, y3)
+                } else {
+                    let x3 = to_batch3(x.view(), &batch, bsize);
+                    let y3 = to_batch3(y.view(), &batch, bsize);
+                    nabla_kernels::matmul::matmul(x3.view(), y3.view())
+                };
+                out.into_dyn()
+                    .into_shape_with_order(IxDyn(&out_shape))
+                    .expect("size")
+            },
+            unreachable!()
+        ))
+    }
+
+    /// A `[B, rows, cols]` view (or copy, if the batch axes are not
+    /// mergeable) of an operand broadcast to `batch`.
+    fn to_batch3<'a, T: Clone>(
+        v: ArrayViewD<'a, T>,
+        batch: &[usize],
+        bsize: usize,
+    ) -> ndarray::CowArray<'a, T, Ix3> {
+        let nd = v.ndim();
+        let (r, c) = (v.shape()[nd - 2], v.shape()[nd - 1]);
+        if nd == 2 {
+            let v3 = v
+                .insert_axis(Axis(0))
+                .into_dimensionality::<Ix3>()
+                .expect("rank 3");
+            return v3
+                .broadcast((bsize, r, c))
+                .expect("stride-0 batch")
+                .to_owned()
+                .into();
+        }
+        if v.shape()[..nd - 2] == *batch && v.is_standard_layout() {
+            return v
+                .into_shape_with_order((bsize, r, c))
+                .expect("contiguous")
+                .into();
+        }
+        let mut full = batch.to_vec();
+        full.extend([r, c]);
+        let b = v.broadcast(IxDyn(&full)).expect("batch broadcasts");
+        b.as_standard_layout()
+            .into_owned()
+            .into_shape_with_order((bsize, r, c))
+            .expect("size")
+            .into()
+    }
+
+    /// JVP rule: `ȧ·b + a·ḃ`; `None` is a symbolic-zero tangent.
+    pub fn jvp<V: ArrayValue>(a: &V, b: &V, da: Option<&V>, db: Option<&V>) -> V {
+        match (da, db) {
+            (Some(da), Some(db)) => da.matmul(b).add(&a.matmul(db)),
+            (Some(da), None) => da.matmul(b),
+            (None, Some(db)) => a.matmul(db),
+            (None, None) => a.matmul(b).zeros_like(),
+        }
+    }
+
+    fn mt<V: ArrayValue>(x: &V) -> V {
+        let nd = x.shape_vec().len();
+        let mut perm: Vec<usize> = (0..nd).collect();
+        perm.swap(nd - 2, nd - 1);
+        x.permute(&perm)
+    }
+
+    /// VJP rule for `a`: `ȳ·bᵀ`, summed over broadcast batch axes.
+    pub fn vjp_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+        ct.matmul(&mt(b)).sum_to_shape(&a.shape_vec())
+    }
+
+    /// VJP rule for `b`: `aᵀ·ȳ`, summed over broadcast batch axes.
+    pub fn vjp_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+        mt(a).matmul(ct).sum_to_shape(&b.shape_vec())
+    }
+}
+
+impl Array {
+    /// Matrix product with NumPy semantics: 1-D operands are promoted
+    /// (vector·matrix, matrix·vector, dot), leading axes are batch axes and
+    /// broadcast.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let a = Array::ones(&[5, 2, 3], DType::F32);
+    /// let b = Array::ones(&[3, 4], DType::F32);
+    /// assert_eq!(a.matmul(&b).shape(), &[5, 2, 4]);
+    /// let v = Array::ones(&[3], DType::F32);
+    /// assert_eq!(v.matmul(&v).item(), 3.0);
+    /// ```
+    #[track_caller]
+    pub fn matmul(&self, other: &Array) -> Array {
+        if self.ndim() == 0 || other.ndim() == 0 {
+            panic!(
+                "matmul: operands must have at least one dimension, got {:?} @ {:?}; use * to scale by a scalar",
+                self.shape(),
+                other.shape()
+            );
+        }
+        let a = if self.ndim() == 1 {
+            self.reshape(&[1, self.shape()[0]])
+        } else {
+            self.clone()
+        };
+        let b = if other.ndim() == 1 {
+            other.reshape(&[other.shape()[0], 1])
+        } else {
+            other.clone()
+        };
+        let y = a.matmul_nd(&b);
+        match (self.ndim() == 1, other.ndim() == 1) {
+            (false, false) => y,
+            (true, true) => y.reshape(&[]),
+            (true, false) => y.squeeze(-2),
+            (false, true) => y.squeeze(-1),
+        }
+    }
+
+    #[track_caller]
+    fn matmul_nd(&self, other: &Array) -> Array {
+        let y = matmul::forward(self, other);
+        let (ar, br) = (self.detach(), other.detach());
+        binary_node(y, "matmul", self, other, move |ct, want| {
+            [
+                want[0].then(|| matmul::vjp_a(&ar, &br, ct)),
+                want[1].then(|| matmul::vjp_b(&ar, &br, ct)),
+            ]
+        })
+    }
+
+    /// Inner product of two vectors (`matmul` of 1-D arrays).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// assert_eq!(a.dot(&a).item(), 5.0);
+    /// ```
+    #[track_caller]
+    pub fn dot(&self, other: &Array) -> Array {
+        self.matmul(other)
+    }
+
+    /// Outer product of two vectors: `out[i, j] = a[i] * b[j]`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// assert_eq!(a.outer(&a).to_vec::<f64>(), vec![1.0, 2.0, 2.0, 4.0]);
+    /// ```
+    #[track_caller]
+    pub fn outer(&self, other: &Array) -> Array {
+        if self.ndim() != 1 || other.ndim() != 1 {
+            panic!(
+                "outer: expects two vectors, got {:?} and {:?}; flatten() them first",
+                self.shape(),
+                other.shape()
+            );
+        }
+        outer(self, other)
+    }
+}
+
+/// `a[i] · b[j]`, written with generic value ops (differentiable).
+pub fn outer<V: ArrayValue>(a: &V, b: &V) -> V {
+    let (n, m) = (a.shape_vec()[0], b.shape_vec()[0]);
+    a.reshape(&[n, 1]).mul(&b.reshape(&[1, m]))
+}

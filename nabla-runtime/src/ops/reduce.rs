@@ -1,0 +1,351 @@
+//! Reduction primitives (`sum`, `max`, `min`, `prod` over axes) and
+//! `cumsum`.
+//!
+//! Rules receive normalised axes (sorted, non-negative). Batching rule (all
+//! of them): shift the reduced axes past the batch axis.
+
+use crate::array::norm_axes;
+use crate::autograd::unary_node;
+use crate::dtype::float_map;
+use crate::ops::unary::not_float;
+use crate::{Array, ArrayValue};
+use nabla_kernels::elementwise::CompareOp;
+use nabla_kernels::reduce::{self as kernels, ReduceOp};
+use ndarray::IxDyn;
+
+/// The shape of a reduction's result with `keepdim = true`.
+pub fn keep_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+    shape
+        .iter()
+        .enumerate()
+        .map(|(i, &d)| if axes.contains(&i) { 1 } else { d })
+        .collect()
+}
+
+#[track_caller]
+fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -> Array {
+    let keep = keep_shape(x.shape(), axes);
+    Array::from_data(float_map!(
+        &x.data,
+        |a| {
+            let r = kernels::reduce(a.view(), axes, op);
+            if keepdim {
+                r.into_shape_with_order(IxDyn(&keep)).expect("same size")
+            } else {
+                r
+            }
+        },
+        not_float(name, x)
+    ))
+}
+
+/// Reshapes a reduction's output (or cotangent) to its keepdim shape.
+fn to_keep<V: ArrayValue>(y: &V, x_shape: &[usize], axes: &[usize], keepdim: bool) -> V {
+    if keepdim {
+        y.clone()
+    } else {
+        y.reshape(&keep_shape(x_shape, axes))
+    }
+}
+
+/// Sum over axes.
+pub mod sum {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
+        super::forward(x, axes, keepdim, ReduceOp::Sum, "sum")
+    }
+    /// JVP rule: the sum of the tangent.
+    pub fn jvp<V: ArrayValue>(dx: &V, axes: &[usize], keepdim: bool) -> V {
+        dx.sum_axes(axes, keepdim)
+    }
+    /// VJP rule: the cotangent broadcast back over the reduced axes.
+    pub fn vjp<V: ArrayValue>(x_shape: &[usize], axes: &[usize], keepdim: bool, ct: &V) -> V {
+        to_keep(ct, x_shape, axes, keepdim).broadcast_to(x_shape)
+    }
+}
+
+/// Where `x` attains its reduced extreme `y`, normalised so tied positions
+/// share the derivative equally (JAX's rule).
+fn chooser_weights<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool) -> V {
+    let shape = x.shape_vec();
+    let hit = x.cmp_mask(&to_keep(y, &shape, axes, keepdim), CompareOp::Eq);
+    let count = hit.sum_axes(axes, true);
+    hit.div(&count)
+}
+
+macro_rules! chooser {
+    ($(#[$doc:meta])* $name:ident, $op:expr) => {
+        $(#[$doc])*
+        pub mod $name {
+            use super::*;
+            /// Forward.
+            #[track_caller]
+            pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
+                super::forward(x, axes, keepdim, $op, stringify!($name))
+            }
+            /// JVP rule: the tangent averaged over the arg-extreme positions.
+            pub fn jvp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, dx: &V) -> V {
+                dx.mul(&chooser_weights(x, y, axes, keepdim)).sum_axes(axes, keepdim)
+            }
+            /// VJP rule: the cotangent sent to the arg-extreme positions.
+            pub fn vjp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, ct: &V) -> V {
+                to_keep(ct, &x.shape_vec(), axes, keepdim).mul(&chooser_weights(x, y, axes, keepdim))
+            }
+        }
+    };
+}
+
+chooser!(
+    /// Maximum over axes.
+    max,
+    ReduceOp::Max
+);
+chooser!(
+    /// Minimum over axes.
+    min,
+    ReduceOp::Min
+);
+
+/// Product over axes. The rules use `y / x`, so they need nonzero inputs.
+pub mod prod {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
+        super::forward(x, axes, keepdim, ReduceOp::Prod, "prod")
+    }
+    /// JVP rule: `Σ ẋ · y / x`.
+    pub fn jvp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, dx: &V) -> V {
+        let yk = to_keep(y, &x.shape_vec(), axes, keepdim);
+        dx.mul(&yk.div(x)).sum_axes(axes, keepdim)
+    }
+    /// VJP rule: `ȳ · y / x`.
+    pub fn vjp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, ct: &V) -> V {
+        let shape = x.shape_vec();
+        let yk = to_keep(y, &shape, axes, keepdim);
+        to_keep(ct, &shape, axes, keepdim).mul(&yk.div(x))
+    }
+}
+
+/// Cumulative sum along an axis (`reverse` sums from the end).
+pub mod cumsum {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(x: &Array, axis: usize, reverse: bool) -> Array {
+        Array::from_data(float_map!(
+            &x.data,
+            |a| kernels::cumsum(a.view(), axis, reverse),
+            not_float("cumsum", x)
+        ))
+    }
+    /// JVP rule: cumsum of the tangent.
+    pub fn jvp<V: ArrayValue>(dx: &V, axis: usize, reverse: bool) -> V {
+        dx.cumsum_axis(axis, reverse)
+    }
+    /// VJP rule: cumsum of the cotangent in the other direction.
+    pub fn vjp<V: ArrayValue>(axis: usize, reverse: bool, ct: &V) -> V {
+        ct.cumsum_axis(axis, !reverse)
+    }
+}
+
+impl Array {
+    /// Primitive sum over normalised axes (records on the tape).
+    #[track_caller]
+    pub(crate) fn sum_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        let y = sum::forward(self, axes, keepdim);
+        let (shape, axes) = (self.shape().to_vec(), axes.to_vec());
+        unary_node(y, "sum", self, move |ct| {
+            sum::vjp(&shape, &axes, keepdim, ct)
+        })
+    }
+
+    #[track_caller]
+    fn chooser_norm(&self, axes: &[usize], keepdim: bool, is_max: bool) -> Array {
+        let y = if is_max {
+            max::forward(self, axes, keepdim)
+        } else {
+            min::forward(self, axes, keepdim)
+        };
+        let (xr, yr, axes) = (self.detach(), y.detach(), axes.to_vec());
+        let vjp = if is_max {
+            max::vjp::<Array>
+        } else {
+            min::vjp::<Array>
+        };
+        unary_node(y, if is_max { "max" } else { "min" }, self, move |ct| {
+            vjp(&xr, &yr, &axes, keepdim, ct)
+        })
+    }
+
+    #[track_caller]
+    pub(crate) fn max_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        self.chooser_norm(axes, keepdim, true)
+    }
+
+    #[track_caller]
+    pub(crate) fn min_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        self.chooser_norm(axes, keepdim, false)
+    }
+
+    #[track_caller]
+    pub(crate) fn prod_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        let y = prod::forward(self, axes, keepdim);
+        let (xr, yr, axes) = (self.detach(), y.detach(), axes.to_vec());
+        unary_node(y, "prod", self, move |ct| {
+            prod::vjp(&xr, &yr, &axes, keepdim, ct)
+        })
+    }
+
+    #[track_caller]
+    pub(crate) fn cumsum_norm(&self, axis: usize, reverse: bool) -> Array {
+        let y = cumsum::forward(self, axis, reverse);
+        unary_node(y, "cumsum", self, move |ct| cumsum::vjp(axis, reverse, ct))
+    }
+
+    /// Sum of all elements (a 0-d array).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).sum().item(), 6.0);
+    /// ```
+    #[track_caller]
+    pub fn sum(&self) -> Array {
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        self.sum_norm(&all, false)
+    }
+
+    /// Sum over `axes` (negative axes count from the end).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+    /// assert_eq!(x.sum_axes(&[1], false).to_vec::<f64>(), vec![3.0, 7.0]);
+    /// assert_eq!(x.sum_axes(&[-2], true).shape(), &[1, 2]);
+    /// ```
+    #[track_caller]
+    pub fn sum_axes(&self, axes: &[isize], keepdim: bool) -> Array {
+        self.sum_norm(&norm_axes("sum", axes, self.ndim()), keepdim)
+    }
+
+    /// Largest element.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::from_vec(vec![1.0f32, 5.0, 3.0], &[3]).max().item(), 5.0);
+    /// ```
+    #[track_caller]
+    pub fn max(&self) -> Array {
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        self.max_norm(&all, false)
+    }
+
+    /// Maximum over `axes`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
+    /// assert_eq!(x.max_axes(&[1], false).to_vec::<f64>(), vec![4.0, 3.0]);
+    /// ```
+    #[track_caller]
+    pub fn max_axes(&self, axes: &[isize], keepdim: bool) -> Array {
+        self.max_norm(&norm_axes("max", axes, self.ndim()), keepdim)
+    }
+
+    /// Smallest element.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::from_vec(vec![1.0f32, 5.0, 3.0], &[3]).min().item(), 1.0);
+    /// ```
+    #[track_caller]
+    pub fn min(&self) -> Array {
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        self.min_norm(&all, false)
+    }
+
+    /// Minimum over `axes`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
+    /// assert_eq!(x.min_axes(&[0], false).to_vec::<f64>(), vec![1.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn min_axes(&self, axes: &[isize], keepdim: bool) -> Array {
+        self.min_norm(&norm_axes("min", axes, self.ndim()), keepdim)
+    }
+
+    /// Product of all elements.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::from_vec(vec![2.0f64, 3.0], &[2]).prod().item(), 6.0);
+    /// ```
+    #[track_caller]
+    pub fn prod(&self) -> Array {
+        let all: Vec<usize> = (0..self.ndim()).collect();
+        self.prod_norm(&all, false)
+    }
+
+    /// Product over `axes`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+    /// assert_eq!(x.prod_axes(&[1], false).to_vec::<f64>(), vec![2.0, 12.0]);
+    /// ```
+    #[track_caller]
+    pub fn prod_axes(&self, axes: &[isize], keepdim: bool) -> Array {
+        self.prod_norm(&norm_axes("prod", axes, self.ndim()), keepdim)
+    }
+
+    /// Cumulative sum along `axis`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    /// assert_eq!(x.cumsum(0).to_vec::<f64>(), vec![1.0, 3.0, 6.0]);
+    /// ```
+    #[track_caller]
+    pub fn cumsum(&self, axis: isize) -> Array {
+        self.cumsum_norm(crate::array::norm_axis("cumsum", axis, self.ndim()), false)
+    }
+
+    /// Index of the largest element along `axis` (an `I64` array; first
+    /// wins ties). Not differentiable.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
+    /// assert_eq!(x.argmax(1).to_vec::<i64>(), vec![1, 0]);
+    /// ```
+    #[track_caller]
+    pub fn argmax(&self, axis: isize) -> Array {
+        let ax = crate::array::norm_axis("argmax", axis, self.ndim());
+        Array::from_data(crate::dtype::Data::I64(match &self.data {
+            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
+            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
+            _ => not_float("argmax", self),
+        }))
+    }
+
+    /// Index of the smallest element along `axis` (an `I64` array).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
+    /// assert_eq!(x.argmin(1).to_vec::<i64>(), vec![0, 1]);
+    /// ```
+    #[track_caller]
+    pub fn argmin(&self, axis: isize) -> Array {
+        let ax = crate::array::norm_axis("argmin", axis, self.ndim());
+        Array::from_data(crate::dtype::Data::I64(match &self.data {
+            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
+            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
+            _ => not_float("argmin", self),
+        }))
+    }
+}

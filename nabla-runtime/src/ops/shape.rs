@@ -1,0 +1,553 @@
+//! Shape primitives: `reshape`, `permute`, `broadcast_to`, `slice`,
+//! `concat`, and the composites built on them (`transpose`, `expand_dims`,
+//! `squeeze`, `flatten`, `stack`, `split`, `sum_to_shape`).
+//!
+//! Reshape, permute and slice share storage with their input (no copy)
+//! whenever the layout allows. Batching rule (all of them): the batch axis
+//! stays in front; axis arguments shift by one.
+
+use crate::array::norm_axis;
+use crate::autograd::{needs_grad, record, unary_node};
+use crate::dtype::{Data, any_map};
+use crate::{Array, ArrayValue};
+use ndarray::{IxDyn, Slice};
+use std::ops::Range;
+
+/// Reshape (row-major order).
+pub mod reshape {
+    use super::*;
+    /// Forward: shares storage when the input is contiguous.
+    #[track_caller]
+    pub fn forward(x: &Array, shape: &[usize]) -> Array {
+        let n: usize = shape.iter().product();
+        if n != x.numel() {
+            panic!(
+                "reshape: cannot reshape {:?} ({} elements) into {shape:?} ({n} elements); the element counts must match",
+                x.shape(),
+                x.numel()
+            );
+        }
+        let d = IxDyn(shape);
+        Array::from_data(any_map!(
+            &x.data,
+            |a| match a.clone().into_shape_with_order(d.clone()) {
+                Ok(r) => r,
+                Err(_) => {
+                    a.as_standard_layout()
+                        .into_owned()
+                        .into_shape_with_order(d.clone())
+                        .expect("size checked")
+                        .into_shared()
+                }
+            }
+        ))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
+        dx.reshape(shape)
+    }
+    /// VJP rule: reshape back.
+    pub fn vjp<V: ArrayValue>(x_shape: &[usize], ct: &V) -> V {
+        ct.reshape(x_shape)
+    }
+}
+
+/// Axis permutation.
+pub mod permute {
+    use super::*;
+    /// Forward: a strided view, no copy.
+    #[track_caller]
+    pub fn forward(x: &Array, perm: &[usize]) -> Array {
+        let mut sorted = perm.to_vec();
+        sorted.sort_unstable();
+        if sorted != (0..x.ndim()).collect::<Vec<_>>() {
+            panic!(
+                "permute: {perm:?} is not a permutation of the {} axes of an array with shape {:?}; list each axis 0..{} once",
+                x.ndim(),
+                x.shape(),
+                x.ndim()
+            );
+        }
+        Array::from_data(any_map!(&x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
+    }
+    /// The inverse permutation.
+    pub fn inverse(perm: &[usize]) -> Vec<usize> {
+        let mut inv = vec![0; perm.len()];
+        for (i, &p) in perm.iter().enumerate() {
+            inv[p] = i;
+        }
+        inv
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, perm: &[usize]) -> V {
+        dx.permute(perm)
+    }
+    /// VJP rule: the inverse permutation.
+    pub fn vjp<V: ArrayValue>(perm: &[usize], ct: &V) -> V {
+        ct.permute(&inverse(perm))
+    }
+}
+
+/// NumPy broadcast to a larger shape.
+pub mod broadcast_to {
+    use super::*;
+    /// Forward (materialises the result).
+    #[track_caller]
+    pub fn forward(x: &Array, shape: &[usize]) -> Array {
+        let ok = nabla_kernels::elementwise::try_broadcast_shape(x.shape(), shape)
+            .is_some_and(|s| s == shape);
+        if !ok {
+            panic!(
+                "broadcast_to: shape {:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1",
+                x.shape()
+            );
+        }
+        let d = IxDyn(shape);
+        Array::from_data(any_map!(&x.data, |a| a
+            .broadcast(d.clone())
+            .expect("checked")
+            .to_owned()))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
+        dx.broadcast_to(shape)
+    }
+    /// VJP rule: sum back to the input shape.
+    pub fn vjp<V: ArrayValue>(x_shape: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(x_shape)
+    }
+}
+
+/// Strided slicing, one [`Slice`] per axis.
+pub mod slice {
+    use super::*;
+    /// Forward: a view of the same storage.
+    #[track_caller]
+    pub fn forward(x: &Array, slices: &[Slice]) -> Array {
+        Array::from_data(any_map!(&x.data, |a| {
+            let mut v = a.clone();
+            v.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
+            v
+        }))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, slices: &[Slice]) -> V {
+        dx.slice(slices)
+    }
+    /// VJP rule: zeros with the cotangent placed at the slice.
+    pub fn vjp<V: ArrayValue>(x_shape: &[usize], slices: &[Slice], ct: &V) -> V {
+        ct.slice_place(x_shape, slices)
+    }
+}
+
+/// The VJP of slicing: zeros of a shape with a value placed at a slice. Its
+/// own VJP is the slice.
+pub mod slice_place {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(x: &Array, shape: &[usize], slices: &[Slice]) -> Array {
+        Array::from_data(crate::dtype::float_map!(
+            &x.data,
+            |a| nabla_kernels::index::slice_place(shape, slices, a.view()),
+            crate::ops::unary::not_float("slice_place", x)
+        ))
+    }
+    /// JVP rule.
+    pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize], slices: &[Slice]) -> V {
+        dx.slice_place(shape, slices)
+    }
+    /// VJP rule: the slice of the cotangent.
+    pub fn vjp<V: ArrayValue>(slices: &[Slice], ct: &V) -> V {
+        ct.slice(slices)
+    }
+}
+
+/// Joining arrays along an existing axis.
+pub mod concat {
+    use super::*;
+    /// Forward.
+    #[track_caller]
+    pub fn forward(parts: &[Array], axis: usize) -> Array {
+        check(parts, axis);
+        macro_rules! join {
+            ($variant:ident) => {{
+                let views: Vec<_> = parts
+                    .iter()
+                    .map(|p| match &p.data {
+                        Data::$variant(a) => a.view(),
+                        _ => unreachable!("dtypes checked"),
+                    })
+                    .collect();
+                Data::$variant(
+                    ndarray::concatenate(ndarray::Axis(axis), &views)
+                        .expect("shapes checked")
+                        .into_shared(),
+                )
+            }};
+        }
+        Array::from_data(match &parts[0].data {
+            Data::F32(_) => join!(F32),
+            Data::F64(_) => join!(F64),
+            Data::I64(_) => join!(I64),
+            Data::Bool(_) => join!(Bool),
+        })
+    }
+    #[track_caller]
+    fn check(parts: &[Array], axis: usize) {
+        if parts.is_empty() {
+            panic!("concat: needs at least one array");
+        }
+        let first = &parts[0];
+        for p in parts {
+            let same_rest = p.ndim() == first.ndim()
+                && p.shape()
+                    .iter()
+                    .zip(first.shape())
+                    .enumerate()
+                    .all(|(i, (a, b))| i == axis || a == b);
+            if p.dtype() != first.dtype() || !same_rest {
+                let shapes: Vec<_> = parts
+                    .iter()
+                    .map(|p| format!("{} {:?}", p.dtype(), p.shape()))
+                    .collect();
+                panic!(
+                    "concat: arrays [{}] cannot be joined along axis {axis}; all must share the dtype and every \
+                     dimension except axis {axis}",
+                    shapes.join(", ")
+                );
+            }
+        }
+    }
+    /// The slices of the result that each part came from.
+    pub fn part_slices(sizes: &[usize], ndim: usize, axis: usize) -> Vec<Vec<Slice>> {
+        let mut start = 0;
+        sizes
+            .iter()
+            .map(|&n| {
+                let s = (0..ndim)
+                    .map(|i| {
+                        if i == axis {
+                            Slice::new(start as isize, Some((start + n) as isize), 1)
+                        } else {
+                            Slice::from(..)
+                        }
+                    })
+                    .collect();
+                start += n;
+                s
+            })
+            .collect()
+    }
+    /// JVP rule: concatenate the tangents.
+    pub fn jvp<V: ArrayValue>(dxs: &[V], axis: usize) -> V {
+        V::concat(dxs, axis)
+    }
+    /// VJP rule: the cotangent's slice for part `i`.
+    pub fn vjp<V: ArrayValue>(sizes: &[usize], axis: usize, i: usize, ct: &V) -> V {
+        let nd = ct.shape_vec().len();
+        ct.slice(&part_slices(sizes, nd, axis)[i])
+    }
+}
+
+impl Array {
+    /// Same elements, new shape (row-major). Shares storage when contiguous.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::arange(6, DType::F32).reshape(&[2, 3]).shape(), &[2, 3]);
+    /// ```
+    #[track_caller]
+    pub fn reshape(&self, shape: &[usize]) -> Array {
+        if shape == self.shape() {
+            return self.clone();
+        }
+        let y = reshape::forward(self, shape);
+        let xs = self.shape().to_vec();
+        unary_node(y, "reshape", self, move |ct| reshape::vjp(&xs, ct))
+    }
+
+    /// Reorders the axes: axis `i` of the result is axis `perm[i]` of `self`.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 3, 4], DType::F32).permute(&[2, 0, 1]).shape(), &[4, 2, 3]);
+    /// ```
+    #[track_caller]
+    pub fn permute(&self, perm: &[usize]) -> Array {
+        let y = permute::forward(self, perm);
+        let p = perm.to_vec();
+        unary_node(y, "permute", self, move |ct| permute::vjp(&p, ct))
+    }
+
+    /// Broadcasts to `shape` NumPy-style.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
+    /// assert_eq!(x.broadcast_to(&[3, 2]).to_vec::<f32>(), vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn broadcast_to(&self, shape: &[usize]) -> Array {
+        if shape == self.shape() {
+            return self.clone();
+        }
+        let y = broadcast_to::forward(self, shape);
+        let xs = self.shape().to_vec();
+        unary_node(y, "broadcast_to", self, move |ct| {
+            broadcast_to::vjp(&xs, ct)
+        })
+    }
+
+    /// Sums a broadcast array back to `shape` (the adjoint of
+    /// [`Array::broadcast_to`]).
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let g = Array::ones(&[3, 2], DType::F64).sum_to_shape(&[1, 2]);
+    /// assert_eq!(g.to_vec::<f64>(), vec![3.0, 3.0]);
+    /// ```
+    #[track_caller]
+    pub fn sum_to_shape(&self, shape: &[usize]) -> Array {
+        if self.shape() == shape {
+            return self.clone();
+        }
+        let lead = self.ndim().checked_sub(shape.len()).unwrap_or_else(|| {
+            panic!(
+                "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}",
+                self.shape()
+            )
+        });
+        let axes: Vec<usize> = (0..self.ndim())
+            .filter(|&i| i < lead || (shape[i - lead] == 1 && self.shape()[i] != 1))
+            .collect();
+        let s = if axes.is_empty() {
+            self.clone()
+        } else {
+            self.sum_norm(&axes, false)
+        };
+        s.reshape(shape)
+    }
+
+    /// Strided slice, one [`Slice`] per axis (a view: no copy).
+    #[track_caller]
+    pub(crate) fn slice_raw(&self, slices: &[Slice]) -> Array {
+        let y = slice::forward(self, slices);
+        let (xs, sl) = (self.shape().to_vec(), slices.to_vec());
+        unary_node(y, "slice", self, move |ct| slice::vjp(&xs, &sl, ct))
+    }
+
+    /// Zeros of `shape` with `self` placed at `slices`.
+    #[track_caller]
+    pub(crate) fn slice_place_raw(&self, shape: &[usize], slices: &[Slice]) -> Array {
+        let y = slice_place::forward(self, shape, slices);
+        let sl = slices.to_vec();
+        unary_node(y, "slice_place", self, move |ct| slice_place::vjp(&sl, ct))
+    }
+
+    /// Slices the leading axes by ranges; remaining axes are kept whole.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let x = Array::arange(12, DType::F64).reshape(&[3, 4]);
+    /// assert_eq!(x.slice(&[0..3, 1..3]).shape(), &[3, 2]);
+    /// assert_eq!(x.slice(&[1..2]).to_vec::<f64>(), vec![4.0, 5.0, 6.0, 7.0]);
+    /// ```
+    #[track_caller]
+    pub fn slice(&self, ranges: &[Range<usize>]) -> Array {
+        if ranges.len() > self.ndim() {
+            panic!(
+                "slice: {} ranges given for an array with shape {:?}; give at most one per axis",
+                ranges.len(),
+                self.shape()
+            );
+        }
+        let slices: Vec<Slice> = (0..self.ndim())
+            .map(|i| match ranges.get(i) {
+                Some(r) => {
+                    let n = self.shape()[i];
+                    if r.start > r.end || r.end > n {
+                        panic!(
+                            "slice: range {r:?} is out of bounds for axis {i} of length {n} (shape {:?}); use start <= end <= {n}",
+                            self.shape()
+                        );
+                    }
+                    Slice::new(r.start as isize, Some(r.end as isize), 1)
+                }
+                None => Slice::from(..),
+            })
+            .collect();
+        self.slice_raw(&slices)
+    }
+
+    /// Slices one axis by a range (`x[1:]` is `x.slice_axis(0, 1..n)`).
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let x = Array::arange(5, DType::F64);
+    /// assert_eq!(x.slice_axis(0, 1..5).to_vec::<f64>(), vec![1.0, 2.0, 3.0, 4.0]);
+    /// ```
+    #[track_caller]
+    pub fn slice_axis(&self, axis: isize, range: Range<usize>) -> Array {
+        let ax = norm_axis("slice_axis", axis, self.ndim());
+        let mut ranges: Vec<Range<usize>> = self.shape()[..ax].iter().map(|&n| 0..n).collect();
+        ranges.push(range);
+        self.slice(&ranges)
+    }
+
+    /// Swaps the two axes of a matrix.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 3], DType::F32).transpose().shape(), &[3, 2]);
+    /// ```
+    #[track_caller]
+    pub fn transpose(&self) -> Array {
+        if self.ndim() != 2 {
+            panic!(
+                "transpose: expects a 2-D array, got shape {:?}; use swapaxes(a, b) or permute(..) for other ranks",
+                self.shape()
+            );
+        }
+        self.permute(&[1, 0])
+    }
+
+    /// Swaps two axes.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 3, 4], DType::F32).swapaxes(-1, -2).shape(), &[2, 4, 3]);
+    /// ```
+    #[track_caller]
+    pub fn swapaxes(&self, a: isize, b: isize) -> Array {
+        let (a, b) = (
+            norm_axis("swapaxes", a, self.ndim()),
+            norm_axis("swapaxes", b, self.ndim()),
+        );
+        let mut perm: Vec<usize> = (0..self.ndim()).collect();
+        perm.swap(a, b);
+        self.permute(&perm)
+    }
+
+    /// Inserts a length-1 axis at `axis` (which may be `ndim`).
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 3], DType::F32).expand_dims(1).shape(), &[2, 1, 3]);
+    /// assert_eq!(Array::zeros(&[2, 3], DType::F32).expand_dims(-1).shape(), &[2, 3, 1]);
+    /// ```
+    #[track_caller]
+    pub fn expand_dims(&self, axis: isize) -> Array {
+        let ax = norm_axis("expand_dims", axis, self.ndim() + 1);
+        let mut shape = self.shape().to_vec();
+        shape.insert(ax, 1);
+        self.reshape(&shape)
+    }
+
+    /// Removes the length-1 axis `axis`.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 1, 3], DType::F32).squeeze(1).shape(), &[2, 3]);
+    /// ```
+    #[track_caller]
+    pub fn squeeze(&self, axis: isize) -> Array {
+        let ax = norm_axis("squeeze", axis, self.ndim());
+        if self.shape()[ax] != 1 {
+            panic!(
+                "squeeze: axis {axis} of shape {:?} has length {}, not 1; only length-1 axes can be removed",
+                self.shape(),
+                self.shape()[ax]
+            );
+        }
+        let mut shape = self.shape().to_vec();
+        shape.remove(ax);
+        self.reshape(&shape)
+    }
+
+    /// All elements as one axis.
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// assert_eq!(Array::zeros(&[2, 3], DType::F32).flatten().shape(), &[6]);
+    /// ```
+    #[track_caller]
+    pub fn flatten(&self) -> Array {
+        self.reshape(&[self.numel()])
+    }
+
+    /// Splits along `axis` into pieces of the given sizes (which must sum to
+    /// the axis length).
+    ///
+    /// ```
+    /// # use nabla_runtime::{Array, DType};
+    /// let parts = Array::arange(5, DType::F64).split(&[2, 3], 0);
+    /// assert_eq!(parts[1].to_vec::<f64>(), vec![2.0, 3.0, 4.0]);
+    /// ```
+    #[track_caller]
+    pub fn split(&self, sizes: &[usize], axis: isize) -> Vec<Array> {
+        let ax = norm_axis("split", axis, self.ndim());
+        let total: usize = sizes.iter().sum();
+        if total != self.shape()[ax] {
+            panic!(
+                "split: sizes {sizes:?} add up to {total} but axis {axis} of shape {:?} has length {}; make them add up",
+                self.shape(),
+                self.shape()[ax]
+            );
+        }
+        concat::part_slices(sizes, self.ndim(), ax)
+            .iter()
+            .map(|s| self.slice_raw(s))
+            .collect()
+    }
+}
+
+/// Joins arrays along an existing axis (`jnp.concatenate`).
+///
+/// ```
+/// # use nabla_runtime::{concat, Array, DType};
+/// let c = concat(&[Array::zeros(&[2, 3], DType::F32), Array::ones(&[2, 2], DType::F32)], 1);
+/// assert_eq!(c.shape(), &[2, 5]);
+/// ```
+#[track_caller]
+pub fn concat(parts: &[Array], axis: isize) -> Array {
+    let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
+    let ax = norm_axis("concat", axis, nd);
+    concat_norm(parts, ax)
+}
+
+#[track_caller]
+pub(crate) fn concat_norm(parts: &[Array], axis: usize) -> Array {
+    let y = concat::forward(parts, axis);
+    let refs: Vec<&Array> = parts.iter().collect();
+    if !needs_grad(&refs) {
+        return y;
+    }
+    let sizes: Vec<usize> = parts.iter().map(|p| p.shape()[axis]).collect();
+    let want: Vec<bool> = parts.iter().map(|p| p.is_tracked()).collect();
+    record(
+        y,
+        "concat",
+        &refs,
+        Box::new(move |ct| {
+            (0..sizes.len())
+                .map(|i| want[i].then(|| concat::vjp(&sizes, axis, i, ct)))
+                .collect()
+        }),
+    )
+}
+
+/// Joins arrays along a new axis (`jnp.stack`).
+///
+/// ```
+/// # use nabla_runtime::{stack, Array, DType};
+/// let s = stack(&[Array::zeros(&[2, 3], DType::F32), Array::ones(&[2, 3], DType::F32)], 0);
+/// assert_eq!(s.shape(), &[2, 2, 3]);
+/// ```
+#[track_caller]
+pub fn stack(parts: &[Array], axis: isize) -> Array {
+    let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
+    let ax = norm_axis("stack", axis, nd + 1);
+    let expanded: Vec<Array> = parts.iter().map(|p| p.expand_dims(ax as isize)).collect();
+    concat_norm(&expanded, ax)
+}

@@ -1,0 +1,178 @@
+//! Reproducible random numbers: a global seeded stream (`manual_seed`,
+//! `randn`, `rand`) and explicit JAX-style keys ([`Key`], `split`).
+//!
+//! The generator is counter-based: element `i` of a draw with key `k` is a
+//! pure function of `(k, i)` (SplitMix64's output function over a Weyl
+//! sequence), so draws are reproducible, order-independent, parallel, and
+//! the same formula can run on a GPU.
+
+use crate::{Array, DType};
+use std::sync::Mutex;
+
+const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
+
+fn mix(mut z: u64) -> u64 {
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// An explicit random key, like `jax.random.PRNGKey`. Keys are values:
+/// the same key always gives the same numbers; [`Key::split`] derives
+/// independent keys.
+///
+/// ```
+/// use nabla_runtime::{random::Key, DType};
+/// let key = Key::new(0);
+/// let [a, b] = key.split2();
+/// assert_eq!(a.normal(&[3], DType::F64).to_vec::<f64>(), a.normal(&[3], DType::F64).to_vec::<f64>());
+/// assert_ne!(a.normal(&[3], DType::F64).to_vec::<f64>(), b.normal(&[3], DType::F64).to_vec::<f64>());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Key(u64);
+
+impl Key {
+    /// A key from a seed.
+    pub fn new(seed: u64) -> Key {
+        Key(mix(seed ^ 0x5EED_0000_0000_0001))
+    }
+
+    /// `n` new keys, independent of each other and of `self`.
+    ///
+    /// ```
+    /// let keys = nabla_runtime::random::Key::new(1).split(3);
+    /// assert_eq!(keys.len(), 3);
+    /// ```
+    pub fn split(self, n: usize) -> Vec<Key> {
+        (0..n as u64).map(|i| self.fold_in(i)).collect()
+    }
+
+    /// Two new keys.
+    ///
+    /// ```
+    /// let [a, b] = nabla_runtime::random::Key::new(1).split2();
+    /// assert_ne!(a, b);
+    /// ```
+    pub fn split2(self) -> [Key; 2] {
+        [self.fold_in(0), self.fold_in(1)]
+    }
+
+    /// A new key derived from `self` and `data`.
+    ///
+    /// ```
+    /// use nabla_runtime::random::Key;
+    /// assert_ne!(Key::new(0).fold_in(1), Key::new(0).fold_in(2));
+    /// ```
+    pub fn fold_in(self, data: u64) -> Key {
+        Key(mix(
+            mix(self.0 ^ 0xA076_1D64_78BD_642F).wrapping_add(mix(data.wrapping_add(GOLDEN)))
+        ))
+    }
+
+    fn bits(self, i: u64) -> u64 {
+        mix(self.0.wrapping_add(i.wrapping_add(1).wrapping_mul(GOLDEN)))
+    }
+
+    /// Uniform in `[0, 1)` with 53 random bits.
+    fn uniform_at(self, i: u64) -> f64 {
+        (self.bits(i) >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
+    }
+
+    /// Uniform samples in `[0, 1)`.
+    ///
+    /// ```
+    /// use nabla_runtime::{random::Key, DType};
+    /// let u = Key::new(3).uniform(&[1000], DType::F64).to_vec::<f64>();
+    /// assert!(u.iter().all(|&v| (0.0..1.0).contains(&v)));
+    /// ```
+    pub fn uniform(self, shape: &[usize], dtype: DType) -> Array {
+        let n: usize = shape.iter().product();
+        let v: Vec<f64> = (0..n as u64).map(|i| self.uniform_at(i)).collect();
+        Array::from_vec(v, shape).cast(float(dtype, "uniform"))
+    }
+
+    /// Standard normal samples (Box–Muller on pairs of uniforms).
+    ///
+    /// ```
+    /// use nabla_runtime::{random::Key, DType};
+    /// let x = Key::new(3).normal(&[20000], DType::F64);
+    /// assert!(x.mean().item().abs() < 0.05);
+    /// ```
+    pub fn normal(self, shape: &[usize], dtype: DType) -> Array {
+        let n: usize = shape.iter().product();
+        let v: Vec<f64> = (0..n as u64)
+            .map(|i| {
+                let pair = i / 2;
+                let u1 = 1.0 - self.uniform_at(2 * pair); // (0, 1]
+                let u2 = self.uniform_at(2 * pair + 1);
+                let r = (-2.0 * u1.ln()).sqrt();
+                let t = std::f64::consts::TAU * u2;
+                if i % 2 == 0 { r * t.cos() } else { r * t.sin() }
+            })
+            .collect();
+        Array::from_vec(v, shape).cast(float(dtype, "normal"))
+    }
+}
+
+#[track_caller]
+fn float(dtype: DType, op: &str) -> DType {
+    if !dtype.is_float() {
+        panic!("{op}: random samples need a float dtype (F32 or F64), got {dtype}");
+    }
+    dtype
+}
+
+struct Global {
+    key: Key,
+    counter: u64,
+}
+
+static GLOBAL: Mutex<Global> = Mutex::new(Global {
+    key: Key(0x0123_4567_89AB_CDEF),
+    counter: 0,
+});
+
+fn next_key() -> Key {
+    let mut g = GLOBAL.lock().expect("rng lock");
+    let k = g.key.fold_in(g.counter);
+    g.counter += 1;
+    k
+}
+
+/// Seeds the global generator used by [`randn`] and [`rand`], like
+/// `torch.manual_seed`.
+///
+/// ```
+/// use nabla_runtime::{manual_seed, randn, DType};
+/// manual_seed(7);
+/// let a = randn(&[4], DType::F32).to_vec::<f32>();
+/// manual_seed(7);
+/// assert_eq!(a, randn(&[4], DType::F32).to_vec::<f32>());
+/// ```
+pub fn manual_seed(seed: u64) {
+    let mut g = GLOBAL.lock().expect("rng lock");
+    g.key = Key::new(seed);
+    g.counter = 0;
+}
+
+/// Standard normal samples from the global generator.
+///
+/// ```
+/// use nabla_runtime::{randn, DType};
+/// assert_eq!(randn(&[2, 3], DType::F32).shape(), &[2, 3]);
+/// ```
+#[track_caller]
+pub fn randn(shape: &[usize], dtype: DType) -> Array {
+    next_key().normal(shape, dtype)
+}
+
+/// Uniform `[0, 1)` samples from the global generator.
+///
+/// ```
+/// use nabla_runtime::{rand, DType};
+/// assert!(rand(&[5], DType::F64).to_vec::<f64>().iter().all(|&v| (0.0..1.0).contains(&v)));
+/// ```
+#[track_caller]
+pub fn rand(shape: &[usize], dtype: DType) -> Array {
+    next_key().uniform(shape, dtype)
+}
