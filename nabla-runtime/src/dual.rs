@@ -1,0 +1,251 @@
+//! `Dual<V>`: forward-mode interpretation type (primal + tangent).
+//!
+//! Instantiating generic code at `Dual<V>` computes its JVP: every method
+//! applies the primitive's JVP rule from [`crate::ops`]. The tangent may be
+//! a symbolic zero (`None`), so constants cost nothing. Because the rules
+//! are themselves generic, `Dual<Dual<V>>` gives second derivatives.
+//!
+//! ```
+//! use nabla_runtime::{Dual, Value};
+//! // d/dx sin(x)·x at x = 1
+//! let x = Dual::new(1.0f64, Some(1.0));
+//! let y = x.sin().mul(&x);
+//! assert!((y.tangent_or_zero() - (1f64.cos() + 1f64.sin())).abs() < 1e-15);
+//! ```
+
+use crate::ops::{binary, index, linalg, reduce, shape, unary};
+use crate::{Array, ArrayValue, Value};
+use nabla_kernels::elementwise::CompareOp;
+use ndarray::Slice;
+
+/// A primal value with an optional tangent (`None` = symbolic zero).
+#[derive(Clone, Debug)]
+pub struct Dual<V> {
+    /// The value.
+    pub primal: V,
+    /// Its directional derivative, or `None` for zero.
+    pub tangent: Option<V>,
+}
+
+impl<V: Value> Dual<V> {
+    /// A dual number from a primal and an optional tangent.
+    ///
+    /// ```
+    /// let d = nabla_runtime::Dual::new(2.0f64, None);
+    /// assert_eq!(d.tangent_or_zero(), 0.0);
+    /// ```
+    pub fn new(primal: V, tangent: Option<V>) -> Self {
+        Dual { primal, tangent }
+    }
+
+    /// A constant (zero tangent).
+    ///
+    /// ```
+    /// assert!(nabla_runtime::Dual::constant(1.0f64).tangent.is_none());
+    /// ```
+    pub fn constant(primal: V) -> Self {
+        Dual {
+            primal,
+            tangent: None,
+        }
+    }
+
+    /// The tangent, materialising a symbolic zero.
+    ///
+    /// ```
+    /// assert_eq!(nabla_runtime::Dual::new(1.0f64, Some(3.0)).tangent_or_zero(), 3.0);
+    /// ```
+    pub fn tangent_or_zero(&self) -> V {
+        self.tangent
+            .clone()
+            .unwrap_or_else(|| self.primal.zeros_like())
+    }
+
+    fn unary(&self, y: V, rule: impl FnOnce(&V, &V, &V) -> V) -> Self {
+        let t = self.tangent.as_ref().map(|dx| rule(&self.primal, &y, dx));
+        Dual {
+            primal: y,
+            tangent: t,
+        }
+    }
+
+    fn linear(&self, y: V, f: impl FnOnce(&V) -> V) -> Self {
+        Dual {
+            primal: y,
+            tangent: self.tangent.as_ref().map(f),
+        }
+    }
+
+    fn binary(
+        &self,
+        o: &Self,
+        y: V,
+        rule: impl FnOnce(&V, &V, &V, Option<&V>, Option<&V>) -> V,
+    ) -> Self {
+        let t = if self.tangent.is_none() && o.tangent.is_none() {
+            None
+        } else {
+            Some(rule(
+                &self.primal,
+                &o.primal,
+                &y,
+                self.tangent.as_ref(),
+                o.tangent.as_ref(),
+            ))
+        };
+        Dual {
+            primal: y,
+            tangent: t,
+        }
+    }
+}
+
+macro_rules! dual_unary {
+    ($($method:ident => $rule:ident),* $(,)?) => {
+        $(
+            fn $method(&self) -> Self {
+                self.unary(self.primal.$method(), unary::$rule::jvp)
+            }
+        )*
+    };
+}
+
+macro_rules! dual_binary {
+    ($($method:ident => $rule:ident),* $(,)?) => {
+        $(
+            fn $method(&self, o: &Self) -> Self {
+                self.binary(o, self.primal.$method(&o.primal), binary::$rule::jvp)
+            }
+        )*
+    };
+}
+
+impl<V: Value> Value for Dual<V> {
+    fn shape_vec(&self) -> Vec<usize> {
+        self.primal.shape_vec()
+    }
+    fn full_like(&self, v: f64) -> Self {
+        Dual::constant(self.primal.full_like(v))
+    }
+    fn neg(&self) -> Self {
+        self.linear(self.primal.neg(), |t| t.neg())
+    }
+    fn add_scalar(&self, c: f64) -> Self {
+        self.linear(self.primal.add_scalar(c), |t| t.clone())
+    }
+    fn mul_scalar(&self, c: f64) -> Self {
+        self.linear(self.primal.mul_scalar(c), |t| t.mul_scalar(c))
+    }
+    dual_unary! {
+        exp => exp, ln => log, sin => sin, cos => cos, tan => tan, tanh => tanh, sigmoid => sigmoid,
+        relu => relu, sqrt => sqrt, rsqrt => rsqrt, abs => abs, square => square, recip => reciprocal,
+        ln_1p => log1p, exp_m1 => expm1, erf => erf, signum => sign, floor => floor, ceil => ceil,
+        round => round,
+    }
+    dual_binary! {
+        add => add, sub => sub, mul => mul, div => div, pow => pow, maximum => maximum,
+        minimum => minimum, atan2 => atan2,
+    }
+    fn powi(&self, n: i32) -> Self {
+        self.unary(self.primal.powi(n), |x, _, dx| unary::powi::jvp(x, n, dx))
+    }
+    fn powf(&self, p: f64) -> Self {
+        self.unary(self.primal.powf(p), |x, _, dx| unary::powf::jvp(x, p, dx))
+    }
+    fn clip(&self, lo: f64, hi: f64) -> Self {
+        self.unary(self.primal.clip(lo, hi), |x, _, dx| {
+            unary::clip::jvp(x, lo, hi, dx)
+        })
+    }
+    fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
+        Dual::constant(self.primal.cmp_mask(&o.primal, op))
+    }
+    fn sum_to_shape(&self, shape: &[usize]) -> Self {
+        self.linear(self.primal.sum_to_shape(shape), |t| t.sum_to_shape(shape))
+    }
+    fn broadcast_to(&self, shape: &[usize]) -> Self {
+        self.linear(self.primal.broadcast_to(shape), |t| t.broadcast_to(shape))
+    }
+    fn stop_gradient(&self) -> Self {
+        Dual::constant(self.primal.stop_gradient())
+    }
+}
+
+impl<V: ArrayValue> ArrayValue for Dual<V> {
+    fn reshape(&self, s: &[usize]) -> Self {
+        self.linear(self.primal.reshape(s), |t| shape::reshape::jvp(t, s))
+    }
+    fn permute(&self, p: &[usize]) -> Self {
+        self.linear(self.primal.permute(p), |t| shape::permute::jvp(t, p))
+    }
+    fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.linear(self.primal.sum_axes(axes, keepdim), |t| {
+            reduce::sum::jvp(t, axes, keepdim)
+        })
+    }
+    fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.unary(self.primal.max_axes(axes, keepdim), |x, y, dx| {
+            reduce::max::jvp(x, y, axes, keepdim, dx)
+        })
+    }
+    fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.unary(self.primal.min_axes(axes, keepdim), |x, y, dx| {
+            reduce::min::jvp(x, y, axes, keepdim, dx)
+        })
+    }
+    fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
+        self.unary(self.primal.prod_axes(axes, keepdim), |x, y, dx| {
+            reduce::prod::jvp(x, y, axes, keepdim, dx)
+        })
+    }
+    fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self {
+        self.linear(self.primal.cumsum_axis(axis, reverse), |t| {
+            reduce::cumsum::jvp(t, axis, reverse)
+        })
+    }
+    fn slice(&self, s: &[Slice]) -> Self {
+        self.linear(self.primal.slice(s), |t| shape::slice::jvp(t, s))
+    }
+    fn slice_place(&self, sh: &[usize], s: &[Slice]) -> Self {
+        self.linear(self.primal.slice_place(sh, s), |t| {
+            shape::slice_place::jvp(t, sh, s)
+        })
+    }
+    fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
+        self.linear(self.primal.index_select(axis, idx), |t| {
+            index::index_select::jvp(t, axis, idx)
+        })
+    }
+    fn index_add(&self, sh: &[usize], axis: usize, idx: &[usize]) -> Self {
+        self.linear(self.primal.index_add(sh, axis, idx), |t| {
+            index::index_add::jvp(t, sh, axis, idx)
+        })
+    }
+    fn concat(parts: &[Self], axis: usize) -> Self {
+        let primals: Vec<V> = parts.iter().map(|p| p.primal.clone()).collect();
+        let y = V::concat(&primals, axis);
+        let tangent = parts.iter().any(|p| p.tangent.is_some()).then(|| {
+            let ts: Vec<V> = parts.iter().map(|p| p.tangent_or_zero()).collect();
+            shape::concat::jvp(&ts, axis)
+        });
+        Dual { primal: y, tangent }
+    }
+    fn select(mask: &Array, a: &Self, b: &Self) -> Self {
+        let y = V::select(mask, &a.primal, &b.primal);
+        let tangent = (a.tangent.is_some() || b.tangent.is_some())
+            .then(|| index::select::jvp(mask, &y, a.tangent.as_ref(), b.tangent.as_ref()));
+        Dual { primal: y, tangent }
+    }
+    fn matmul(&self, o: &Self) -> Self {
+        let y = self.primal.matmul(&o.primal);
+        let tangent = (self.tangent.is_some() || o.tangent.is_some()).then(|| {
+            linalg::matmul::jvp(
+                &self.primal,
+                &o.primal,
+                self.tangent.as_ref(),
+                o.tangent.as_ref(),
+            )
+        });
+        Dual { primal: y, tangent }
+    }
+}
