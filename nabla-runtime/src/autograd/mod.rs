@@ -204,14 +204,19 @@ impl Array {
     #[track_caller]
     pub fn grad(&self) -> Array {
         match self.grad.as_deref() {
-            Some(GradMeta::Leaf { grad }) => grad.lock().expect("grad lock").clone().unwrap_or_else(|| {
-                panic!("grad(): this array has no gradient yet; call backward() on a loss that depends on it first")
-            }),
+            Some(GradMeta::Leaf { grad }) => match grad.lock().expect("grad lock").clone() {
+                Some(g) => g,
+                None => panic!(
+                    "grad(): this array has no gradient yet; call backward() on a loss that depends on it first"
+                ),
+            },
             Some(GradMeta::Node { .. }) => panic!(
                 "grad(): this array is the result of an operation, not a leaf; gradients are kept only for arrays \
                  made with requires_grad()"
             ),
-            None => panic!("grad(): this array does not require grad; create it with .requires_grad()"),
+            None => {
+                panic!("grad(): this array does not require grad; create it with .requires_grad()")
+            }
         }
     }
 
@@ -323,12 +328,12 @@ fn run_backward(root: Arc<GradMeta>, seed: Array) {
                 inputs,
                 backward,
             } => {
-                let f = backward.lock().expect("tape lock").take().unwrap_or_else(|| {
+                let Some(f) = backward.lock().expect("tape lock").take() else {
                     panic!(
                         "backward: the graph through `{op}` was already used by an earlier backward() and its \
                          saved values were freed; recompute the forward pass before calling backward() again"
                     )
-                });
+                };
                 let in_cts = f(&ct);
                 for (input, ict) in inputs.iter().zip(in_cts) {
                     if let (Some(input), Some(ict)) = (input, ict) {

@@ -17,14 +17,15 @@ use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broa
 #[track_caller]
 pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> Vec<usize> {
     check_dtypes(op, a, b);
-    try_broadcast_shape(a.shape(), b.shape()).unwrap_or_else(|| {
-        panic!(
+    match try_broadcast_shape(a.shape(), b.shape()) {
+        Some(s) => s,
+        None => panic!(
             "{op}: shapes {:?} and {:?} do not broadcast; trailing dimensions must be equal or 1 \
              (reshape or expand_dims one operand)",
             a.shape(),
             b.shape()
-        )
-    })
+        ),
+    }
 }
 
 #[track_caller]

@@ -31,14 +31,13 @@ pub mod matmul {
                  must equal the second-to-last of the right (transpose one operand?)"
             );
         }
-        let batch =
-            try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]).unwrap_or_else(|| {
-                panic!(
-                    "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast",
-                    &sa[..sa.len() - 2],
-                    &sb[..sb.len() - 2]
-                )
-            });
+        let Some(batch) = try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]) else {
+            panic!(
+                "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast",
+                &sa[..sa.len() - 2],
+                &sb[..sb.len() - 2]
+            )
+        };
         let mut out_shape = batch.clone();
         out_shape.extend([m, n]);
         let bsize: usize = batch.iter().product();

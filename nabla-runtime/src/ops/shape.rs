@@ -312,12 +312,12 @@ impl Array {
         if self.shape() == shape {
             return self.clone();
         }
-        let lead = self.ndim().checked_sub(shape.len()).unwrap_or_else(|| {
+        let Some(lead) = self.ndim().checked_sub(shape.len()) else {
             panic!(
                 "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}",
                 self.shape()
             )
-        });
+        };
         let axes: Vec<usize> = (0..self.ndim())
             .filter(|&i| i < lead || (shape[i - lead] == 1 && self.shape()[i] != 1))
             .collect();

@@ -1,0 +1,163 @@
+//! Bad input is a panic whose message names the op, the shapes and the fix.
+//! These tests pin the messages.
+
+use nabla::prelude::*;
+
+fn f32s(shape: &[usize]) -> Array {
+    Array::ones(shape, DType::F32)
+}
+
+fn message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let err = std::panic::catch_unwind(f).expect_err("expected a panic");
+    match err.downcast::<String>() {
+        Ok(s) => *s,
+        Err(e) => e
+            .downcast::<&str>()
+            .map(|s| s.to_string())
+            .unwrap_or_default(),
+    }
+}
+
+#[test]
+fn every_binary_op_names_itself_and_the_shapes() {
+    type Op = fn(&Array, &Array) -> Array;
+    let ops: [(&str, Op); 8] = [
+        ("add", |a, b| a + b),
+        ("sub", |a, b| a - b),
+        ("mul", |a, b| a * b),
+        ("div", |a, b| a / b),
+        ("pow", |a, b| a.pow(b)),
+        ("maximum", |a, b| a.maximum(b)),
+        ("minimum", |a, b| a.minimum(b)),
+        ("atan2", |a, b| a.atan2(b)),
+    ];
+    for (name, op) in ops {
+        let msg = message(move || {
+            op(&f32s(&[2, 3]), &f32s(&[4]));
+        });
+        assert_eq!(
+            msg,
+            format!(
+                "{name}: shapes [2, 3] and [4] do not broadcast; trailing dimensions must be equal or 1 \
+                 (reshape or expand_dims one operand)"
+            )
+        );
+    }
+}
+
+#[test]
+fn matmul_inner_dimensions() {
+    let msg = message(|| {
+        f32s(&[2, 3]).matmul(&f32s(&[4, 5]));
+    });
+    assert_eq!(
+        msg,
+        "matmul: inner dimensions differ, [2, 3] @ [4, 5] (3 vs 4); the last axis of the left operand must equal \
+         the second-to-last of the right (transpose one operand?)"
+    );
+}
+
+#[test]
+fn bad_axis() {
+    let msg = message(|| {
+        f32s(&[2, 3]).sum_axes(&[2], false);
+    });
+    assert_eq!(
+        msg,
+        "sum: axis 2 is out of range for an array with 2 dimensions; use an axis in -2..2"
+    );
+    let msg = message(|| {
+        f32s(&[2, 3]).softmax(-3);
+    });
+    assert!(msg.starts_with("softmax: axis -3 is out of range"), "{msg}");
+}
+
+#[test]
+fn reshape_size() {
+    let msg = message(|| {
+        f32s(&[2, 3]).reshape(&[4, 2]);
+    });
+    assert_eq!(
+        msg,
+        "reshape: cannot reshape [2, 3] (6 elements) into [4, 2] (8 elements); the element counts must match"
+    );
+}
+
+#[test]
+fn f32_f64_mix_asks_for_a_cast() {
+    let msg = message(|| {
+        let _ = f32s(&[2]) + Array::ones(&[2], DType::F64);
+    });
+    assert_eq!(
+        msg,
+        "add: dtype mismatch, f32 [2] and f64 [2]; Nabla never promotes implicitly: convert one side with \
+         .cast(DType::F32)"
+    );
+}
+
+#[test]
+fn item_on_many_elements() {
+    let msg = message(|| {
+        f32s(&[2, 2]).item();
+    });
+    assert_eq!(
+        msg,
+        "item: the array has shape [2, 2] (4 elements) but item() needs exactly one; index or reduce it first (e.g. .sum())"
+    );
+}
+
+#[test]
+fn backward_on_non_scalar() {
+    let msg = message(|| {
+        let w = f32s(&[3]).requires_grad();
+        (&w * 2.0).backward();
+    });
+    assert_eq!(
+        msg,
+        "backward: the output has shape [3] but backward() needs a scalar (one element); reduce it first, e.g. \
+         loss.sum() or loss.mean()"
+    );
+}
+
+#[test]
+fn grad_without_backward() {
+    let msg = message(|| {
+        f32s(&[3]).requires_grad().grad();
+    });
+    assert!(
+        msg.starts_with("grad(): this array has no gradient yet"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn integer_arithmetic_asks_for_a_cast() {
+    let msg = message(|| {
+        Array::arange(3, DType::I64).exp();
+    });
+    assert_eq!(
+        msg,
+        "exp: expected an f32 or f64 array, got i64 with shape [3]; convert it with .cast(DType::F32) or .cast(DType::F64)"
+    );
+}
+
+#[test]
+fn panics_point_at_the_caller() {
+    // #[track_caller] all the way: the location is this file, not the runtime.
+    let hook = std::panic::take_hook();
+    let loc = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
+    let l2 = loc.clone();
+    std::panic::set_hook(Box::new(move |info| {
+        *l2.lock().unwrap() = info
+            .location()
+            .map(|l| l.file().to_string())
+            .unwrap_or_default();
+    }));
+    let _ = std::panic::catch_unwind(|| f32s(&[2]) + f32s(&[3]));
+    std::panic::set_hook(hook);
+    assert!(
+        loc.lock().unwrap().ends_with("errors.rs"),
+        "panic located at {}",
+        loc.lock().unwrap()
+    );
+}

@@ -1,0 +1,117 @@
+//! Imperative autograd: the seed example against JAX (`seed_imperative`),
+//! accumulation, leaves, `no_grad`, `detach`, and tape release.
+
+mod common;
+
+use common::*;
+use nabla::prelude::*;
+
+#[test]
+fn seed_imperative_matches_jax() {
+    let progs = fixture("jax_programs.json");
+    let p = progs["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == "seed_imperative")
+        .unwrap();
+    let (ins, outs) = (&p["inputs"], &p["outputs"]);
+    for (dtype, tol) in [(DType::F64, 1e-9), (DType::F32, 1e-4)] {
+        let mut weight = arr(&ins["weight"]).cast(dtype).requires_grad();
+        let mut bias = arr(&ins["bias"]).cast(dtype).requires_grad();
+        let label = arr(&ins["label"]).cast(dtype);
+        let input = arr(&ins["input"]).cast(dtype);
+        let logits = nabla::relu(&(input.matmul(&weight) + &bias));
+        let loss = nabla::sum(&(logits - &label).powi(2));
+        loss.backward();
+        assert_close(&loss, &arr(&outs["loss"]), tol, "loss");
+        assert_close(
+            &weight.grad(),
+            &arr(&outs["weight_grad"]),
+            tol,
+            "weight grad",
+        );
+        assert_close(&bias.grad(), &arr(&outs["bias_grad"]), tol, "bias grad");
+        weight -= 0.01 * weight.grad();
+        bias -= 0.01 * bias.grad();
+        assert!(
+            weight.is_leaf() && bias.is_leaf(),
+            "in-place updates keep leaves"
+        );
+        assert_eq!(weight.dtype(), dtype, "0.01 * grad keeps the dtype");
+        assert_close(&weight, &arr(&outs["weight_new"]), tol, "weight after SGD");
+        assert_close(&bias, &arr(&outs["bias_new"]), tol, "bias after SGD");
+    }
+}
+
+#[test]
+fn gradients_accumulate_until_zero_grad() {
+    let x = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
+    (&x * 3.0).sum().backward();
+    (&x * &x).sum().backward();
+    assert_eq!(x.grad().to_vec::<f64>(), vec![5.0, 7.0]);
+    x.zero_grad();
+    assert!(x.try_grad().is_none());
+    (&x * 2.0).sum().backward();
+    assert_eq!(x.grad().to_vec::<f64>(), vec![2.0, 2.0]);
+}
+
+#[test]
+fn shared_subexpressions_accumulate_cotangents() {
+    let x = Array::scalar(1.5f64).requires_grad();
+    let s = x.sin();
+    let y = &s * &s + &s; // s used three times
+    y.backward();
+    let want = (2.0 * 1.5f64.sin() + 1.0) * 1.5f64.cos();
+    assert!((x.grad().item() - want).abs() < 1e-14);
+}
+
+#[test]
+fn untracked_arrays_record_nothing() {
+    let a = Array::ones(&[3], DType::F32);
+    let b = (&a * 2.0).exp();
+    assert!(!b.is_tracked());
+    let w = Array::ones(&[3], DType::F32).requires_grad();
+    assert!(nabla::no_grad(|| (&w * 2.0).is_tracked()) == false);
+    assert!((&w * 2.0).is_tracked());
+    assert!(!w.detach().is_tracked());
+    assert!(!(&w.detach() * 2.0).is_tracked());
+}
+
+#[test]
+fn backward_frees_the_tape() {
+    let x = Array::scalar(2.0f64).requires_grad();
+    let y = x.exp() * 2.0;
+    y.backward();
+    let second = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| y.backward()));
+    let msg = *second
+        .expect_err("second backward must fail")
+        .downcast::<String>()
+        .unwrap();
+    assert!(
+        msg.contains("already used by an earlier backward()"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn residuals_survive_in_place_updates() {
+    // The tape saved `w` by value; updating w in place before backward()
+    // must not change the gradient (storage is copy-on-write).
+    let mut w = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
+    let loss = (&w * &w).sum();
+    w -= 10.0;
+    loss.backward();
+    assert_eq!(w.grad().to_vec::<f64>(), vec![2.0, 4.0]);
+    assert_eq!(w.to_vec::<f64>(), vec![-9.0, -8.0]);
+}
+
+#[test]
+fn non_leaf_ops_in_place_are_recorded() {
+    let x = Array::scalar(3.0f64).requires_grad();
+    let mut y = &x * 2.0;
+    y += &x; // y = 3x, recorded
+    y *= 2.0; // y = 6x
+    y.backward();
+    assert_eq!(x.grad().item(), 6.0);
+}
