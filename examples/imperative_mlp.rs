@@ -31,7 +31,7 @@ fn main() {
     let init = |fan_in: usize, shape: &[usize]| {
         nabla::randn(shape, DType::F32) * (1.0 / (fan_in as f32).sqrt())
     };
-    let mut params = vec![
+    let mut params = [
         init(2, &[2, 32]).requires_grad(),
         Array::zeros(&[32], DType::F32).requires_grad(),
         init(32, &[32, 32]).requires_grad(),
@@ -51,7 +51,7 @@ fn main() {
         loss.backward();
         for p in params.iter_mut() {
             let g = p.grad();
-            *p -= lr * g;
+            *p -= g * lr;
             p.zero_grad();
         }
         let l = loss.item();

@@ -26,10 +26,10 @@ fn check(name: &str, op: &str, params: &serde_json::Value, xs: &[Array], key: Ke
     let keys = key.split(xs.len() + 1);
     let ct = keys[0].normal(y.shape(), DType::F64);
     let (_, grads) = tape_vjp(op, params, xs, &ct);
-    for i in 0..xs.len() {
+    for (i, g) in grads.iter().enumerate() {
         let num = fd_grad(&f, xs, &ct, i, EPS);
         assert_close(
-            &grads[i],
+            g,
             &num,
             TOL,
             &format!("{name}: tape vjp[{i}] vs finite differences"),

@@ -72,7 +72,7 @@ fn untracked_arrays_record_nothing() {
     let b = (&a * 2.0).exp();
     assert!(!b.is_tracked());
     let w = Array::ones(&[3], DType::F32).requires_grad();
-    assert!(nabla::no_grad(|| (&w * 2.0).is_tracked()) == false);
+    assert!(!nabla::no_grad(|| (&w * 2.0).is_tracked()));
     assert!((&w * 2.0).is_tracked());
     assert!(!w.detach().is_tracked());
     assert!(!(&w.detach() * 2.0).is_tracked());

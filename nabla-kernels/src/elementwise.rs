@@ -376,7 +376,7 @@ fn fill1<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
 }
 
 #[inline(always)]
-fn fill2<T: Float, F: Fn(T, T) -> T>(d: &mut [MaybeUninit<T>], a: &[T], b: &[T], f: &F) {
+fn fill2<T: Float, F: Fn(T, T) -> T + ?Sized>(d: &mut [MaybeUninit<T>], a: &[T], b: &[T], f: &F) {
     for ((d, &x), &y) in d.iter_mut().zip(a).zip(b) {
         d.write(f(x, y));
     }
@@ -411,10 +411,10 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             return ArrayD::from_shape_vec(IxDyn(&shape), out).expect("shape matches length");
         }
         if a.shape() == shape.as_slice() && is_row_of(b.shape(), &shape) {
-            return rows(sa, sb, &shape, |x, y| f(x, y));
+            return rows(sa, sb, &shape, &f);
         }
         if b.shape() == shape.as_slice() && is_row_of(a.shape(), &shape) {
-            return rows(sb, sa, &shape, |x, y| f(y, x));
+            return rows(sb, sa, &shape, &|x, y| f(y, x));
         }
     }
     if b.len() == 1 && a.shape() == shape.as_slice() {
@@ -445,11 +445,11 @@ fn is_row_of(small: &[usize], full: &[usize]) -> bool {
     !s.is_empty() && s.len() <= full.len() && full[full.len() - s.len()..] == *s
 }
 
-fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send>(
+fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
     big: &[T],
     row: &[T],
     shape: &[usize],
-    f: F,
+    f: &F,
 ) -> ArrayD<T> {
     let n = big.len();
     let w = row.len();
@@ -459,7 +459,7 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send>(
         let per = (CHUNK / w).max(1) * w;
         let run = |(d, s): (&mut [MaybeUninit<T>], &[T])| {
             for (d, s) in d.chunks_mut(w).zip(s.chunks(w)) {
-                fill2(d, s, row, &f);
+                fill2(d, s, row, f);
             }
         };
         if n >= PARALLEL_THRESHOLD {

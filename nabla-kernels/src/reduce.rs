@@ -34,11 +34,10 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
     let n: usize = axes.iter().map(|&a| x.shape()[a]).product();
     let outer: usize = out_shape.iter().product();
     // Leading axes reduced over a contiguous array: accumulate whole rows.
-    if let Some(s) = x.as_slice() {
-        if !axes.is_empty() && axes.iter().enumerate().all(|(i, &a)| a == i) && outer > 1 {
-            let v = columns(s, n, outer, op);
-            return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
-        }
+    let leading = !axes.is_empty() && axes.iter().enumerate().all(|(i, &a)| a == i) && outer > 1;
+    if let (true, Some(s)) = (leading, x.as_slice()) {
+        let v = columns(s, n, outer, op);
+        return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
     }
     let mut perm = kept.clone();
     perm.extend_from_slice(axes);

@@ -1,6 +1,8 @@
 //! Arithmetic operators between `Array`, `&Array`, `f32` and `f64`.
 //!
 //! Scalars are weakly typed (as in JAX): `0.01 * f32_array` stays `f32`.
+//! `array op s` accepts `f32` and `f64`; `s op array` accepts `f64` (so that
+//! float literals on the left infer without annotations).
 //! Compound assignment on a leaf that requires grad updates its values in
 //! place without recording, so `w -= lr * w.grad()` keeps `w` a leaf.
 
@@ -97,7 +99,10 @@ array_scalar!(Sub, sub, |x, c| x.affine(1.0, -c));
 array_scalar!(Mul, mul, |x, c| x.affine(c, 0.0));
 array_scalar!(Div, div, |x, c| x.affine(1.0 / c, 0.0));
 
-/// `scalar op array` for `f32` and `f64`.
+/// `scalar op array`, for `f64` only: with a second impl for `f32`, an
+/// untyped literal on the left (`0.5 * &x`) could not be inferred. The
+/// scalar is still weakly typed (`0.5 * f32_array` is `f32`); an `f32`
+/// variable goes on the right (`&x * lr`) or is widened (`lr as f64 * &x`).
 macro_rules! scalar_array {
     ($s:ty) => {
         impl Add<&Array> for $s {
@@ -147,7 +152,6 @@ macro_rules! by_value {
     };
 }
 
-scalar_array!(f32);
 scalar_array!(f64);
 
 impl Neg for &Array {
