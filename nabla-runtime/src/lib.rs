@@ -23,6 +23,8 @@ mod dual;
 pub mod functions;
 pub mod ops;
 pub mod random;
+pub mod rules;
+pub mod transforms;
 mod value;
 
 pub use array::{Array, Scalar};
@@ -34,4 +36,5 @@ pub use nabla_kernels::elementwise::CompareOp;
 pub use ops::index::where_;
 pub use ops::shape::{concat, stack};
 pub use random::{manual_seed, rand, randn};
+pub use transforms::{grad, jvp, value_and_grad, vjp};
 pub use value::{ArrayValue, Value};

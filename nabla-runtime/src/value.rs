@@ -96,114 +96,169 @@ pub trait Value: Clone + Sized {
 macro_rules! scalar_value {
     ($t:ty) => {
         impl Value for $t {
+            #[inline]
             fn shape_vec(&self) -> Vec<usize> {
                 Vec::new()
             }
+            #[inline]
             fn full_like(&self, v: f64) -> Self {
                 v as $t
             }
+            #[inline]
             fn add(&self, o: &Self) -> Self {
                 self + o
             }
+            #[inline]
             fn sub(&self, o: &Self) -> Self {
                 self - o
             }
+            #[inline]
             fn mul(&self, o: &Self) -> Self {
                 self * o
             }
+            #[inline]
             fn div(&self, o: &Self) -> Self {
                 self / o
             }
+            #[inline]
             fn neg(&self) -> Self {
                 -self
             }
+            #[inline]
             fn add_scalar(&self, c: f64) -> Self {
                 self + c as $t
             }
+            #[inline]
             fn mul_scalar(&self, c: f64) -> Self {
                 self * c as $t
             }
+            #[inline]
             fn exp(&self) -> Self {
                 <$t>::exp(*self)
             }
+            #[inline]
             fn ln(&self) -> Self {
                 <$t>::ln(*self)
             }
+            #[inline]
             fn sin(&self) -> Self {
                 <$t>::sin(*self)
             }
+            #[inline]
             fn cos(&self) -> Self {
                 <$t>::cos(*self)
             }
+            #[inline]
             fn tan(&self) -> Self {
                 <$t>::tan(*self)
             }
+            #[inline]
             fn tanh(&self) -> Self {
                 <$t>::tanh(*self)
             }
+            #[inline]
             fn sigmoid(&self) -> Self {
-                scalar(*self, nabla_kernels::elementwise::UnaryOp::Sigmoid)
+                if *self >= 0.0 {
+                    1.0 / (1.0 + (-*self).exp())
+                } else {
+                    let e = self.exp();
+                    e / (1.0 + e)
+                }
             }
+            #[inline]
             fn relu(&self) -> Self {
                 if *self > 0.0 { *self } else { 0.0 }
             }
+            #[inline]
             fn sqrt(&self) -> Self {
                 <$t>::sqrt(*self)
             }
+            #[inline]
             fn rsqrt(&self) -> Self {
                 1.0 / <$t>::sqrt(*self)
             }
+            #[inline]
             fn abs(&self) -> Self {
                 <$t>::abs(*self)
             }
+            #[inline]
             fn square(&self) -> Self {
                 self * self
             }
+            #[inline]
             fn recip(&self) -> Self {
                 1.0 / self
             }
+            #[inline]
             fn ln_1p(&self) -> Self {
                 <$t>::ln_1p(*self)
             }
+            #[inline]
             fn exp_m1(&self) -> Self {
                 <$t>::exp_m1(*self)
             }
+            #[inline]
             fn erf(&self) -> Self {
                 <$t as nabla_kernels::Float>::erf(*self)
             }
+            #[inline]
             fn signum(&self) -> Self {
-                scalar(*self, nabla_kernels::elementwise::UnaryOp::Sign)
+                if *self > 0.0 {
+                    1.0
+                } else if *self < 0.0 {
+                    -1.0
+                } else {
+                    *self
+                }
             }
+            #[inline]
             fn floor(&self) -> Self {
                 <$t>::floor(*self)
             }
+            #[inline]
             fn ceil(&self) -> Self {
                 <$t>::ceil(*self)
             }
+            #[inline]
             fn round(&self) -> Self {
                 <$t>::round(*self)
             }
+            #[inline]
             fn powi(&self, n: i32) -> Self {
                 <$t>::powi(*self, n)
             }
+            #[inline]
             fn powf(&self, p: f64) -> Self {
                 <$t>::powf(*self, p as $t)
             }
+            #[inline]
             fn clip(&self, lo: f64, hi: f64) -> Self {
-                scalar(*self, nabla_kernels::elementwise::UnaryOp::Clip(lo, hi))
+                let (lo, hi) = (lo as $t, hi as $t);
+                if *self < lo {
+                    lo
+                } else if *self > hi {
+                    hi
+                } else {
+                    *self
+                }
             }
+            #[inline]
             fn pow(&self, o: &Self) -> Self {
                 <$t>::powf(*self, *o)
             }
+            #[inline]
             fn maximum(&self, o: &Self) -> Self {
-                scalar2(*self, *o, nabla_kernels::elementwise::BinaryOp::Maximum)
+                if self > o || self.is_nan() { *self } else { *o }
             }
+            #[inline]
             fn minimum(&self, o: &Self) -> Self {
-                scalar2(*self, *o, nabla_kernels::elementwise::BinaryOp::Minimum)
+                if self < o || self.is_nan() { *self } else { *o }
             }
+            #[inline]
             fn atan2(&self, o: &Self) -> Self {
                 <$t>::atan2(*self, *o)
             }
+            #[inline]
             fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
                 let r = match op {
                     CompareOp::Gt => self > o,
@@ -215,29 +270,20 @@ macro_rules! scalar_value {
                 };
                 if r { 1.0 } else { 0.0 }
             }
+            #[inline]
             fn sum_to_shape(&self, _shape: &[usize]) -> Self {
                 *self
             }
+            #[inline]
             fn broadcast_to(&self, _shape: &[usize]) -> Self {
                 *self
             }
+            #[inline]
             fn stop_gradient(&self) -> Self {
                 *self
             }
         }
     };
-}
-
-/// One element through the array kernel, so scalars and arrays agree bit
-/// for bit on ops with several sensible formulas.
-fn scalar<T: nabla_kernels::Float>(v: T, op: nabla_kernels::elementwise::UnaryOp) -> T {
-    let a = ndarray::arr0(v).into_dyn();
-    nabla_kernels::elementwise::unary(a.view(), op)[[]]
-}
-
-fn scalar2<T: nabla_kernels::Float>(a: T, b: T, op: nabla_kernels::elementwise::BinaryOp) -> T {
-    let (a, b) = (ndarray::arr0(a).into_dyn(), ndarray::arr0(b).into_dyn());
-    nabla_kernels::elementwise::binary(a.view(), b.view(), op)[[]]
 }
 
 scalar_value!(f32);

@@ -1,0 +1,413 @@
+//! Uniform entry points for generated code.
+//!
+//! `#[differentiable]` lowers every known operation to a call of
+//! `rules::<op>::forward(inputs.., params..)` in the forward sweep and
+//! `rules::<op>::vjp_<k>(inputs.., &y, params.., &ct)` (one per value input
+//! `k`) in the reverse sweep. These adapters only normalise user-facing
+//! parameters (negative axes, ranges) and forward to the primitives' rules
+//! in [`crate::ops`] (or to composites); they contain no derivative of their
+//! own beyond that plumbing. Not meant to be called by hand.
+
+#![allow(missing_docs)]
+
+use crate::array::{norm_axes, norm_axis};
+use crate::ops;
+use crate::{ArrayValue, Value};
+use ndarray::Slice;
+use std::ops::Range;
+
+macro_rules! unary_rules {
+    ($($op:ident => $method:ident, $rule:ident;)*) => {
+        $(
+            pub mod $op {
+                use super::*;
+                #[inline]
+                pub fn forward<V: Value>(x: &V) -> V {
+                    x.$method()
+                }
+                #[inline]
+                pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
+                    ops::unary::$rule::vjp(x, y, ct)
+                }
+            }
+        )*
+    };
+}
+
+unary_rules! {
+    neg => neg, neg; exp => exp, exp; ln => ln, log; log => ln, log; sin => sin, sin; cos => cos, cos;
+    tan => tan, tan; tanh => tanh, tanh; sigmoid => sigmoid, sigmoid; relu => relu, relu;
+    sqrt => sqrt, sqrt; rsqrt => rsqrt, rsqrt; abs => abs, abs; square => square, square;
+    recip => recip, reciprocal; reciprocal => recip, reciprocal; ln_1p => ln_1p, log1p;
+    log1p => ln_1p, log1p; exp_m1 => exp_m1, expm1; expm1 => exp_m1, expm1; erf => erf, erf;
+    signum => signum, sign; sign => signum, sign; floor => floor, floor; ceil => ceil, ceil;
+    round => round, round;
+}
+
+macro_rules! binary_rules {
+    ($($op:ident => $method:ident, $rule:ident;)*) => {
+        $(
+            pub mod $op {
+                use super::*;
+                #[inline]
+                pub fn forward<V: Value>(a: &V, b: &V) -> V {
+                    a.$method(b)
+                }
+                #[inline]
+                pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                    ops::binary::$rule::vjp_a(a, b, y, ct)
+                }
+                #[inline]
+                pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                    ops::binary::$rule::vjp_b(a, b, y, ct)
+                }
+            }
+        )*
+    };
+}
+
+binary_rules! {
+    add => add, add; sub => sub, sub; mul => mul, mul; div => div, div; pow => pow, pow;
+    maximum => maximum, maximum; minimum => minimum, minimum; atan2 => atan2, atan2;
+}
+
+pub mod powi {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, n: i32) -> V {
+        x.powi(n)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, _y: &V, n: i32, ct: &V) -> V {
+        ops::unary::powi::vjp(x, n, ct)
+    }
+}
+
+pub mod powf {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, p: f64) -> V {
+        x.powf(p)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, _y: &V, p: f64, ct: &V) -> V {
+        ops::unary::powf::vjp(x, p, ct)
+    }
+}
+
+pub mod clip {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, lo: f64, hi: f64) -> V {
+        x.clip(lo, hi)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, _y: &V, lo: f64, hi: f64, ct: &V) -> V {
+        ops::unary::clip::vjp(x, lo, hi, ct)
+    }
+}
+
+/// `x + c` for a constant `c`.
+pub mod add_scalar {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, c: f64) -> V {
+        x.add_scalar(c)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(_x: &V, _y: &V, _c: f64, ct: &V) -> V {
+        ct.clone()
+    }
+}
+
+/// `x · c` for a constant `c`.
+pub mod mul_scalar {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, c: f64) -> V {
+        x.mul_scalar(c)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(_x: &V, _y: &V, c: f64, ct: &V) -> V {
+        ops::unary::affine::vjp(c, ct)
+    }
+}
+
+fn all<V: ArrayValue>(x: &V) -> Vec<usize> {
+    (0..x.shape_vec().len()).collect()
+}
+
+macro_rules! reduce_rules {
+    ($($all:ident, $axes:ident => $method:ident, |$x:ident, $y:ident, $ax:ident, $kd:ident, $ct:ident| $vjp:expr;)*) => {
+        $(
+            pub mod $all {
+                use super::*;
+                #[inline]
+                pub fn forward<V: ArrayValue>(x: &V) -> V {
+                    x.$method(&all(x), false)
+                }
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, $ct: &V) -> V {
+                    let $ax = all($x);
+                    let $kd = false;
+                    $vjp
+                }
+            }
+            pub mod $axes {
+                use super::*;
+                #[track_caller]
+                #[inline]
+                pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
+                    x.$method(&norm_axes(stringify!($all), axes, x.shape_vec().len()), keepdim)
+                }
+                #[inline]
+                #[allow(unused_variables)]
+                pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, axes: &[isize], keepdim: bool, $ct: &V) -> V {
+                    let $ax = norm_axes(stringify!($all), axes, $x.shape_vec().len());
+                    let $kd = keepdim;
+                    $vjp
+                }
+            }
+        )*
+    };
+}
+
+reduce_rules! {
+    sum, sum_axes => sum_axes, |x, y, ax, kd, ct| ops::reduce::sum::vjp(&x.shape_vec(), &ax, kd, ct);
+    max, max_axes => max_axes, |x, y, ax, kd, ct| ops::reduce::max::vjp(x, y, &ax, kd, ct);
+    min, min_axes => min_axes, |x, y, ax, kd, ct| ops::reduce::min::vjp(x, y, &ax, kd, ct);
+    prod, prod_axes => prod_axes, |x, y, ax, kd, ct| ops::reduce::prod::vjp(x, y, &ax, kd, ct);
+}
+
+pub mod cumsum {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axis: isize) -> V {
+        x.cumsum_axis(norm_axis("cumsum", axis, x.shape_vec().len()), false)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, ct: &V) -> V {
+        ops::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.shape_vec().len()), false, ct)
+    }
+}
+
+pub mod matmul {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(a: &V, b: &V) -> V {
+        a.matmul(b)
+    }
+    /// Cotangent of `a`, including NumPy's 1-D promotions.
+    pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
+        let (a2, b2, ct2) = promote(a, b, ct);
+        ops::linalg::matmul::vjp_a(&a2, &b2, &ct2).reshape(&a.shape_vec())
+    }
+    /// Cotangent of `b`.
+    pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
+        let (a2, b2, ct2) = promote(a, b, ct);
+        ops::linalg::matmul::vjp_b(&a2, &b2, &ct2).reshape(&b.shape_vec())
+    }
+    /// Views 1-D operands as matrices and the cotangent accordingly.
+    fn promote<V: ArrayValue>(a: &V, b: &V, ct: &V) -> (V, V, V) {
+        let (sa, sb) = (a.shape_vec(), b.shape_vec());
+        let a2 = if sa.len() == 1 { a.reshape(&[1, sa[0]]) } else { a.clone() };
+        let b2 = if sb.len() == 1 { b.reshape(&[sb[0], 1]) } else { b.clone() };
+        let mut cs = ct.shape_vec();
+        if sa.len() == 1 {
+            cs.insert(cs.len() - usize::from(sb.len() != 1), 1);
+        }
+        if sb.len() == 1 {
+            cs.push(1);
+        }
+        (a2, b2, ct.reshape(&cs))
+    }
+}
+
+pub mod dot {
+    pub use super::matmul::*;
+}
+
+pub mod reshape {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, shape: &[usize]) -> V {
+        x.reshape(shape)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _shape: &[usize], ct: &V) -> V {
+        ops::shape::reshape::vjp(&x.shape_vec(), ct)
+    }
+}
+
+pub mod flatten {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V) -> V {
+        x.reshape(&[x.shape_vec().iter().product()])
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
+        ops::shape::reshape::vjp(&x.shape_vec(), ct)
+    }
+}
+
+pub mod permute {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, perm: &[usize]) -> V {
+        x.permute(perm)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(_x: &V, _y: &V, perm: &[usize], ct: &V) -> V {
+        ops::shape::permute::vjp(perm, ct)
+    }
+}
+
+pub mod transpose {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V) -> V {
+        x.permute(&[1, 0])
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(_x: &V, _y: &V, ct: &V) -> V {
+        ct.permute(&[1, 0])
+    }
+}
+
+pub mod broadcast_to {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V, shape: &[usize]) -> V {
+        x.broadcast_to(shape)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, _y: &V, _shape: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(&x.shape_vec())
+    }
+}
+
+fn expanded(shape: &[usize], axis: isize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s.insert(norm_axis("expand_dims", axis, shape.len() + 1), 1);
+    s
+}
+
+pub mod expand_dims {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axis: isize) -> V {
+        x.reshape(&expanded(&x.shape_vec(), axis))
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _axis: isize, ct: &V) -> V {
+        ct.reshape(&x.shape_vec())
+    }
+}
+
+pub mod squeeze {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axis: isize) -> V {
+        let mut s = x.shape_vec();
+        let ax = norm_axis("squeeze", axis, s.len());
+        if s[ax] != 1 {
+            panic!("squeeze: axis {axis} of shape {s:?} has length {}, not 1; only length-1 axes can be removed", s[ax]);
+        }
+        s.remove(ax);
+        x.reshape(&s)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _axis: isize, ct: &V) -> V {
+        ct.reshape(&x.shape_vec())
+    }
+}
+
+fn axis_slices(shape: &[usize], axis: isize, range: &Range<usize>) -> Vec<Slice> {
+    let ax = norm_axis("slice_axis", axis, shape.len());
+    (0..shape.len())
+        .map(|i| if i == ax { Slice::new(range.start as isize, Some(range.end as isize), 1) } else { Slice::from(..) })
+        .collect()
+}
+
+pub mod slice_axis {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axis: isize, range: Range<usize>) -> V {
+        x.slice(&axis_slices(&x.shape_vec(), axis, &range))
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, range: Range<usize>, ct: &V) -> V {
+        let s = x.shape_vec();
+        ops::shape::slice::vjp(&s, &axis_slices(&s, axis, &range), ct)
+    }
+}
+
+pub mod index_select {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axis: isize, idx: &[usize]) -> V {
+        x.index_select(norm_axis("index_select", axis, x.shape_vec().len()), idx)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, idx: &[usize], ct: &V) -> V {
+        let s = x.shape_vec();
+        ops::index::index_select::vjp(&s, norm_axis("index_select", axis, s.len()), idx, ct)
+    }
+}
+
+pub mod outer {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(a: &V, b: &V) -> V {
+        ops::linalg::outer(a, b)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+        ct.matmul(b)
+    }
+    #[inline]
+    pub fn vjp_1<V: ArrayValue>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+        a.matmul(ct)
+    }
+}
+
+fn count<V: ArrayValue>(x: &V, axes: &[usize]) -> f64 {
+    let s = x.shape_vec();
+    axes.iter().map(|&a| s[a]).product::<usize>() as f64
+}
+
+/// Mean of all elements (a composite: `sum · 1/n`).
+pub mod mean {
+    use super::*;
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V) -> V {
+        crate::composite::mean(x, &all(x), false)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
+        let ax = all(x);
+        ops::reduce::sum::vjp(&x.shape_vec(), &ax, false, ct).mul_scalar(1.0 / count(x, &ax))
+    }
+}
+
+/// Mean over axes.
+pub mod mean_axes {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
+        crate::composite::mean(x, &norm_axes("mean", axes, x.shape_vec().len()), keepdim)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axes: &[isize], keepdim: bool, ct: &V) -> V {
+        let ax = norm_axes("mean", axes, x.shape_vec().len());
+        ops::reduce::sum::vjp(&x.shape_vec(), &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
+    }
+}
