@@ -1,3 +1,89 @@
-//! Nabla's procedural macros. The `#[differentiable]` source transformation
-//! lands here (see `docs/design.md`); this crate depends on nothing of
-//! Nabla's and emits paths under `::nabla`.
+//! Nabla's procedural macros: the `#[differentiable]` source
+//! transformation and the transform macros. This crate depends on nothing
+//! of Nabla's and emits paths under `::nabla` (or the path given with
+//! `#[differentiable(crate = ..)]`).
+//!
+//! The attribute is a compiler pipeline:
+//! [`parse`] (syn → A-normal-form [`ir`]) → [`activity`] analysis →
+//! [`forward`] / [`vjp`] generation → [`codegen`] (assembly). This file only
+//! holds the entry points.
+
+mod activity;
+mod codegen;
+mod forward;
+mod ir;
+mod optable;
+mod parse;
+mod transforms;
+mod vjp;
+
+use proc_macro::TokenStream;
+
+/// Makes a function differentiable: generates its forward, JVP and VJP
+/// variants at compile time. See the `nabla` crate for the full story.
+#[proc_macro_attribute]
+pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let opts = match parse::options(attr.into()) {
+        Ok(o) => o,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let item: syn::ItemFn = match syn::parse(item) {
+        Ok(i) => i,
+        Err(e) => {
+            return syn::Error::new(
+                e.span(),
+                "#[differentiable] applies to functions (`fn name(..) -> .. { .. }`)",
+            )
+            .to_compile_error()
+            .into();
+        }
+    };
+    match parse::lower(&item, &opts) {
+        Ok(f) => codegen::expand(&f, &item).into(),
+        Err(e) => {
+            // Keep the original function so the rest of the crate still
+            // type-checks; the errors point at the unsupported code.
+            let err = e.to_compile_error();
+            let mut plain = item.clone();
+            for arg in plain.sig.inputs.iter_mut() {
+                if let syn::FnArg::Typed(pt) = arg {
+                    pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
+                }
+            }
+            quote::quote!(#err #plain).into()
+        }
+    }
+}
+
+/// `grad!(f)`, `grad!(f, argnums = (0, 1))`, `grad!(f, has_aux)`: the
+/// gradient of a differentiable function as a callable value.
+#[proc_macro]
+pub fn grad(input: TokenStream) -> TokenStream {
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::grad(a, false).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `value_and_grad!(f, argnums = .., has_aux)`: the output and the gradient.
+#[proc_macro]
+pub fn value_and_grad(input: TokenStream) -> TokenStream {
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::grad(a, true).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
+}
+
+/// `vjp!(f)(args..) -> (output, pullback)`.
+#[proc_macro]
+pub fn vjp(input: TokenStream) -> TokenStream {
+    let f = proc_macro2::TokenStream::from(input);
+    quote::quote!(::nabla::vjp(#f)).into()
+}
+
+/// `jvp!(f)((primals..), (tangents..)) -> (output, output tangent)`.
+#[proc_macro]
+pub fn jvp(input: TokenStream) -> TokenStream {
+    let f = proc_macro2::TokenStream::from(input);
+    quote::quote!(::nabla::jvp(#f)).into()
+}

@@ -1,0 +1,504 @@
+//! Code generation: assembles the generated items for one function.
+//!
+//! For `fn foo` the output is, at the function's own level:
+//!
+//! * `const foo: foo::Function` — the function value: it dereferences to a
+//!   plain `fn` pointer (so `foo(&x)` works) and implements the transform
+//!   traits (so `nabla::grad(foo)` works);
+//! * `mod foo` — `Function` and the variants: `primal` (the body as
+//!   written), `forward::<V>` (generic A-normal form), `jvp::<V>` (forward
+//!   at `Dual<V>`), `vjp::<V>` (forward sweep + reverse-sweep closure);
+//! * hidden `__nabla_foo_*` items holding those variants and the monomorphic
+//!   entry points of `grad`, `value_and_grad`, `vjp` and `jvp` (they live at
+//!   the function's level so every path in the body resolves as written).
+
+use crate::ir::{Function, Output, ScalarTy, Tier};
+use crate::{activity, forward, vjp};
+use proc_macro2::TokenStream;
+use quote::{ToTokens, format_ident, quote};
+use syn::{ItemFn, Type, Visibility};
+
+/// Signature pieces shared by the generic variants.
+pub struct Sig {
+    pub mangled: String,
+    pub generic_params: Vec<TokenStream>,
+    pub bound: TokenStream,
+    pub out_ty: TokenStream,
+    pub out_ct_ty: TokenStream,
+    pub arg_cts_ty: TokenStream,
+    pub owned_params: Vec<TokenStream>,
+    pub vis: Visibility,
+}
+
+/// Gives every top-level reference in a type the lifetime `'__a`.
+pub fn with_lifetime(ty: &Type) -> TokenStream {
+    match ty {
+        Type::Reference(r) => {
+            let (m, elem) = (&r.mutability, &r.elem);
+            quote!(&'__a #m #elem)
+        }
+        Type::Tuple(t) => {
+            let elems = t.elems.iter().map(with_lifetime);
+            quote!((#(#elems,)*))
+        }
+        other => other.to_token_stream(),
+    }
+}
+
+fn concrete(f: &Function) -> TokenStream {
+    let krate = &f.krate;
+    match f.tier {
+        Tier::Array => quote!(#krate::Array),
+        Tier::Scalar(ScalarTy::F64) => quote!(f64),
+        Tier::Scalar(ScalarTy::F32) => quote!(f32),
+    }
+}
+
+fn sig(f: &Function) -> Sig {
+    let krate = &f.krate;
+    let bound = match f.tier {
+        Tier::Array => quote!(#krate::ArrayValue),
+        Tier::Scalar(_) => quote!(#krate::Value),
+    };
+    let mut generic_params = Vec::new();
+    let mut owned_params = Vec::new();
+    for p in &f.params {
+        let id = &p.ident;
+        match p.var {
+            Some(v) => {
+                generic_params.push(quote!(#id: &__V));
+                let var = f.name(v);
+                owned_params.push(quote!(let #var: __V = ::core::clone::Clone::clone(#id);));
+            }
+            None => {
+                let ty = with_lifetime(&p.ty);
+                generic_params.push(quote!(#id: #ty));
+            }
+        }
+    }
+    let out_items: Vec<TokenStream> = f
+        .outputs
+        .iter()
+        .map(|o| match o {
+            Output::Value(_) => quote!(__V),
+            Output::Static(_, ty) => with_lifetime(ty),
+        })
+        .collect();
+    let ct_items: Vec<TokenStream> = f
+        .outputs
+        .iter()
+        .map(|o| match o {
+            Output::Value(_) => quote!(::core::option::Option<__V>),
+            Output::Static(..) => quote!(()),
+        })
+        .collect();
+    let (out_ty, out_ct_ty) = if f.tuple_output {
+        (quote!((#(#out_items,)*)), quote!((#(#ct_items,)*)))
+    } else {
+        (quote!(#(#out_items)*), quote!(__V))
+    };
+    let arg_cts = f.params.iter().map(|p| {
+        if p.var.is_some() {
+            quote!(__V)
+        } else {
+            quote!(#krate::transforms::Static)
+        }
+    });
+    Sig {
+        mangled: format!("__nabla_{}", f.ident),
+        generic_params,
+        bound,
+        out_ty,
+        out_ct_ty,
+        arg_cts_ty: quote!((#(#arg_cts,)*)),
+        owned_params,
+        vis: f.vis.clone(),
+    }
+}
+
+/// Everything generated for one annotated function.
+pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
+    let krate = &f.krate;
+    let name = &f.ident;
+    let vis = &f.vis;
+    let s = sig(f);
+    let active = activity::active(f);
+    let primal = format_ident!("__nabla_{}_primal", name);
+    let fwd = format_ident!("__nabla_{}_forward", name);
+    let jvp = format_ident!("__nabla_{}_jvp", name);
+    let vjp_name = format_ident!("__nabla_{}_vjp", name);
+
+    // The function as written (with `#[nondiff]` markers removed).
+    let mut orig = item.clone();
+    orig.sig.ident = primal.clone();
+    orig.vis = vis.clone();
+    for arg in orig.sig.inputs.iter_mut() {
+        if let syn::FnArg::Typed(pt) = arg {
+            pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
+        }
+    }
+    let docs: Vec<&syn::Attribute> = item
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("doc"))
+        .collect();
+    orig.attrs.retain(|a| !a.path().is_ident("doc"));
+    let user_types: Vec<&Type> = f.params.iter().map(|p| &p.ty).collect();
+    let ret_ty = &f.ret_ty;
+
+    // forward::<V>
+    let Sig {
+        generic_params,
+        bound,
+        out_ty,
+        owned_params,
+        ..
+    } = &s;
+    let body = forward::body(f);
+    let outs = vjp::outputs(f);
+    let forward_fn = quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables, clippy::all)]
+        #vis fn #fwd<'__a, __V: #bound + '__a>(#(#generic_params),*) -> #out_ty {
+            #(#owned_params)*
+            #body
+            #outs
+        }
+    };
+
+    // jvp::<V>: forward at Dual<V>.
+    let dual = quote!(#krate::Dual<__V>);
+    let tangent_params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .filter(|p| p.var.is_some())
+        .map(|p| {
+            let t = format_ident!("{}_dot", p.ident);
+            quote!(#t: ::core::option::Option<&'__a __V>)
+        })
+        .collect();
+    let dual_args: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            if p.var.is_some() {
+                let d = format_ident!("__dual_{}", id);
+                quote!(&#d)
+            } else {
+                quote!(#id)
+            }
+        })
+        .collect();
+    let dual_binds = f.params.iter().filter(|p| p.var.is_some()).map(|p| {
+        let (id, d, t) = (
+            &p.ident,
+            format_ident!("__dual_{}", p.ident),
+            format_ident!("{}_dot", p.ident),
+        );
+        quote!(let #d = #krate::Dual::new(::core::clone::Clone::clone(#id), #t.cloned());)
+    });
+    let (jvp_ret, jvp_split) = if f.tuple_output {
+        let prim = f.outputs.iter().enumerate().map(|(i, o)| {
+            let idx = syn::Index::from(i);
+            match o {
+                Output::Value(_) => quote!(__y.#idx.primal),
+                Output::Static(..) => quote!(__y.#idx),
+            }
+        });
+        let tan = f.outputs.iter().enumerate().map(|(i, o)| {
+            let idx = syn::Index::from(i);
+            match o {
+                Output::Value(_) => quote!(__y.#idx.tangent_or_zero()),
+                Output::Static(..) => quote!(()),
+            }
+        });
+        let tan_ty = f.outputs.iter().map(|o| match o {
+            Output::Value(_) => quote!(__V),
+            Output::Static(..) => quote!(()),
+        });
+        (
+            quote!((#out_ty, (#(#tan_ty,)*))),
+            quote!(((#(#prim,)*), (#(#tan,)*))),
+        )
+    } else {
+        (
+            quote!((__V, __V)),
+            quote!({
+                let __t = __y.tangent_or_zero();
+                (__y.primal, __t)
+            }),
+        )
+    };
+    let jvp_generic: Vec<TokenStream> = generic_params
+        .iter()
+        .cloned()
+        .chain(tangent_params)
+        .collect();
+    let jvp_fn = quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables, clippy::all)]
+        #vis fn #jvp<'__a, __V: #bound + '__a>(#(#jvp_generic),*) -> #jvp_ret {
+            #(#dual_binds)*
+            let __y = #fwd::<#dual>(#(#dual_args),*);
+            #jvp_split
+        }
+    };
+
+    let vjp_fn = vjp::vjp_fn(f, &active, &s);
+    let entries = entries(f, &s);
+
+    let reexport = match vis {
+        Visibility::Inherited => quote!(pub(super)),
+        Visibility::Public(_) => quote!(pub),
+        Visibility::Restricted(_) => quote!(pub(crate)),
+    };
+    let module_doc = format!(
+        "Generated variants of the differentiable function [`{name}`](const@{name}): `primal` (as written), \
+         `forward::<V>`, `jvp::<V>` and `vjp::<V>`."
+    );
+    quote! {
+        #orig
+        #forward_fn
+        #jvp_fn
+        #vjp_fn
+
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #name::Function = #name::Function;
+
+        #[doc = #module_doc]
+        #vis mod #name {
+            #reexport use super::{#primal as primal, #fwd as forward, #jvp as jvp, #vjp_name as vjp};
+            /// The type of the function value (see the constant of the same name).
+            #[derive(Clone, Copy, Debug, Default)]
+            pub struct Function;
+        }
+
+        impl ::core::ops::Deref for #name::Function {
+            type Target = fn(#(#user_types),*) -> #ret_ty;
+            fn deref(&self) -> &Self::Target {
+                &(#primal as fn(#(#user_types),*) -> #ret_ty)
+            }
+        }
+
+        #entries
+    }
+}
+
+/// Monomorphic entry points and the transform trait impls.
+fn entries(f: &Function, s: &Sig) -> TokenStream {
+    let krate = &f.krate;
+    let tr = quote!(#krate::transforms);
+    let private = quote!(#tr::private);
+    let name = &f.ident;
+    let vis = &s.vis;
+    let c = concrete(f);
+    let vjp_name = format_ident!("__nabla_{}_vjp", name);
+    let jvp_name = format_ident!("__nabla_{}_jvp", name);
+    let user_params: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let (id, ty) = (&p.ident, with_lifetime(&p.ty));
+            quote!(#id: #ty)
+        })
+        .collect();
+    let user_types: Vec<TokenStream> = f.params.iter().map(|p| with_lifetime(&p.ty)).collect();
+    let call_args: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            if p.var.is_some() && !p.by_ref {
+                quote!(&#id)
+            } else {
+                quote!(#id)
+            }
+        })
+        .collect();
+    let cts_c = {
+        let items = f.params.iter().map(|p| {
+            if p.var.is_some() {
+                c.clone()
+            } else {
+                quote!(#tr::Static)
+            }
+        });
+        quote!((#(#items,)*))
+    };
+    let sel = quote!(<__A as #tr::Select<#cts_c>>::Out);
+    let mut out = TokenStream::new();
+
+    let single = !f.tuple_output && matches!(f.outputs[0], Output::Value(_));
+    let aux = f.tuple_output && f.outputs.len() == 2 && matches!(f.outputs[0], Output::Value(_));
+    let out_ty_c = {
+        let items: Vec<TokenStream> = f
+            .outputs
+            .iter()
+            .map(|o| match o {
+                Output::Value(_) => c.clone(),
+                Output::Static(_, ty) => with_lifetime(ty),
+            })
+            .collect();
+        if f.tuple_output {
+            quote!((#(#items,)*))
+        } else {
+            quote!(#(#items)*)
+        }
+    };
+
+    if single || aux {
+        let (marker, seed, value, aux_ty, aux_val) = if single {
+            (
+                quote!(#tr::NoAux),
+                quote!(#private::Seed::seed(&__y, __op)),
+                quote!(__y),
+                None,
+                None,
+            )
+        } else {
+            let second = match &f.outputs[1] {
+                Output::Value(_) => quote!(::core::option::Option::None),
+                Output::Static(..) => quote!(()),
+            };
+            let aux_ty = match &f.outputs[1] {
+                Output::Value(_) => c.clone(),
+                Output::Static(_, ty) => with_lifetime(ty),
+            };
+            (
+                quote!(#tr::HasAux),
+                quote!((::core::option::Option::Some(#private::Seed::seed(&__y.0, __op)), #second)),
+                quote!(__y),
+                Some(aux_ty),
+                Some(quote!(__y.1)),
+            )
+        };
+        let grad_fn = format_ident!("__nabla_{}_grad", name);
+        let vg_fn = format_ident!("__nabla_{}_value_and_grad", name);
+        let (grad_ret, grad_val) = match (&aux_ty, &aux_val) {
+            (Some(t), Some(v)) => (quote!((#sel, #t)), quote!((__g, #v))),
+            _ => (quote!(#sel), quote!(__g)),
+        };
+        let value_ret = if single { c.clone() } else { out_ty_c.clone() };
+        out.extend(quote! {
+            #[doc(hidden)]
+            #[allow(clippy::all)]
+            #vis fn #grad_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> #grad_ret {
+                let __op = "grad";
+                let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
+                let __seed = #seed;
+                let __g = <__A as #tr::Select<#cts_c>>::select(&__pullback(__seed));
+                #grad_val
+            }
+            #[doc(hidden)]
+            #[allow(clippy::all)]
+            #vis fn #vg_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> (#value_ret, #sel) {
+                let __op = "value_and_grad";
+                let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
+                let __seed = #seed;
+                let __value = ::core::clone::Clone::clone(&#value);
+                (__value, <__A as #tr::Select<#cts_c>>::select(&__pullback(__seed)))
+            }
+            impl<__A: #tr::Select<#cts_c> + 'static> #tr::GradFn<__A, #marker> for #name::Function
+            where #sel: 'static
+            {
+                type Ptr = for<'__a> fn(#(#user_types),*) -> #grad_ret;
+                const PTR: &'static Self::Ptr = &(#grad_fn::<__A> as for<'__a> fn(#(#user_types),*) -> #grad_ret);
+            }
+            impl<__A: #tr::Select<#cts_c> + 'static> #tr::ValueAndGradFn<__A, #marker> for #name::Function
+            where #sel: 'static
+            {
+                type Ptr = for<'__a> fn(#(#user_types),*) -> (#value_ret, #sel);
+                const PTR: &'static Self::Ptr = &(#vg_fn::<__A> as for<'__a> fn(#(#user_types),*) -> (#value_ret, #sel));
+            }
+        });
+    }
+
+    if single {
+        // vjp(f): output and a boxed pullback over the differentiable args.
+        let diff: Vec<usize> = f
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.var.is_some())
+            .map(|(i, _)| i)
+            .collect();
+        let user_cts = if diff.len() == 1 {
+            c.clone()
+        } else {
+            let cs = diff.iter().map(|_| c.clone());
+            quote!((#(#cs,)*))
+        };
+        let pick = if diff.len() == 1 {
+            let i = syn::Index::from(diff[0]);
+            quote!(__all.#i)
+        } else {
+            let is = diff.iter().map(|&i| syn::Index::from(i));
+            quote!((#(__all.#is,)*))
+        };
+        let vjp_entry = format_ident!("__nabla_{}_vjp_entry", name);
+        let has_refs = f.params.iter().any(|p| matches!(p.ty, Type::Reference(_)));
+        let lt = if has_refs {
+            quote!('__a)
+        } else {
+            quote!('static)
+        };
+        let pb_ty = quote!(::std::boxed::Box<dyn ::core::ops::FnOnce(&#c) -> #user_cts + #lt>);
+        // jvp(f): (primals, tangents) -> (output, tangent).
+        let jvp_entry = format_ident!("__nabla_{}_jvp_entry", name);
+        let prim_names: Vec<&syn::Ident> = f.params.iter().map(|p| &p.ident).collect();
+        let tan_names: Vec<syn::Ident> = f
+            .params
+            .iter()
+            .filter(|p| p.var.is_some())
+            .map(|p| format_ident!("{}_dot", p.ident))
+            .collect();
+        let tan_types: Vec<TokenStream> = f
+            .params
+            .iter()
+            .filter(|p| p.var.is_some())
+            .map(|p| with_lifetime(&p.ty))
+            .collect();
+        let tan_args: Vec<TokenStream> = f
+            .params
+            .iter()
+            .filter(|p| p.var.is_some())
+            .map(|p| {
+                let t = format_ident!("{}_dot", p.ident);
+                if p.by_ref {
+                    quote!(::core::option::Option::Some(#t))
+                } else {
+                    quote!(::core::option::Option::Some(&#t))
+                }
+            })
+            .collect();
+        out.extend(quote! {
+            #[doc(hidden)]
+            #[allow(clippy::all)]
+            #vis fn #vjp_entry<'__a>(#(#user_params),*) -> (#c, #pb_ty) {
+                let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
+                (__y, ::std::boxed::Box::new(move |__ct: &#c| {
+                    let __all = __pullback(::core::clone::Clone::clone(__ct));
+                    #pick
+                }))
+            }
+            impl #tr::VjpFn for #name::Function {
+                type Ptr = for<'__a> fn(#(#user_types),*) -> (#c, #pb_ty);
+                const PTR: &'static Self::Ptr = &(#vjp_entry as for<'__a> fn(#(#user_types),*) -> (#c, #pb_ty));
+            }
+            #[doc(hidden)]
+            #[allow(clippy::all)]
+            #vis fn #jvp_entry<'__a>(__primals: (#(#user_types,)*), __tangents: (#(#tan_types,)*)) -> (#c, #c) {
+                let (#(#prim_names,)*) = __primals;
+                let (#(#tan_names,)*) = __tangents;
+                #jvp_name::<#c>(#(#call_args,)* #(#tan_args),*)
+            }
+            impl #tr::JvpFn for #name::Function {
+                type Ptr = for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#c, #c);
+                const PTR: &'static Self::Ptr = &(#jvp_entry as for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#c, #c));
+            }
+        });
+    }
+    out
+}

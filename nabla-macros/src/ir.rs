@@ -1,0 +1,143 @@
+//! The intermediate representation: a function in A-normal form.
+//!
+//! Every intermediate value is a named variable ([`VarId`]) produced by one
+//! [`Stmt`]. Variables are either *values* (the generic `__V` the function is
+//! instantiated at: arrays, scalars, duals, ...) or *static* (ordinary Rust
+//! values: integers, shapes, flags), which pass through every transform
+//! untouched.
+
+use crate::optable::OpSpec;
+use proc_macro2::{Span, TokenStream};
+use syn::{Ident, Path, Type, Visibility};
+
+/// Index of a variable in [`Function::vars`].
+pub type VarId = usize;
+
+/// Whether a variable is transformed (`Value`) or passed through (`Static`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Kind {
+    Value,
+    Static,
+}
+
+/// A variable: its generated (readable) name and its kind.
+pub struct Var {
+    pub ident: Ident,
+    pub kind: Kind,
+}
+
+/// The value tier a function is generic over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Tier {
+    /// Arguments are arrays: `__V: ArrayValue`, instantiated at `Array`.
+    Array,
+    /// Arguments are floats: `__V: Value`, instantiated at this float type.
+    Scalar(ScalarTy),
+}
+
+/// `f32` or `f64`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarTy {
+    F32,
+    F64,
+}
+
+/// A parameter of the annotated function.
+pub struct Param {
+    pub ident: Ident,
+    /// The type as written by the user.
+    pub ty: Type,
+    /// `Some(var)` for differentiable parameters; `None` for static ones.
+    pub var: Option<VarId>,
+    /// For value parameters: whether the user's type is a reference.
+    pub by_ref: bool,
+}
+
+/// One output of the function.
+pub enum Output {
+    Value(VarId),
+    /// A static output: its tokens and its declared type.
+    Static(TokenStream, Type),
+}
+
+/// An argument of a call to another differentiable function.
+pub enum CallArg {
+    Value(VarId),
+    Static(TokenStream),
+}
+
+/// One statement of the A-normal form.
+pub enum Stmt {
+    /// `let out = rules::<op>::forward(inputs.., params..)`.
+    Prim {
+        out: VarId,
+        op: &'static OpSpec,
+        inputs: Vec<VarId>,
+        params: Vec<TokenStream>,
+        span: Span,
+    },
+    /// `let outs = path::forward(args..)`: another differentiable function.
+    Call {
+        outs: Vec<VarId>,
+        path: Path,
+        args: Vec<CallArg>,
+        span: Span,
+    },
+    /// `let out = <static expression>`.
+    Static { out: VarId, expr: TokenStream },
+    /// `let out = <expression on a value that has no derivative>`
+    /// (`zeros_like`, `stop_gradient`, ...): a value, never active.
+    Constant { out: VarId, expr: TokenStream },
+}
+
+/// A lowered function.
+pub struct Function {
+    pub vis: Visibility,
+    pub ident: Ident,
+    pub tier: Tier,
+    pub params: Vec<Param>,
+    pub vars: Vec<Var>,
+    pub body: Vec<Stmt>,
+    pub outputs: Vec<Output>,
+    /// True when the function returns a tuple (even of one element).
+    pub tuple_output: bool,
+    /// The declared return type.
+    pub ret_ty: Type,
+    /// Path of the facade crate in generated code (`::nabla` or `crate`).
+    pub krate: TokenStream,
+}
+
+impl Function {
+    /// The tokens naming a variable.
+    pub fn name(&self, v: VarId) -> &Ident {
+        &self.vars[v].ident
+    }
+
+    /// The value variables each statement reads.
+    pub fn value_inputs(stmt: &Stmt) -> Vec<VarId> {
+        match stmt {
+            Stmt::Prim { inputs, .. } => inputs.clone(),
+            Stmt::Call { args, .. } => args
+                .iter()
+                .filter_map(|a| {
+                    if let CallArg::Value(v) = a {
+                        Some(*v)
+                    } else {
+                        None
+                    }
+                })
+                .collect(),
+            Stmt::Static { .. } | Stmt::Constant { .. } => Vec::new(),
+        }
+    }
+
+    /// The value variables each statement defines.
+    pub fn outputs_of(stmt: &Stmt) -> Vec<VarId> {
+        match stmt {
+            Stmt::Prim { out, .. } | Stmt::Static { out, .. } | Stmt::Constant { out, .. } => {
+                vec![*out]
+            }
+            Stmt::Call { outs, .. } => outs.clone(),
+        }
+    }
+}

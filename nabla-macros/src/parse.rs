@@ -1,0 +1,1142 @@
+//! Parsing: a `syn::ItemFn` into the A-normal-form IR ([`crate::ir`]).
+//!
+//! Expressions are flattened so every intermediate value gets a name;
+//! `let mut` rebinding and compound assignment become fresh (SSA)
+//! variables; references are dropped for values (the generated code passes
+//! every value by reference). Anything outside the supported subset is a
+//! spanned error saying what to write instead; errors are collected so they
+//! all show at once.
+
+use crate::ir::{CallArg, Function, Kind, Output, Param, ScalarTy, Stmt, Tier, Var, VarId};
+use crate::optable::{self, OpSpec};
+use proc_macro2::{Span, TokenStream, TokenTree};
+use quote::{ToTokens, format_ident, quote, quote_spanned};
+use std::collections::HashMap;
+use syn::spanned::Spanned;
+use syn::{BinOp, Expr, FnArg, ItemFn, Pat, ReturnType, Type, UnOp};
+
+/// Options of `#[differentiable(..)]`.
+pub struct Options {
+    /// `crate = path`: where the facade lives (`::nabla` by default; the
+    /// runtime itself uses `crate`).
+    pub krate: TokenStream,
+}
+
+/// Parses the attribute's arguments.
+pub fn options(attr: TokenStream) -> syn::Result<Options> {
+    let mut krate = quote!(::nabla);
+    let parser = syn::meta::parser(|meta| {
+        if meta.path.is_ident("crate") {
+            let p: syn::Path = meta.value()?.parse()?;
+            krate = p.to_token_stream();
+            Ok(())
+        } else {
+            Err(meta.error("unknown option; #[differentiable] accepts only `crate = path`"))
+        }
+    });
+    syn::parse::Parser::parse2(parser, attr)?;
+    Ok(Options { krate })
+}
+
+/// The value of a block: one operand, or a tuple of them.
+enum Tail {
+    Single(Operand),
+    Tuple(Vec<Operand>),
+}
+
+/// A lowered expression: a variable, or static Rust tokens.
+#[derive(Clone)]
+enum Operand {
+    Var(VarId),
+    Tok(TokenStream),
+}
+
+/// How a parameter or output type is treated.
+enum TypeClass {
+    Array { by_ref: bool },
+    Float { ty: ScalarTy, by_ref: bool },
+    Static,
+    Unsupported(&'static str),
+}
+
+fn last_ident(ty: &Type) -> Option<String> {
+    match ty {
+        Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
+        _ => None,
+    }
+}
+
+fn classify(ty: &Type) -> TypeClass {
+    let (inner, by_ref) = match ty {
+        Type::Reference(r) => {
+            if r.mutability.is_some() {
+                return TypeClass::Unsupported(
+                    "`&mut` parameters are not supported in differentiable functions: take the value by reference and return the new value instead",
+                );
+            }
+            (&*r.elem, true)
+        }
+        Type::Paren(p) => (&*p.elem, false),
+        other => (other, false),
+    };
+    match inner {
+        Type::Path(_) => match last_ident(inner).as_deref() {
+            Some("Array") => TypeClass::Array { by_ref },
+            Some("f64") => TypeClass::Float {
+                ty: ScalarTy::F64,
+                by_ref,
+            },
+            Some("f32") => TypeClass::Float {
+                ty: ScalarTy::F32,
+                by_ref,
+            },
+            Some("Vec") if mentions_array(inner) => TypeClass::Unsupported(
+                "`Vec<Array>` parameters are not supported yet; pass the arrays as separate parameters, or mark the parameter #[nondiff] if it needs no gradient",
+            ),
+            _ => TypeClass::Static,
+        },
+        Type::Slice(_) | Type::Array(_) | Type::Tuple(_) if mentions_array(inner) => {
+            TypeClass::Unsupported(
+                "slices, arrays and tuples of differentiable values are not supported as parameters yet; pass the values as separate parameters",
+            )
+        }
+        _ => TypeClass::Static,
+    }
+}
+
+fn mentions_array(ty: &Type) -> bool {
+    ty.to_token_stream()
+        .into_iter()
+        .any(|t| matches!(t, TokenTree::Ident(i) if i == "Array" || i == "f64" || i == "f32"))
+}
+
+/// Lowers an annotated function.
+pub fn lower(item: &ItemFn, opts: &Options) -> syn::Result<Function> {
+    let mut l = Lowerer::new(item, opts);
+    l.signature(item);
+    if l.errors.is_none() {
+        if let Some(t) = l.block(&item.block, true) {
+            l.outputs(t);
+        }
+    }
+    match l.errors.take() {
+        Some(e) => Err(e),
+        None => Ok(l.f),
+    }
+}
+
+struct Lowerer {
+    f: Function,
+    scopes: Vec<HashMap<String, VarId>>,
+    names: HashMap<String, usize>,
+    errors: Option<syn::Error>,
+}
+
+impl Lowerer {
+    fn new(item: &ItemFn, opts: &Options) -> Self {
+        let ret_ty = match &item.sig.output {
+            ReturnType::Type(_, t) => (**t).clone(),
+            ReturnType::Default => syn::parse_quote!(()),
+        };
+        Lowerer {
+            f: Function {
+                vis: item.vis.clone(),
+                ident: item.sig.ident.clone(),
+                tier: Tier::Array,
+                params: Vec::new(),
+                vars: Vec::new(),
+                body: Vec::new(),
+                outputs: Vec::new(),
+                tuple_output: false,
+                ret_ty,
+                krate: opts.krate.clone(),
+            },
+            scopes: vec![HashMap::new()],
+            names: HashMap::new(),
+            errors: None,
+        }
+    }
+
+    fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
+        let e = syn::Error::new(span, msg);
+        match &mut self.errors {
+            Some(all) => all.combine(e),
+            None => self.errors = Some(e),
+        }
+    }
+
+    fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
+        let n = self.names.entry(hint.to_string()).or_insert(0);
+        *n += 1;
+        let ident = if hint.starts_with("__") {
+            format_ident!("{}{}", hint, n)
+        } else {
+            format_ident!("{}_{}", hint, n)
+        };
+        self.f.vars.push(Var { ident, kind });
+        self.f.vars.len() - 1
+    }
+
+    fn bind(&mut self, name: &str, v: VarId) {
+        self.scopes
+            .last_mut()
+            .expect("a scope")
+            .insert(name.to_string(), v);
+    }
+
+    fn lookup(&self, name: &str) -> Option<VarId> {
+        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+    }
+
+    fn kind(&self, v: VarId) -> Kind {
+        self.f.vars[v].kind
+    }
+
+    // ----- signature -------------------------------------------------------
+
+    fn signature(&mut self, item: &ItemFn) {
+        let sig = &item.sig;
+        if !sig.generics.params.is_empty() {
+            self.error(
+                sig.generics.span(),
+                "#[differentiable] functions cannot have generic parameters: the macro makes the function generic over its value type itself; use concrete `Array`, `f32` or `f64` types",
+            );
+        }
+        if let Some(a) = &sig.asyncness {
+            self.error(a.span(), "async functions cannot be differentiable; differentiate a synchronous function and call it from async code");
+        }
+        if let Some(u) = &sig.unsafety {
+            self.error(u.span(), "unsafe functions cannot be differentiable; move the unsafe part into an ordinary function with static arguments");
+        }
+        if let Some(c) = &sig.constness {
+            self.error(
+                c.span(),
+                "const functions cannot be differentiable; remove `const`",
+            );
+        }
+        if matches!(sig.output, ReturnType::Default) {
+            self.error(
+                sig.ident.span(),
+                "a differentiable function must return a value (an Array, f32, f64 or a tuple)",
+            );
+        }
+        let mut array = None;
+        let mut float: Option<(ScalarTy, Span)> = None;
+        for arg in &sig.inputs {
+            let pt = match arg {
+                FnArg::Receiver(r) => {
+                    self.error(r.span(), "methods cannot be differentiable yet; write a free function that takes the value as a parameter");
+                    continue;
+                }
+                FnArg::Typed(pt) => pt,
+            };
+            let ident = match &*pt.pat {
+                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.clone(),
+                other => {
+                    self.error(other.span(), "parameters of differentiable functions must be plain names (destructure inside the body with `let`)");
+                    continue;
+                }
+            };
+            let nondiff = pt.attrs.iter().any(|a| a.path().is_ident("nondiff"));
+            let class = if nondiff {
+                TypeClass::Static
+            } else {
+                classify(&pt.ty)
+            };
+            let (var, by_ref) = match class {
+                TypeClass::Array { by_ref } => {
+                    array.get_or_insert(pt.ty.span());
+                    (Some(self.fresh(&ident.to_string(), Kind::Value)), by_ref)
+                }
+                TypeClass::Float { ty, by_ref } => {
+                    match float {
+                        Some((t, _)) if t != ty => self.error(pt.ty.span(), "all float parameters of a differentiable function must have the same type (all f32 or all f64)"),
+                        _ => float = Some((ty, pt.ty.span())),
+                    }
+                    (Some(self.fresh(&ident.to_string(), Kind::Value)), by_ref)
+                }
+                TypeClass::Static => {
+                    let v = self.fresh(&ident.to_string(), Kind::Static);
+                    self.f.vars[v].ident = ident.clone();
+                    self.bind(&ident.to_string(), v);
+                    self.f.params.push(Param {
+                        ident,
+                        ty: (*pt.ty).clone(),
+                        var: None,
+                        by_ref: false,
+                    });
+                    continue;
+                }
+                TypeClass::Unsupported(msg) => {
+                    self.error(pt.ty.span(), msg);
+                    continue;
+                }
+            };
+            let v = var.expect("value parameter");
+            self.bind(&ident.to_string(), v);
+            self.f.params.push(Param {
+                ident,
+                ty: (*pt.ty).clone(),
+                var: Some(v),
+                by_ref,
+            });
+        }
+        match (array, float) {
+            (Some(_), Some((_, span))) => self.error(
+                span,
+                "a differentiable function cannot mix Array and float parameters yet; pass the float as a 0-d array (Array::scalar) or mark it #[nondiff]",
+            ),
+            (None, Some((ty, _))) => self.f.tier = Tier::Scalar(ty),
+            (None, None) if self.errors.is_none() => self.error(
+                sig.ident.span(),
+                "this function has no differentiable parameter; take at least one Array, f32 or f64 (integers, bools and #[nondiff] parameters are static)",
+            ),
+            _ => {}
+        }
+    }
+
+    // ----- statements ------------------------------------------------------
+
+    fn block(&mut self, block: &syn::Block, top: bool) -> Option<Tail> {
+        self.scopes.push(HashMap::new());
+        let mut tail = None;
+        let n = block.stmts.len();
+        for (i, stmt) in block.stmts.iter().enumerate() {
+            let last = i + 1 == n;
+            match stmt {
+                syn::Stmt::Local(local) => self.local(local),
+                syn::Stmt::Expr(Expr::Return(r), _) if last => {
+                    tail = match &r.expr {
+                        Some(e) => self.tail_expr(e, top),
+                        None => {
+                            self.error(r.span(), "a differentiable function must return a value");
+                            None
+                        }
+                    }
+                }
+                syn::Stmt::Expr(Expr::Return(r), _) => self.error(
+                    r.span(),
+                    "early `return` is not supported yet; restructure so the value is the block's last expression",
+                ),
+                syn::Stmt::Expr(e, None) if last => tail = self.tail_expr(e, top),
+                syn::Stmt::Expr(e, _) => self.statement_expr(e),
+                syn::Stmt::Item(it) => {
+                    self.error(it.span(), "items cannot be declared inside a differentiable function; move them outside")
+                }
+                syn::Stmt::Macro(m) => self.error(
+                    m.span(),
+                    "statement macros (println!, assert!, ...) are not supported in differentiable functions; compute outside, or on the values returned",
+                ),
+            }
+        }
+        self.scopes.pop();
+        if tail.is_none() && n == 0 {
+            self.error(block.span(), "a differentiable block must end with a value");
+        }
+        tail
+    }
+
+    fn local(&mut self, local: &syn::Local) {
+        let Some(init) = &local.init else {
+            self.error(
+                local.span(),
+                "declare variables with a value (`let x = ...;`)",
+            );
+            return;
+        };
+        if let Some((_, e)) = &init.diverge {
+            self.error(
+                e.span(),
+                "`let ... else` is not supported in differentiable functions",
+            );
+            return;
+        }
+        let pat = match &local.pat {
+            Pat::Type(pt) => &*pt.pat,
+            p => p,
+        };
+        match pat {
+            Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                if let Some(op) = self.expr(&init.expr) {
+                    let name = pi.ident.to_string();
+                    self.assign(&name, op);
+                }
+            }
+            Pat::Wild(_) => {
+                self.expr(&init.expr);
+            }
+            Pat::Tuple(t) => self.tuple_let(t, &init.expr),
+            other => self.error(
+                other.span(),
+                "only `let name = ...` and `let (a, b) = ...` patterns are supported",
+            ),
+        }
+    }
+
+    fn pat_name(&mut self, p: &Pat) -> Option<String> {
+        match p {
+            Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                Some(pi.ident.to_string())
+            }
+            Pat::Wild(_) => Some("_".into()),
+            Pat::Type(pt) => self.pat_name(&pt.pat),
+            other => {
+                self.error(other.span(), "tuple patterns may only contain names");
+                None
+            }
+        }
+    }
+
+    fn tuple_let(&mut self, t: &syn::PatTuple, init: &Expr) {
+        let names: Vec<Option<String>> = t.elems.iter().map(|p| self.pat_name(p)).collect();
+        if let Expr::Tuple(et) = strip(init) {
+            if et.elems.len() != names.len() {
+                self.error(
+                    init.span(),
+                    format!("expected a tuple of {} values", names.len()),
+                );
+                return;
+            }
+            let ops: Vec<Option<Operand>> = et.elems.iter().map(|e| self.expr(e)).collect();
+            for (n, op) in names.into_iter().zip(ops) {
+                if let (Some(n), Some(op)) = (n, op) {
+                    if n != "_" {
+                        self.assign(&n, op);
+                    }
+                }
+            }
+            return;
+        }
+        // A call of a differentiable function returning a tuple of values.
+        if let Expr::Call(c) = strip(init) {
+            if let Some(outs) = self.diff_call(c, names.len()) {
+                for (n, v) in names.into_iter().zip(outs) {
+                    if let Some(n) = n.filter(|n| n != "_") {
+                        self.bind(&n, v);
+                    }
+                }
+                return;
+            }
+        }
+        // Otherwise a static tuple.
+        match self.expr(init) {
+            Some(Operand::Tok(ts)) => {
+                let tup = self.fresh("__tuple", Kind::Static);
+                self.f.body.push(Stmt::Static { out: tup, expr: ts });
+                let tup_ident = self.f.vars[tup].ident.clone();
+                for (i, n) in names.into_iter().enumerate() {
+                    if let Some(n) = n.filter(|n| n != "_") {
+                        let idx = syn::Index::from(i);
+                        self.assign(&n, Operand::Tok(quote!(#tup_ident.#idx)));
+                    }
+                }
+            }
+            Some(Operand::Var(_)) => self.error(
+                init.span(),
+                "a single value cannot be destructured into a tuple",
+            ),
+            None => {}
+        }
+    }
+
+    /// Binds `name` to an operand (static operands get their own variable).
+    fn assign(&mut self, name: &str, op: Operand) {
+        match op {
+            Operand::Var(v) => self.bind(name, v),
+            Operand::Tok(ts) => {
+                let v = self.fresh(name, Kind::Static);
+                self.f.body.push(Stmt::Static { out: v, expr: ts });
+                self.bind(name, v);
+            }
+        }
+    }
+
+    fn statement_expr(&mut self, e: &Expr) {
+        match e {
+            Expr::Assign(a) => {
+                let Some(name) = self.target(&a.left) else { return };
+                if let Some(op) = self.expr(&a.right) {
+                    self.assign(&name, op);
+                }
+            }
+            Expr::Binary(b) if compound(&b.op).is_some() => {
+                let Some(name) = self.target(&b.left) else { return };
+                let op = compound(&b.op).expect("checked");
+                let (Some(l), Some(r)) = (self.expr(&b.left), self.expr(&b.right)) else { return };
+                if let Some(res) = self.arith(op, l, r, b.span()) {
+                    self.assign(&name, res);
+                }
+            }
+            other => self.error(
+                other.span(),
+                "this statement has no effect on the result; differentiable functions are pure: bind values with `let` and return the result",
+            ),
+        }
+    }
+
+    fn target(&mut self, e: &Expr) -> Option<String> {
+        match strip(e) {
+            Expr::Path(p) if p.path.get_ident().is_some() => {
+                let name = p.path.get_ident().expect("checked").to_string();
+                if self.lookup(&name).is_none() {
+                    self.error(e.span(), format!("cannot find variable `{name}`"));
+                    return None;
+                }
+                Some(name)
+            }
+            other => {
+                self.error(
+                    other.span(),
+                    "only whole variables can be reassigned in differentiable functions (no field, index or `*x` assignment); rebind with `let` instead",
+                );
+                None
+            }
+        }
+    }
+
+    // ----- expressions -----------------------------------------------------
+
+    fn tok(&self, op: &Operand) -> TokenStream {
+        match op {
+            Operand::Var(v) => self.f.vars[*v].ident.to_token_stream(),
+            Operand::Tok(t) => t.clone(),
+        }
+    }
+
+    fn is_value(&self, op: &Operand) -> bool {
+        matches!(op, Operand::Var(v) if self.kind(*v) == Kind::Value)
+    }
+
+    fn value_var(&self, op: &Operand) -> Option<VarId> {
+        match op {
+            Operand::Var(v) if self.kind(*v) == Kind::Value => Some(*v),
+            _ => None,
+        }
+    }
+
+    fn prim(
+        &mut self,
+        op: &'static OpSpec,
+        inputs: Vec<VarId>,
+        params: Vec<TokenStream>,
+        span: Span,
+    ) -> Operand {
+        let hint = format!("__{}", op.rule);
+        let out = self.fresh(&hint, Kind::Value);
+        self.f.body.push(Stmt::Prim {
+            out,
+            op,
+            inputs,
+            params,
+            span,
+        });
+        Operand::Var(out)
+    }
+
+    fn constant(&mut self, expr: TokenStream) -> Operand {
+        let out = self.fresh("__const", Kind::Value);
+        self.f.body.push(Stmt::Constant { out, expr });
+        Operand::Var(out)
+    }
+
+    fn expr(&mut self, e: &Expr) -> Option<Operand> {
+        match e {
+            Expr::Lit(l) => Some(Operand::Tok(l.to_token_stream())),
+            Expr::Path(p) => {
+                if let Some(id) = p.path.get_ident() {
+                    if let Some(v) = self.lookup(&id.to_string()) {
+                        return Some(Operand::Var(v));
+                    }
+                }
+                Some(Operand::Tok(p.to_token_stream()))
+            }
+            Expr::Paren(p) => self.expr(&p.expr),
+            Expr::Group(g) => self.expr(&g.expr),
+            Expr::Reference(r) => {
+                let inner = self.expr(&r.expr)?;
+                if self.is_value(&inner) {
+                    if r.mutability.is_some() {
+                        self.error(r.span(), "`&mut` to a differentiable value is not supported; values are immutable: compute a new one");
+                        return None;
+                    }
+                    return Some(inner);
+                }
+                let t = self.tok(&inner);
+                let m = r.mutability;
+                Some(Operand::Tok(quote!(&#m #t)))
+            }
+            Expr::Unary(u) => {
+                let inner = self.expr(&u.expr)?;
+                match (&u.op, self.value_var(&inner)) {
+                    (UnOp::Neg(_), Some(v)) => {
+                        Some(self.prim(optable::op("neg"), vec![v], vec![], u.span()))
+                    }
+                    (UnOp::Deref(_), Some(_)) => Some(inner),
+                    (_, Some(_)) => {
+                        self.error(u.span(), "`!` does not apply to differentiable values");
+                        None
+                    }
+                    (op, None) => {
+                        let t = self.tok(&inner);
+                        Some(Operand::Tok(quote!(#op (#t))))
+                    }
+                }
+            }
+            Expr::Binary(b) => {
+                let l = self.expr(&b.left)?;
+                let r = self.expr(&b.right)?;
+                match arith_op(&b.op) {
+                    Some(op) => self.arith(op, l, r, b.span()),
+                    None if !self.is_value(&l) && !self.is_value(&r) => {
+                        let (lt, rt, op) = (self.tok(&l), self.tok(&r), &b.op);
+                        Some(Operand::Tok(quote!((#lt) #op (#rt))))
+                    }
+                    None => {
+                        self.error(
+                            b.span(),
+                            "comparisons and logic on differentiable values are not supported yet (data-dependent control flow comes with the control-flow release); compare static values, or use nabla::maximum / clip",
+                        );
+                        None
+                    }
+                }
+            }
+            Expr::MethodCall(m) => self.method(m),
+            Expr::Call(c) => self.call(c),
+            Expr::Block(b) if b.label.is_none() => match self.block(&b.block, false)? {
+                Tail::Single(o) => Some(o),
+                Tail::Tuple(_) => None,
+            },
+            Expr::Tuple(t) => {
+                self.error(t.span(), "tuples are only supported as the returned value or directly in `let (a, b) = (x, y)`");
+                None
+            }
+            Expr::Index(ix) => {
+                let base = self.expr(&ix.expr)?;
+                let idx = self.expr(&ix.index)?;
+                if self.is_value(&base) || self.is_value(&idx) {
+                    self.error(ix.span(), "indexing a differentiable value is not supported yet; use x.slice_axis(axis, a..b) or x.index_select(axis, &idx)");
+                    return None;
+                }
+                let (bt, it) = (self.tok(&base), self.tok(&idx));
+                Some(Operand::Tok(quote!(#bt[#it])))
+            }
+            Expr::Field(fe) => {
+                let base = self.expr(&fe.base)?;
+                if self.is_value(&base) {
+                    self.error(
+                        fe.span(),
+                        "field access on differentiable values is not supported",
+                    );
+                    return None;
+                }
+                let (bt, member) = (self.tok(&base), &fe.member);
+                Some(Operand::Tok(quote!(#bt.#member)))
+            }
+            Expr::Cast(c) => {
+                let inner = self.expr(&c.expr)?;
+                if self.is_value(&inner) {
+                    self.error(c.span(), "`as` casts of differentiable values are not supported; use .cast(DType::..) outside, or keep one float type");
+                    return None;
+                }
+                let (t, ty) = (self.tok(&inner), &c.ty);
+                Some(Operand::Tok(quote!((#t) as #ty)))
+            }
+            Expr::Macro(m) => Some(Operand::Tok(self.rename_tokens(m.to_token_stream()))),
+            Expr::Range(r) => {
+                let start = match &r.start {
+                    Some(s) => Some(self.static_expr(s)?),
+                    None => None,
+                };
+                let end = match &r.end {
+                    Some(s) => Some(self.static_expr(s)?),
+                    None => None,
+                };
+                let lim = &r.limits;
+                Some(Operand::Tok(quote!(#start #lim #end)))
+            }
+            Expr::Array(a) => {
+                let mut items = Vec::new();
+                for e in &a.elems {
+                    items.push(self.static_expr(e)?);
+                }
+                Some(Operand::Tok(quote!([#(#items),*])))
+            }
+            Expr::Repeat(r) => {
+                let v = self.static_expr(&r.expr)?;
+                let n = self.static_expr(&r.len)?;
+                Some(Operand::Tok(quote!([#v; #n])))
+            }
+            Expr::If(i) => {
+                self.error(i.if_token.span(), "`if` in differentiable functions is not supported yet; compute both values and combine them with nabla::where_, or move the branch outside");
+                None
+            }
+            Expr::Match(m) => {
+                self.error(m.match_token.span(), "`match` in differentiable functions is not supported yet; move the match outside and call a differentiable function per arm");
+                None
+            }
+            Expr::ForLoop(f) => {
+                self.error(f.for_token.span(), "loops in differentiable functions are not supported yet; unroll the loop or call a differentiable function per step");
+                None
+            }
+            Expr::While(w) => {
+                self.error(
+                    w.while_token.span(),
+                    "`while` loops in differentiable functions are not supported yet",
+                );
+                None
+            }
+            Expr::Loop(l) => {
+                self.error(
+                    l.loop_token.span(),
+                    "`loop` in differentiable functions is not supported yet",
+                );
+                None
+            }
+            Expr::Closure(c) => {
+                self.error(c.span(), "closures are not supported in differentiable functions; write a separate #[differentiable] fn and call it");
+                None
+            }
+            Expr::Unsafe(u) => {
+                self.error(u.unsafe_token.span(), "`unsafe` blocks cannot be differentiated; move the unsafe code into an ordinary function with static arguments");
+                None
+            }
+            Expr::Async(a) => {
+                self.error(
+                    a.async_token.span(),
+                    "`async` blocks cannot be differentiated",
+                );
+                None
+            }
+            Expr::Await(a) => {
+                self.error(a.span(), "`.await` cannot be differentiated");
+                None
+            }
+            Expr::Try(t) => {
+                self.error(
+                    t.span(),
+                    "`?` is not supported in differentiable functions; handle errors outside",
+                );
+                None
+            }
+            Expr::Return(r) => {
+                self.error(r.span(), "`return` is only supported as the last statement");
+                None
+            }
+            other => {
+                self.error(
+                    other.span(),
+                    "this expression is not supported in a differentiable function",
+                );
+                None
+            }
+        }
+    }
+
+    /// Lowers a block's final expression; tuples are allowed at the top.
+    fn tail_expr(&mut self, e: &Expr, top: bool) -> Option<Tail> {
+        match strip(e) {
+            Expr::Tuple(t) if top => {
+                let mut items = Vec::new();
+                for el in &t.elems {
+                    items.push(self.expr(el)?);
+                }
+                Some(Tail::Tuple(items))
+            }
+            _ => self.expr(e).map(Tail::Single),
+        }
+    }
+
+    /// Lowers an expression that must be static.
+    fn static_expr(&mut self, e: &Expr) -> Option<TokenStream> {
+        let op = self.expr(e)?;
+        if self.is_value(&op) {
+            self.error(
+                e.span(),
+                "a differentiable value cannot be used here; this position needs a static value",
+            );
+            return None;
+        }
+        Some(self.tok(&op))
+    }
+
+    /// Renames identifiers of static variables inside macro tokens.
+    fn rename_tokens(&mut self, ts: TokenStream) -> TokenStream {
+        let toks: Vec<TokenTree> = ts.into_iter().collect();
+        let mut out = Vec::with_capacity(toks.len());
+        for (i, t) in toks.iter().enumerate() {
+            match t {
+                TokenTree::Ident(id) => {
+                    let prev_dot = i > 0
+                        && matches!(&toks[i - 1], TokenTree::Punct(p) if p.as_char() == '.' || p.as_char() == ':');
+                    let next_path = matches!(toks.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':' || p.as_char() == '!');
+                    match self.lookup(&id.to_string()) {
+                        Some(v) if !prev_dot && !next_path => {
+                            if self.kind(v) == Kind::Value {
+                                self.error(
+                                    id.span(),
+                                    "differentiable values cannot be used inside macros",
+                                );
+                            }
+                            let mut new = self.f.vars[v].ident.clone();
+                            new.set_span(id.span());
+                            out.push(TokenTree::Ident(new));
+                        }
+                        _ => out.push(t.clone()),
+                    }
+                }
+                TokenTree::Group(g) => {
+                    let inner = self.rename_tokens(g.stream());
+                    let mut ng = proc_macro2::Group::new(g.delimiter(), inner);
+                    ng.set_span(g.span());
+                    out.push(TokenTree::Group(ng));
+                }
+                other => out.push(other.clone()),
+            }
+        }
+        out.into_iter().collect()
+    }
+
+    fn arith(&mut self, op: Arith, l: Operand, r: Operand, span: Span) -> Option<Operand> {
+        let (lv, rv) = (self.value_var(&l), self.value_var(&r));
+        let name = op.rule();
+        match (lv, rv) {
+            (Some(a), Some(b)) => Some(self.prim(optable::op(name), vec![a, b], vec![], span)),
+            (Some(a), None) => {
+                let c = self.tok(&r);
+                let (rule, param) = match op {
+                    Arith::Add => ("add_scalar", quote_spanned!(span=> (#c) as f64)),
+                    Arith::Sub => ("add_scalar", quote_spanned!(span=> -((#c) as f64))),
+                    Arith::Mul => ("mul_scalar", quote_spanned!(span=> (#c) as f64)),
+                    Arith::Div => ("mul_scalar", quote_spanned!(span=> 1.0 / ((#c) as f64))),
+                };
+                Some(self.prim(optable::op(rule), vec![a], vec![param], span))
+            }
+            (None, Some(b)) => {
+                let c = self.tok(&l);
+                let cf = quote_spanned!(span=> (#c) as f64);
+                match op {
+                    Arith::Add => {
+                        Some(self.prim(optable::op("add_scalar"), vec![b], vec![cf], span))
+                    }
+                    Arith::Mul => {
+                        Some(self.prim(optable::op("mul_scalar"), vec![b], vec![cf], span))
+                    }
+                    Arith::Sub => {
+                        let n = self.prim(optable::op("neg"), vec![b], vec![], span);
+                        let n = self.value_var(&n).expect("value");
+                        Some(self.prim(optable::op("add_scalar"), vec![n], vec![cf], span))
+                    }
+                    Arith::Div => {
+                        let inv = self.prim(optable::op("recip"), vec![b], vec![], span);
+                        let inv = self.value_var(&inv).expect("value");
+                        Some(self.prim(optable::op("mul_scalar"), vec![inv], vec![cf], span))
+                    }
+                }
+            }
+            (None, None) => {
+                let (lt, rt, sym) = (self.tok(&l), self.tok(&r), op.symbol());
+                Some(Operand::Tok(quote!((#lt) #sym (#rt))))
+            }
+        }
+    }
+
+    fn method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
+        let recv = self.expr(&m.receiver)?;
+        let name = m.method.to_string();
+        let span = m.method.span();
+        let Some(v) = self.value_var(&recv) else {
+            // A static receiver: an ordinary method call on static values.
+            let rt = self.tok(&recv);
+            let mut args = Vec::new();
+            for a in &m.args {
+                args.push(self.static_expr(a)?);
+            }
+            let (method, turbo) = (&m.method, &m.turbofish);
+            return Some(Operand::Tok(quote!(#rt.#method #turbo (#(#args),*))));
+        };
+        let krate = self.f.krate.clone();
+        let vt = self.f.vars[v].ident.clone();
+        if name == "clone" && m.args.is_empty() {
+            return Some(recv);
+        }
+        if optable::static_query(&name) {
+            let q = match name.as_str() {
+                "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(&#vt)),
+                "ndim" => quote!(#krate::Value::shape_vec(&#vt).len()),
+                _ => quote!(#krate::Value::shape_vec(&#vt).iter().product::<usize>()),
+            };
+            return Some(Operand::Tok(q));
+        }
+        if optable::constant_method(&name) {
+            let e = match name.as_str() {
+                "stop_gradient" | "detach" => quote!(#krate::Value::stop_gradient(&#vt)),
+                "full_like" => {
+                    let [a] = m.args.iter().collect::<Vec<_>>()[..] else {
+                        self.error(m.span(), "full_like takes one argument, the fill value");
+                        return None;
+                    };
+                    let a = self.static_expr(a)?;
+                    quote!(#krate::Value::full_like(&#vt, (#a) as f64))
+                }
+                "zeros_like" => quote!(#krate::Value::zeros_like(&#vt)),
+                _ => quote!(#krate::Value::ones_like(&#vt)),
+            };
+            return Some(self.constant(e));
+        }
+        if name == "item" {
+            self.error(span, "item() leaves the computation (its result is an ordinary f64 with no derivative); keep working with the value, or use stop_gradient");
+            return None;
+        }
+        let Some(op) = optable::lookup(&name) else {
+            self.error(
+                span,
+                format!(
+                    "`{name}` is not an operation Nabla can differentiate; known operations: {}; or call a #[differentiable] function",
+                    optable::known_names()
+                ),
+            );
+            return None;
+        };
+        let args: Vec<&Expr> = m.args.iter().collect();
+        self.apply_op(op, Some(v), &args, m.span(), &name)
+    }
+
+    fn apply_op(
+        &mut self,
+        op: &'static OpSpec,
+        first: Option<VarId>,
+        args: &[&Expr],
+        span: Span,
+        name: &str,
+    ) -> Option<Operand> {
+        let mut inputs: Vec<VarId> = first.into_iter().collect();
+        let want = op.values + op.params;
+        if inputs.len() + args.len() != want {
+            let got = inputs.len() + args.len();
+            self.error(span, format!("`{name}` takes {} value argument(s) and {} static parameter(s), found {got} argument(s) in all", op.values, op.params));
+            return None;
+        }
+        let mut params = Vec::new();
+        for a in args {
+            if inputs.len() < op.values {
+                let o = self.expr(a)?;
+                match self.value_var(&o) {
+                    Some(v) => inputs.push(v),
+                    None => {
+                        self.error(a.span(), format!("`{name}` needs a differentiable value here (an Array or float that depends on the inputs); found a static value"));
+                        return None;
+                    }
+                }
+            } else {
+                params.push(self.static_expr(a)?);
+            }
+        }
+        Some(self.prim(op, inputs, params, span))
+    }
+
+    fn is_nabla_path(&self, path: &syn::Path) -> bool {
+        let first = path.segments.first().map(|s| s.ident.to_string());
+        path.segments.len() >= 2
+            && (first.as_deref() == Some("nabla")
+                || (self.f.krate.to_string() == "crate" && first.as_deref() == Some("crate")))
+    }
+
+    fn call(&mut self, c: &syn::ExprCall) -> Option<Operand> {
+        let Expr::Path(fp) = strip(&c.func) else {
+            self.error(
+                c.func.span(),
+                "only calls of named functions are supported in differentiable functions",
+            );
+            return None;
+        };
+        let path = &fp.path;
+        let last = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if self.is_nabla_path(path) {
+            if last == "stop_gradient" {
+                let [a] = c.args.iter().collect::<Vec<_>>()[..] else {
+                    self.error(c.span(), "stop_gradient takes one argument");
+                    return None;
+                };
+                let o = self.expr(a)?;
+                return match self.value_var(&o) {
+                    Some(v) => {
+                        let (krate, vt) = (self.f.krate.clone(), self.f.vars[v].ident.clone());
+                        Some(self.constant(quote!(#krate::Value::stop_gradient(&#vt))))
+                    }
+                    None => Some(o),
+                };
+            }
+            if let Some(op) = optable::lookup(&last) {
+                let args: Vec<&Expr> = c.args.iter().collect();
+                return self.apply_op(op, None, &args, c.span(), &last);
+            }
+        }
+        // Another function: differentiable if it receives a value.
+        let mut lowered = Vec::new();
+        for a in &c.args {
+            lowered.push(self.expr(a)?);
+        }
+        if lowered.iter().any(|o| self.is_value(o)) {
+            let outs = self.emit_call(path, lowered, 1, c.span());
+            return Some(Operand::Var(outs[0]));
+        }
+        let args: Vec<TokenStream> = lowered.iter().map(|o| self.tok(o)).collect();
+        Some(Operand::Tok(quote!(#fp(#(#args),*))))
+    }
+
+    /// A call of a differentiable function with `n` outputs, if `c` is one.
+    fn diff_call(&mut self, c: &syn::ExprCall, n: usize) -> Option<Vec<VarId>> {
+        let Expr::Path(fp) = strip(&c.func) else {
+            return None;
+        };
+        if self.is_nabla_path(&fp.path) {
+            return None;
+        }
+        let mut lowered = Vec::new();
+        for a in &c.args {
+            lowered.push(self.expr(a)?);
+        }
+        if !lowered.iter().any(|o| self.is_value(o)) {
+            self.error(
+                c.span(),
+                "destructuring a static call: bind the tuple first, then its fields",
+            );
+            return None;
+        }
+        Some(self.emit_call(&fp.path, lowered, n, c.span()))
+    }
+
+    fn emit_call(
+        &mut self,
+        path: &syn::Path,
+        args: Vec<Operand>,
+        n: usize,
+        span: Span,
+    ) -> Vec<VarId> {
+        let args = args
+            .into_iter()
+            .map(|o| match self.value_var(&o) {
+                Some(v) => CallArg::Value(v),
+                None => CallArg::Static(self.tok(&o)),
+            })
+            .collect();
+        let base = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_else(|| "call".into());
+        let outs: Vec<VarId> = (0..n)
+            .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
+            .collect();
+        self.f.body.push(Stmt::Call {
+            outs: outs.clone(),
+            path: path.clone(),
+            args,
+            span,
+        });
+        outs
+    }
+
+    // ----- outputs ---------------------------------------------------------
+
+    fn outputs(&mut self, tail: Tail) {
+        let ret_ty = self.f.ret_ty.clone();
+        match tail {
+            Tail::Tuple(items) => {
+                let Type::Tuple(tt) = &ret_ty else {
+                    self.error(
+                        ret_ty.span(),
+                        "the function returns a tuple, so its return type must be a tuple type",
+                    );
+                    return;
+                };
+                if tt.elems.len() != items.len() {
+                    self.error(
+                        ret_ty.span(),
+                        format!(
+                            "the return type has {} elements but the function returns {}",
+                            tt.elems.len(),
+                            items.len()
+                        ),
+                    );
+                    return;
+                }
+                self.f.tuple_output = true;
+                for (op, ty) in items.into_iter().zip(tt.elems.iter()) {
+                    self.output_item(op, ty);
+                }
+            }
+            Tail::Single(op) => self.output_item(op, &ret_ty),
+        }
+    }
+
+    fn output_item(&mut self, op: Operand, ty: &Type) {
+        match self.value_var(&op) {
+            Some(v) => self.f.outputs.push(Output::Value(v)),
+            None => {
+                let t = self.tok(&op);
+                self.f.outputs.push(Output::Static(t, ty.clone()));
+            }
+        }
+    }
+}
+
+/// The four arithmetic operators.
+#[derive(Clone, Copy)]
+enum Arith {
+    Add,
+    Sub,
+    Mul,
+    Div,
+}
+
+impl Arith {
+    fn rule(self) -> &'static str {
+        match self {
+            Arith::Add => "add",
+            Arith::Sub => "sub",
+            Arith::Mul => "mul",
+            Arith::Div => "div",
+        }
+    }
+    fn symbol(self) -> TokenStream {
+        match self {
+            Arith::Add => quote!(+),
+            Arith::Sub => quote!(-),
+            Arith::Mul => quote!(*),
+            Arith::Div => quote!(/),
+        }
+    }
+}
+
+fn arith_op(op: &BinOp) -> Option<Arith> {
+    match op {
+        BinOp::Add(_) => Some(Arith::Add),
+        BinOp::Sub(_) => Some(Arith::Sub),
+        BinOp::Mul(_) => Some(Arith::Mul),
+        BinOp::Div(_) => Some(Arith::Div),
+        _ => None,
+    }
+}
+
+fn compound(op: &BinOp) -> Option<Arith> {
+    match op {
+        BinOp::AddAssign(_) => Some(Arith::Add),
+        BinOp::SubAssign(_) => Some(Arith::Sub),
+        BinOp::MulAssign(_) => Some(Arith::Mul),
+        BinOp::DivAssign(_) => Some(Arith::Div),
+        _ => None,
+    }
+}
+
+fn strip(e: &Expr) -> &Expr {
+    match e {
+        Expr::Paren(p) => strip(&p.expr),
+        Expr::Group(g) => strip(&g.expr),
+        other => other,
+    }
+}

@@ -1,0 +1,196 @@
+//! Reverse mode: one VJP program per function.
+//!
+//! `vjp` runs the forward sweep (the forward statements, with calls of other
+//! differentiable functions going through *their* `vjp`) and returns the
+//! outputs with a `move` closure — the reverse sweep. The closure captures
+//! exactly the variables the reverse sweep mentions: those are the
+//! residuals, owned by the closure, with no tape and no boxing. Cotangents
+//! are `Option`s (`None` is a symbolic zero), accumulated when a value is
+//! used several times, and taken (freed) as soon as they are consumed.
+
+use crate::codegen::Sig;
+use crate::forward;
+use crate::ir::{CallArg, Function, Kind, Output, Stmt, VarId};
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote, quote_spanned};
+
+fn ct(f: &Function, v: VarId) -> Ident {
+    format_ident!("__ct_{}", f.name(v))
+}
+
+fn pullback(i: usize) -> Ident {
+    format_ident!("__pullback{}", i)
+}
+
+/// The `vjp` function.
+pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    let Sig {
+        mangled,
+        generic_params,
+        bound,
+        out_ty,
+        out_ct_ty,
+        arg_cts_ty,
+        owned_params,
+        vis,
+        ..
+    } = sig;
+    let name = format_ident!("__nabla_{}_vjp", f.ident);
+    let _ = mangled;
+
+    // Forward sweep.
+    let mut fwd = Vec::new();
+    for (i, s) in f.body.iter().enumerate() {
+        let is_active_call =
+            matches!(s, Stmt::Call { outs, .. } if outs.iter().any(|&o| active[o]));
+        let pb = pullback(i);
+        fwd.push(forward::stmt(f, s, is_active_call.then_some(&pb)));
+    }
+    let outs = outputs(f);
+
+    // Reverse sweep.
+    let slots = (0..f.vars.len())
+        .filter(|&v| active[v] && f.vars[v].kind == Kind::Value)
+        .map(|v| {
+            let c = ct(f, v);
+            quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
+        });
+    let seed = seed(f, active);
+    let mut rev = Vec::new();
+    for (i, s) in f.body.iter().enumerate().rev() {
+        rev.push(reverse(f, active, s, i));
+    }
+    let result = f.params.iter().map(|p| match p.var {
+        Some(v) if active[v] => {
+            let (c, x) = (ct(f, v), f.name(v));
+            quote!(#private::or_zeros(#c, &#x))
+        }
+        Some(v) => {
+            let x = f.name(v);
+            quote!(#krate::Value::zeros_like(&#x))
+        }
+        None => quote!(#krate::transforms::Static),
+    });
+
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params),*)
+            -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<'__a, __V>)
+        {
+            #(#owned_params)*
+            #(#fwd)*
+            let __outputs = #outs;
+            (__outputs, move |__ct: #out_ct_ty| {
+                #(#slots)*
+                #seed
+                #(#rev)*
+                (#(#result,)*)
+            })
+        }
+    }
+}
+
+/// The returned outputs (values cloned: the closure keeps the originals).
+pub fn outputs(f: &Function) -> TokenStream {
+    let items: Vec<TokenStream> = f
+        .outputs
+        .iter()
+        .map(|o| match o {
+            Output::Value(v) => {
+                let x = f.name(*v);
+                quote!(::core::clone::Clone::clone(&#x))
+            }
+            Output::Static(t, _) => t.clone(),
+        })
+        .collect();
+    if f.tuple_output {
+        quote!((#(#items,)*))
+    } else {
+        quote!(#(#items)*)
+    }
+}
+
+fn seed(f: &Function, active: &[bool]) -> TokenStream {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    if !f.tuple_output {
+        return match &f.outputs[0] {
+            Output::Value(v) if active[*v] => {
+                let c = ct(f, *v);
+                quote!(#private::acc(&mut #c, __ct);)
+            }
+            _ => quote!(let _ = __ct;),
+        };
+    }
+    let parts = f.outputs.iter().enumerate().map(|(i, o)| {
+        let idx = syn::Index::from(i);
+        match o {
+            Output::Value(v) if active[*v] => {
+                let c = ct(f, *v);
+                quote!(if let ::core::option::Option::Some(__g) = __ct.#idx { #private::acc(&mut #c, __g); })
+            }
+            _ => quote!(),
+        }
+    });
+    quote!(#(#parts)*)
+}
+
+fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    match s {
+        Stmt::Prim {
+            out,
+            op,
+            inputs,
+            params,
+            span,
+        } if active[*out] => {
+            let rule = syn::Ident::new(op.rule, *span);
+            let cy = ct(f, *out);
+            let y = f.name(*out);
+            let ins: Vec<&Ident> = inputs.iter().map(|v| f.name(*v)).collect();
+            let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
+                let vjp_k = format_ident!("vjp_{}", k);
+                let cx = ct(f, *v);
+                quote_spanned!(*span=> #private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));)
+            });
+            quote! {
+                if let ::core::option::Option::Some(__g) = #cy.take() {
+                    #(#updates)*
+                }
+            }
+        }
+        Stmt::Call {
+            outs, args, span, ..
+        } if outs.iter().any(|&o| active[o]) => {
+            let pb = pullback(i);
+            let cts: Vec<Ident> = outs.iter().map(|&o| ct(f, o)).collect();
+            let any = quote!(#(#cts.is_some())||*);
+            let seed = if outs.len() == 1 {
+                let (c, y) = (&cts[0], f.name(outs[0]));
+                quote!(#private::or_zeros(#c.take(), &#y))
+            } else {
+                quote!((#(#cts.take(),)*))
+            };
+            let updates = args.iter().enumerate().filter_map(|(k, a)| match a {
+                CallArg::Value(v) if active[*v] => {
+                    let cx = ct(f, *v);
+                    let idx = syn::Index::from(k);
+                    Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
+                }
+                _ => None,
+            });
+            quote_spanned! {*span=>
+                if #any {
+                    let __arg_cts = #pb(#seed);
+                    #(#updates)*
+                }
+            }
+        }
+        _ => quote!(),
+    }
+}

@@ -1,0 +1,36 @@
+use nabla::prelude::*;
+
+#[nabla::differentiable]
+fn f(x: f64, y: f64) -> f64 {
+    let z = x * x * y;
+    z + y.sin()
+}
+
+#[nabla::differentiable]
+fn loss(w: &Array, b: &Array, x: &Array, y: &Array) -> Array {
+    let h = x.matmul(w) + b;
+    let d = h.tanh() - y;
+    nabla::mean(&(&d * &d))
+}
+
+#[test]
+fn smoke() {
+    assert_eq!(f(3.0, 2.0), 18.0 + 2f64.sin());
+    let g = nabla::grad(f)(3.0, 2.0);
+    assert_eq!(g, 12.0);
+    let (gx, gy) = nabla::grad!(f, argnums = (0, 1))(3.0, 2.0);
+    assert_eq!(gx, 12.0);
+    assert!((gy - (9.0 + 2f64.cos())).abs() < 1e-15);
+    nabla::manual_seed(0);
+    let w = nabla::randn(&[3, 2], DType::F64);
+    let b = nabla::randn(&[2], DType::F64);
+    let x = nabla::randn(&[4, 3], DType::F64);
+    let y = nabla::randn(&[4, 2], DType::F64);
+    let (gw, gb) = nabla::grad!(loss, argnums = (0, 1))(&w, &b, &x, &y);
+    // compare to tape
+    let wt = w.clone().requires_grad();
+    let bt = b.clone().requires_grad();
+    loss(&wt, &bt, &x, &y).backward();
+    assert!((gw - wt.grad()).abs().max().item() < 1e-14);
+    assert!((gb - bt.grad()).abs().max().item() < 1e-14);
+}
