@@ -212,8 +212,16 @@ pub mod matmul {
     /// Views 1-D operands as matrices and the cotangent accordingly.
     fn promote<V: ArrayValue>(a: &V, b: &V, ct: &V) -> (V, V, V) {
         let (sa, sb) = (a.shape_vec(), b.shape_vec());
-        let a2 = if sa.len() == 1 { a.reshape(&[1, sa[0]]) } else { a.clone() };
-        let b2 = if sb.len() == 1 { b.reshape(&[sb[0], 1]) } else { b.clone() };
+        let a2 = if sa.len() == 1 {
+            a.reshape(&[1, sa[0]])
+        } else {
+            a.clone()
+        };
+        let b2 = if sb.len() == 1 {
+            b.reshape(&[sb[0], 1])
+        } else {
+            b.clone()
+        };
         let mut cs = ct.shape_vec();
         if sa.len() == 1 {
             cs.insert(cs.len() - usize::from(sb.len() != 1), 1);
@@ -316,7 +324,10 @@ pub mod squeeze {
         let mut s = x.shape_vec();
         let ax = norm_axis("squeeze", axis, s.len());
         if s[ax] != 1 {
-            panic!("squeeze: axis {axis} of shape {s:?} has length {}, not 1; only length-1 axes can be removed", s[ax]);
+            panic!(
+                "squeeze: axis {axis} of shape {s:?} has length {}, not 1; only length-1 axes can be removed",
+                s[ax]
+            );
         }
         s.remove(ax);
         x.reshape(&s)
@@ -330,7 +341,13 @@ pub mod squeeze {
 fn axis_slices(shape: &[usize], axis: isize, range: &Range<usize>) -> Vec<Slice> {
     let ax = norm_axis("slice_axis", axis, shape.len());
     (0..shape.len())
-        .map(|i| if i == ax { Slice::new(range.start as isize, Some(range.end as isize), 1) } else { Slice::from(..) })
+        .map(|i| {
+            if i == ax {
+                Slice::new(range.start as isize, Some(range.end as isize), 1)
+            } else {
+                Slice::from(..)
+            }
+        })
         .collect()
 }
 
