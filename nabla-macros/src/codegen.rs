@@ -258,6 +258,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
          `forward::<V>`, `jvp::<V>` and `vjp::<V>`."
     );
     quote! {
+        #[doc(hidden)]
         #orig
         #forward_fn
         #jvp_fn

@@ -4,7 +4,7 @@
 
 use crate::ir::{CallArg, Function, Stmt};
 use proc_macro2::TokenStream;
-use quote::{quote, quote_spanned};
+use quote::quote;
 
 /// Arguments of a call in generated code (values by reference).
 pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
@@ -35,7 +35,12 @@ pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) ->
             let out = f.name(*out);
             let rule = syn::Ident::new(op.rule, *span);
             let ins = inputs.iter().map(|v| f.name(*v));
-            quote_spanned!(*span=> let #out = #krate::rules::#rule::forward(#(&#ins,)* #(#params),*);)
+            let params = params.iter().map(param);
+            if op.variadic {
+                quote!(let #out = #krate::rules::#rule::forward(&[#(&#ins),*], #(#params),*);)
+            } else {
+                quote!(let #out = #krate::rules::#rule::forward(#(&#ins,)* #(#params),*);)
+            }
         }
         Stmt::Call {
             outs,
@@ -50,17 +55,34 @@ pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) ->
                 quote!((#(#names),*))
             };
             let args = call_args(f, args);
+            // `forward`/`vjp` carry the call's span, so calling a function
+            // that is not #[differentiable] is reported at the call.
+            let (fwd, vjp) = (
+                syn::Ident::new("forward", *span),
+                syn::Ident::new("vjp", *span),
+            );
             match pullback {
-                Some(pb) => {
-                    quote_spanned!(*span=> let (#pat, #pb) = #path::vjp::<__V>(#(#args),*);)
-                }
-                None => quote_spanned!(*span=> let #pat = #path::forward::<__V>(#(#args),*);),
+                Some(pb) => quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);),
+                None => quote!(let #pat = #path::#fwd::<__V>(#(#args),*);),
             }
         }
         Stmt::Static { out, expr } | Stmt::Constant { out, expr } => {
             let out = f.name(*out);
             quote!(let #out = #expr;)
         }
+    }
+}
+
+/// A static parameter of an operation. Parameters are evaluated in the
+/// forward sweep and again in the reverse sweep, so they are cloned rather
+/// than moved (a no-op for `Copy` values).
+pub fn param(p: &TokenStream) -> TokenStream {
+    let toks: Vec<proc_macro2::TokenTree> = p.clone().into_iter().collect();
+    match &toks[..] {
+        [proc_macro2::TokenTree::Ident(id)] if id != "true" && id != "false" => {
+            quote!(::core::clone::Clone::clone(&#id))
+        }
+        _ => p.clone(),
     }
 }
 

@@ -57,7 +57,7 @@ pub struct Param {
 pub enum Output {
     Value(VarId),
     /// A static output: its tokens and its declared type.
-    Static(TokenStream, Type),
+    Static(TokenStream, Box<Type>),
 }
 
 /// An argument of a call to another differentiable function.

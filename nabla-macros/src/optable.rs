@@ -10,12 +10,22 @@ pub struct OpSpec {
     pub values: usize,
     /// Number of static parameters that follow the value inputs.
     pub params: usize,
+    /// Static parameters written *before* the values (`where_(&mask, ..)`);
+    /// the rule still receives them after the values.
+    pub leading: usize,
+    /// The values come as one array literal (`concat(&[a, b], axis)`).
+    pub variadic: bool,
 }
 
 macro_rules! table {
     ($($rule:ident: $values:literal, $params:literal;)*) => {
         /// Every operation the macro can differentiate.
-        pub static OPS: &[OpSpec] = &[$(OpSpec { rule: stringify!($rule), values: $values, params: $params },)*];
+        pub static OPS: &[OpSpec] = &[
+            $(OpSpec { rule: stringify!($rule), values: $values, params: $params, leading: 0, variadic: false },)*
+            OpSpec { rule: "where_", values: 2, params: 0, leading: 1, variadic: false },
+            OpSpec { rule: "concat", values: 0, params: 1, leading: 0, variadic: true },
+            OpSpec { rule: "stack", values: 0, params: 1, leading: 0, variadic: true },
+        ];
     };
 }
 

@@ -114,10 +114,10 @@ fn mentions_array(ty: &Type) -> bool {
 pub fn lower(item: &ItemFn, opts: &Options) -> syn::Result<Function> {
     let mut l = Lowerer::new(item, opts);
     l.signature(item);
-    if l.errors.is_none() {
-        if let Some(t) = l.block(&item.block, true) {
-            l.outputs(t);
-        }
+    if l.errors.is_none()
+        && let Some(t) = l.block(&item.block, true)
+    {
+        l.outputs(t);
     }
     match l.errors.take() {
         Some(e) => Err(e),
@@ -363,7 +363,10 @@ impl Lowerer {
                 }
             }
             Pat::Wild(_) => {
-                self.expr(&init.expr);
+                // Evaluated for its effect (e.g. a check), then dropped.
+                if let Some(op) = self.expr(&init.expr) {
+                    self.assign("__unused", op);
+                }
             }
             Pat::Tuple(t) => self.tuple_let(t, &init.expr),
             other => self.error(
@@ -399,24 +402,24 @@ impl Lowerer {
             }
             let ops: Vec<Option<Operand>> = et.elems.iter().map(|e| self.expr(e)).collect();
             for (n, op) in names.into_iter().zip(ops) {
-                if let (Some(n), Some(op)) = (n, op) {
-                    if n != "_" {
-                        self.assign(&n, op);
-                    }
+                if let (Some(n), Some(op)) = (n, op)
+                    && n != "_"
+                {
+                    self.assign(&n, op);
                 }
             }
             return;
         }
         // A call of a differentiable function returning a tuple of values.
-        if let Expr::Call(c) = strip(init) {
-            if let Some(outs) = self.diff_call(c, names.len()) {
-                for (n, v) in names.into_iter().zip(outs) {
-                    if let Some(n) = n.filter(|n| n != "_") {
-                        self.bind(&n, v);
-                    }
+        if let Expr::Call(c) = strip(init)
+            && let Some(outs) = self.diff_call(c, names.len())
+        {
+            for (n, v) in names.into_iter().zip(outs) {
+                if let Some(n) = n.filter(|n| n != "_") {
+                    self.bind(&n, v);
                 }
-                return;
             }
+            return;
         }
         // Otherwise a static tuple.
         match self.expr(init) {
@@ -543,10 +546,10 @@ impl Lowerer {
         match e {
             Expr::Lit(l) => Some(Operand::Tok(l.to_token_stream())),
             Expr::Path(p) => {
-                if let Some(id) = p.path.get_ident() {
-                    if let Some(v) = self.lookup(&id.to_string()) {
-                        return Some(Operand::Var(v));
-                    }
+                if let Some(id) = p.path.get_ident()
+                    && let Some(v) = self.lookup(&id.to_string())
+                {
+                    return Some(Operand::Var(v));
                 }
                 Some(Operand::Tok(p.to_token_stream()))
             }
@@ -618,7 +621,7 @@ impl Lowerer {
                     return None;
                 }
                 let (bt, it) = (self.tok(&base), self.tok(&idx));
-                Some(Operand::Tok(quote!(#bt[#it])))
+                Some(Operand::Tok(quote!((#bt)[#it])))
             }
             Expr::Field(fe) => {
                 let base = self.expr(&fe.base)?;
@@ -630,7 +633,7 @@ impl Lowerer {
                     return None;
                 }
                 let (bt, member) = (self.tok(&base), &fe.member);
-                Some(Operand::Tok(quote!(#bt.#member)))
+                Some(Operand::Tok(quote!((#bt).#member)))
             }
             Expr::Cast(c) => {
                 let inner = self.expr(&c.expr)?;
@@ -852,7 +855,7 @@ impl Lowerer {
                 args.push(self.static_expr(a)?);
             }
             let (method, turbo) = (&m.method, &m.turbofish);
-            return Some(Operand::Tok(quote!(#rt.#method #turbo (#(#args),*))));
+            return Some(Operand::Tok(quote!((#rt).#method #turbo (#(#args),*))));
         };
         let krate = self.f.krate.clone();
         let vt = self.f.vars[v].ident.clone();
@@ -909,6 +912,18 @@ impl Lowerer {
         span: Span,
         name: &str,
     ) -> Option<Operand> {
+        if op.variadic {
+            return self.variadic_op(op, args, span, name);
+        }
+        let mut leading = Vec::new();
+        let args = if first.is_none() && op.leading > 0 && args.len() >= op.leading {
+            for a in &args[..op.leading] {
+                leading.push(self.static_expr(a)?);
+            }
+            &args[op.leading..]
+        } else {
+            args
+        };
         let mut inputs: Vec<VarId> = first.into_iter().collect();
         let want = op.values + op.params;
         if inputs.len() + args.len() != want {
@@ -930,6 +945,49 @@ impl Lowerer {
             } else {
                 params.push(self.static_expr(a)?);
             }
+        }
+        params.extend(leading);
+        Some(self.prim(op, inputs, params, span))
+    }
+
+    /// `concat(&[a, b, ..], axis)` / `stack(..)`: the values are listed in
+    /// an array literal.
+    fn variadic_op(
+        &mut self,
+        op: &'static OpSpec,
+        args: &[&Expr],
+        span: Span,
+        name: &str,
+    ) -> Option<Operand> {
+        let list = match args.first().map(|a| strip(a)) {
+            Some(Expr::Reference(r)) => match strip(&r.expr) {
+                Expr::Array(a) => Some(a),
+                _ => None,
+            },
+            Some(Expr::Array(a)) => Some(a),
+            _ => None,
+        };
+        let (Some(list), true) = (list, args.len() == 1 + op.params) else {
+            self.error(span, format!("`{name}` in a differentiable function takes the values as an array literal, e.g. `{name}(&[a, b], axis)`"));
+            return None;
+        };
+        let mut inputs = Vec::new();
+        for e in &list.elems {
+            let o = self.expr(e)?;
+            match self.value_var(&o) {
+                Some(v) => inputs.push(v),
+                None => {
+                    self.error(
+                        e.span(),
+                        format!("every element given to `{name}` must be a differentiable value"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut params = Vec::new();
+        for a in &args[1..] {
+            params.push(self.static_expr(a)?);
         }
         Some(self.prim(op, inputs, params, span))
     }
@@ -1079,7 +1137,7 @@ impl Lowerer {
             Some(v) => self.f.outputs.push(Output::Value(v)),
             None => {
                 let t = self.tok(&op);
-                self.f.outputs.push(Output::Static(t, ty.clone()));
+                self.f.outputs.push(Output::Static(t, Box::new(ty.clone())));
             }
         }
     }

@@ -12,7 +12,7 @@ use crate::codegen::Sig;
 use crate::forward;
 use crate::ir::{CallArg, Function, Kind, Output, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote, quote_spanned};
+use quote::{format_ident, quote};
 
 fn ct(f: &Function, v: VarId) -> Ident {
     format_ident!("__ct_{}", f.name(v))
@@ -50,6 +50,26 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     }
     let outs = outputs(f);
 
+    // Static reference parameters: the reverse sweep owns a copy, so the
+    // pullback does not borrow from the caller.
+    let refs: Vec<(&syn::Ident, &syn::Type)> = f
+        .params
+        .iter()
+        .filter(|p| p.var.is_none())
+        .filter_map(|p| match &p.ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => Some((&p.ident, &*r.elem)),
+            _ => None,
+        })
+        .collect();
+    let own = refs.iter().map(|(id, _)| {
+        let o = format_ident!("__owned_{}", id);
+        quote!(let #o = ::std::borrow::ToOwned::to_owned(#id);)
+    });
+    let reborrow = refs.iter().map(|(id, ty)| {
+        let o = format_ident!("__owned_{}", id);
+        quote!(let #id: &#ty = ::std::borrow::Borrow::borrow(&#o);)
+    });
+
     // Reverse sweep.
     let slots = (0..f.vars.len())
         .filter(|&v| active[v] && f.vars[v].kind == Kind::Value)
@@ -78,12 +98,14 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
         #[doc(hidden)]
         #[allow(unused_variables, unused_mut, clippy::all)]
         #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params),*)
-            -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<'__a, __V>)
+            -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
         {
             #(#owned_params)*
             #(#fwd)*
             let __outputs = #outs;
+            #(#own)*
             (__outputs, move |__ct: #out_ct_ty| {
+                #(#reborrow)*
                 #(#slots)*
                 #seed
                 #(#rev)*
@@ -153,10 +175,14 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
             let cy = ct(f, *out);
             let y = f.name(*out);
             let ins: Vec<&Ident> = inputs.iter().map(|v| f.name(*v)).collect();
+            let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
             let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
-                let vjp_k = format_ident!("vjp_{}", k);
                 let cx = ct(f, *v);
-                quote_spanned!(*span=> #private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));)
+                if op.variadic {
+                    return quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(&#ins),*], &#y, #(#params,)* &__g)););
+                }
+                let vjp_k = format_ident!("vjp_{}", k);
+                quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));)
             });
             quote! {
                 if let ::core::option::Option::Some(__g) = #cy.take() {
@@ -184,7 +210,7 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
                 }
                 _ => None,
             });
-            quote_spanned! {*span=>
+            quote! {
                 if #any {
                     let __arg_cts = #pb(#seed);
                     #(#updates)*

@@ -1,104 +1,204 @@
-//! Functions built from primitives. They have no derivative rules of their
-//! own: their derivatives come from the primitives they call, in every mode.
-//! Each is generic over the value traits so that the same definition serves
-//! arrays, scalars (where it makes sense) and the interpretation types.
+//! Functions built from primitives, written as `#[differentiable]` Rust:
+//! the library is its own first user. They have no derivative rules of
+//! their own; the macro generates their forward, JVP and VJP code from the
+//! primitives they call, exactly as for user functions.
+//!
+//! Each is a function value: `nabla_runtime::softmax(&x, -1)` calls it on arrays,
+//! `nabla_runtime::softmax::forward::<V>(..)` is the generic variant, and
+//! differentiable user code calls it like any other function.
+//!
+//! ```
+//! use nabla_runtime::Array;
+//! let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+//! let p = nabla_runtime::softmax(&x, -1);
+//! assert!((p.sum().item() - 1.0).abs() < 1e-15);
+//! ```
 
-use crate::{ArrayValue, Value};
+use crate::array::norm_axes;
+use crate::{Array, ArrayValue};
+use nabla_macros::differentiable;
 
-/// Mean over normalised `axes`.
+/// The shape of a reduction over `axes` (negative axes allowed).
+pub fn reduced_shape(shape: impl AsRef<[usize]>, axes: &[isize], keepdim: bool) -> Vec<usize> {
+    let shape = shape.as_ref();
+    let ax = norm_axes("reduce", axes, shape.len());
+    crate::ops::reduce::keep_shape(shape, &ax)
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| keepdim || !ax.contains(i))
+        .map(|(_, d)| d)
+        .collect()
+}
+
+/// `axis` after checking it against `ndim` (panics naming `op`).
+#[track_caller]
+pub fn checked_axis(op: &str, axis: isize, ndim: usize) -> isize {
+    crate::array::norm_axis(op, axis, ndim) as isize
+}
+
+/// The number of elements a reduction over `axes` combines.
+pub fn reduced_count(shape: impl AsRef<[usize]>, axes: &[isize]) -> usize {
+    let shape = shape.as_ref();
+    norm_axes("reduce", axes, shape.len())
+        .iter()
+        .map(|&a| shape[a])
+        .product()
+}
+
+/// All axes of an array, as the `&[isize]` the reductions take.
+pub fn all_axes(shape: impl AsRef<[usize]>) -> Vec<isize> {
+    (0..shape.as_ref().len() as isize).collect()
+}
+
+/// Mean over normalised `axes` (generic; used by the `mean` rules).
 pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
     let shape = x.shape_vec();
     let n: usize = axes.iter().map(|&a| shape[a]).product();
     x.sum_axes(axes, keepdim).mul_scalar(1.0 / n as f64)
 }
 
-/// Variance over `axes` with `ddof` delta degrees of freedom.
-pub fn var<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool, ddof: usize) -> V {
-    let shape = x.shape_vec();
-    let n: usize = axes.iter().map(|&a| shape[a]).product();
-    let centred = x.sub(&mean(x, axes, true));
-    centred
-        .square()
-        .sum_axes(axes, keepdim)
-        .mul_scalar(1.0 / (n as f64 - ddof as f64))
+/// `log Σ exp x` over `axes`, stabilised by the (constant) maximum.
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let x = Array::from_vec(vec![1000.0f64, 1000.0], &[2]);
+/// assert!((nabla_runtime::logsumexp_axes(&x, &[0], false).item() - (1000.0 + 2f64.ln())).abs() < 1e-9);
+/// ```
+#[differentiable(crate = crate)]
+pub fn logsumexp_axes(x: &Array, axes: &[isize], keepdim: bool) -> Array {
+    let m = crate::stop_gradient(&x.max_axes(axes, true));
+    let s = (x - &m).exp().sum_axes(axes, true).ln() + &m;
+    s.reshape(&crate::composite::reduced_shape(x.shape(), axes, keepdim))
 }
 
-/// `log Σ exp x` over `axes`, stabilised by the (constant) maximum.
-pub fn logsumexp<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
-    let m = x.max_axes(axes, true).stop_gradient();
-    let s = x.sub(&m).exp().sum_axes(axes, true).ln().add(&m);
-    if keepdim {
-        s
-    } else {
-        let shape: Vec<usize> = x
-            .shape_vec()
-            .iter()
-            .enumerate()
-            .filter(|(i, _)| !axes.contains(i))
-            .map(|(_, &d)| d)
-            .collect();
-        s.reshape(&shape)
-    }
+/// `log Σ exp x` over all elements.
+///
+/// ```
+/// # use nabla_runtime::*;
+/// assert_eq!(nabla_runtime::logsumexp(&Array::from_vec(vec![0.0f64, 0.0], &[2])).item(), 2f64.ln());
+/// ```
+#[differentiable(crate = crate)]
+pub fn logsumexp(x: &Array) -> Array {
+    let axes = crate::composite::all_axes(x.shape());
+    logsumexp_axes(x, &axes, false)
 }
 
 /// `exp x / Σ exp x` along `axis`.
-pub fn softmax<V: ArrayValue>(x: &V, axis: usize) -> V {
-    let m = x.max_axes(&[axis], true).stop_gradient();
-    let e = x.sub(&m).exp();
-    e.div(&e.sum_axes(&[axis], true))
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let p = nabla_runtime::softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
+/// assert_eq!(p.to_vec::<f64>(), vec![0.5, 0.5]);
+/// ```
+#[differentiable(crate = crate)]
+pub fn softmax(x: &Array, axis: isize) -> Array {
+    let axis = crate::composite::checked_axis("softmax", axis, x.ndim());
+    let m = crate::stop_gradient(&x.max_axes(&[axis], true));
+    let e = (x - &m).exp();
+    &e / &e.sum_axes(&[axis], true)
 }
 
 /// `x - logsumexp(x)` along `axis`.
-pub fn log_softmax<V: ArrayValue>(x: &V, axis: usize) -> V {
-    x.sub(&logsumexp(x, &[axis], true))
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let p = nabla_runtime::log_softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
+/// assert_eq!(p.to_vec::<f64>()[0], 0.5f64.ln());
+/// ```
+#[differentiable(crate = crate)]
+pub fn log_softmax(x: &Array, axis: isize) -> Array {
+    let axis = crate::composite::checked_axis("log_softmax", axis, x.ndim());
+    x - &logsumexp_axes(x, &[axis], true)
+}
+
+/// Variance over `axes` with `ddof` delta degrees of freedom (`ddof = 0`
+/// is NumPy's default).
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let x = Array::from_vec(vec![1.0f64, 3.0], &[2]);
+/// assert_eq!(nabla_runtime::var_axes(&x, &[0], false, 0).item(), 1.0);
+/// ```
+#[differentiable(crate = crate)]
+pub fn var_axes(x: &Array, axes: &[isize], keepdim: bool, ddof: usize) -> Array {
+    let n = crate::composite::reduced_count(x.shape(), axes) as f64;
+    let c = x - &x.mean_axes(axes, true);
+    c.square().sum_axes(axes, keepdim) / (n - ddof as f64)
 }
 
 /// Exact GELU: `x · Φ(x)` with the erf form of the normal CDF.
-pub fn gelu<V: Value>(x: &V) -> V {
-    x.mul(
-        &x.mul_scalar(std::f64::consts::FRAC_1_SQRT_2)
-            .erf()
-            .add_scalar(1.0),
-    )
-    .mul_scalar(0.5)
+///
+/// ```
+/// # use nabla_runtime::*;
+/// assert_eq!(nabla_runtime::gelu(&Array::scalar(0.0f64)).item(), 0.0);
+/// ```
+#[differentiable(crate = crate)]
+pub fn gelu(x: &Array) -> Array {
+    let phi = 1.0 + (x * std::f64::consts::FRAC_1_SQRT_2).erf();
+    x * &phi * 0.5
 }
 
 /// GELU with the tanh approximation.
-pub fn gelu_tanh<V: Value>(x: &V) -> V {
+///
+/// ```
+/// # use nabla_runtime::*;
+/// assert_eq!(nabla_runtime::gelu_tanh(&Array::scalar(0.0f64)).item(), 0.0);
+/// ```
+#[differentiable(crate = crate)]
+pub fn gelu_tanh(x: &Array) -> Array {
     let c = (2.0 / std::f64::consts::PI).sqrt();
-    let inner = x.add(&x.powi(3).mul_scalar(0.044715)).mul_scalar(c);
-    x.mul(&inner.tanh().add_scalar(1.0)).mul_scalar(0.5)
+    let inner = (x + &(x.powi(3) * 0.044715)) * c;
+    x * &(1.0 + inner.tanh()) * 0.5
 }
 
 /// SiLU (swish): `x · sigmoid(x)`.
-pub fn silu<V: Value>(x: &V) -> V {
-    x.mul(&x.sigmoid())
+///
+/// ```
+/// # use nabla_runtime::*;
+/// assert_eq!(nabla_runtime::silu(&Array::scalar(0.0f64)).item(), 0.0);
+/// ```
+#[differentiable(crate = crate)]
+pub fn silu(x: &Array) -> Array {
+    x * &x.sigmoid()
 }
 
 /// `ln(1 + e^x)`, computed stably as `relu(x) + ln(1 + e^-|x|)`.
-pub fn softplus<V: Value>(x: &V) -> V {
-    x.relu().add(&x.abs().neg().exp().ln_1p())
+///
+/// ```
+/// # use nabla_runtime::*;
+/// assert_eq!(nabla_runtime::softplus(&Array::scalar(1000.0f64)).item(), 1000.0);
+/// ```
+#[differentiable(crate = crate)]
+pub fn softplus(x: &Array) -> Array {
+    x.relu() + (-x.abs()).exp().ln_1p()
 }
 
 /// Mean squared error `mean((pred - target)²)` over all elements.
-pub fn mse_loss<V: ArrayValue>(pred: &V, target: &V) -> V {
-    let d = pred.sub(target).square();
-    let all: Vec<usize> = (0..d.shape_vec().len()).collect();
-    mean(&d, &all, false)
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let (p, t) = (Array::from_vec(vec![1.0f64, 2.0], &[2]), Array::from_vec(vec![0.0f64, 0.0], &[2]));
+/// assert_eq!(nabla_runtime::mse_loss(&p, &t).item(), 2.5);
+/// ```
+#[differentiable(crate = crate)]
+pub fn mse_loss(pred: &Array, target: &Array) -> Array {
+    (pred - target).square().mean()
 }
 
 /// Mean cross-entropy between `logits` `[N, C]` and one-hot (or
 /// probability) `targets` `[N, C]`.
-pub fn cross_entropy<V: ArrayValue>(logits: &V, targets: &V) -> V {
-    let nd = logits.shape_vec().len();
-    let lp = log_softmax(logits, nd - 1);
-    let per = lp.mul(targets).sum_axes(&[nd - 1], false).neg();
-    let all: Vec<usize> = (0..per.shape_vec().len()).collect();
-    mean(&per, &all, false)
+///
+/// ```
+/// # use nabla_runtime::*;
+/// let logits = Array::from_vec(vec![0.0f64, 0.0], &[1, 2]);
+/// let t = Array::from_vec(vec![1.0f64, 0.0], &[1, 2]);
+/// assert!((nabla_runtime::cross_entropy(&logits, &t).item() - 2f64.ln()).abs() < 1e-15);
+/// ```
+#[differentiable(crate = crate)]
+pub fn cross_entropy(logits: &Array, targets: &Array) -> Array {
+    let per = (log_softmax(logits, -1) * targets).sum_axes(&[-1], false);
+    -per.mean()
 }
-
-use crate::Array;
-use crate::array::{norm_axes, norm_axis};
 
 impl Array {
     /// Mean of all elements.
@@ -125,41 +225,37 @@ impl Array {
         mean(self, &norm_axes("mean", axes, self.ndim()), keepdim)
     }
 
-    /// Variance over `axes` with `ddof` delta degrees of freedom (`ddof = 0`
-    /// is NumPy's default).
+    /// Variance over `axes` (see [`var_axes`](const@var_axes)).
     ///
     /// ```
     /// # use nabla_runtime::Array;
-    /// let x = Array::from_vec(vec![1.0f64, 3.0], &[2]);
-    /// assert_eq!(x.var_axes(&[0], false, 0).item(), 1.0);
+    /// assert_eq!(Array::from_vec(vec![1.0f64, 3.0], &[2]).var_axes(&[0], false, 0).item(), 1.0);
     /// ```
     #[track_caller]
     pub fn var_axes(&self, axes: &[isize], keepdim: bool, ddof: usize) -> Array {
-        var(self, &norm_axes("var", axes, self.ndim()), keepdim, ddof)
+        var_axes(self, axes, keepdim, ddof)
     }
 
     /// `log Σ exp` over `axes`, computed stably.
     ///
     /// ```
     /// # use nabla_runtime::Array;
-    /// let x = Array::from_vec(vec![1000.0f64, 1000.0], &[2]);
-    /// assert!((x.logsumexp_axes(&[0], false).item() - (1000.0 + 2f64.ln())).abs() < 1e-9);
+    /// assert_eq!(Array::from_vec(vec![0.0f64, 0.0], &[2]).logsumexp_axes(&[0], false).item(), 2f64.ln());
     /// ```
     #[track_caller]
     pub fn logsumexp_axes(&self, axes: &[isize], keepdim: bool) -> Array {
-        logsumexp(self, &norm_axes("logsumexp", axes, self.ndim()), keepdim)
+        logsumexp_axes(self, axes, keepdim)
     }
 
     /// Softmax along `axis`.
     ///
     /// ```
     /// # use nabla_runtime::Array;
-    /// let p = Array::from_vec(vec![1.0f64, 1.0], &[2]).softmax(-1);
-    /// assert_eq!(p.to_vec::<f64>(), vec![0.5, 0.5]);
+    /// assert_eq!(Array::from_vec(vec![1.0f64, 1.0], &[2]).softmax(-1).to_vec::<f64>(), vec![0.5, 0.5]);
     /// ```
     #[track_caller]
     pub fn softmax(&self, axis: isize) -> Array {
-        softmax(self, norm_axis("softmax", axis, self.ndim()))
+        softmax(self, axis)
     }
 
     /// Log-softmax along `axis`.
@@ -171,7 +267,7 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn log_softmax(&self, axis: isize) -> Array {
-        log_softmax(self, norm_axis("log_softmax", axis, self.ndim()))
+        log_softmax(self, axis)
     }
 
     /// Exact (erf) GELU.
@@ -180,7 +276,6 @@ impl Array {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).gelu().item(), 0.0);
     /// ```
-    #[track_caller]
     pub fn gelu(&self) -> Array {
         gelu(self)
     }
@@ -191,7 +286,6 @@ impl Array {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).gelu_tanh().item(), 0.0);
     /// ```
-    #[track_caller]
     pub fn gelu_tanh(&self) -> Array {
         gelu_tanh(self)
     }
@@ -202,7 +296,6 @@ impl Array {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).silu().item(), 0.0);
     /// ```
-    #[track_caller]
     pub fn silu(&self) -> Array {
         silu(self)
     }
@@ -213,7 +306,6 @@ impl Array {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(1000.0f64).softplus().item(), 1000.0);
     /// ```
-    #[track_caller]
     pub fn softplus(&self) -> Array {
         softplus(self)
     }

@@ -153,30 +153,6 @@ unary_fns! {
     /// assert_eq!(nabla_runtime::functions::round(&2.5f64), 3.0);
     /// ```
     round => round;
-    /// Exact (erf) GELU.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::gelu(&0.0f64), 0.0);
-    /// ```
-    gelu => gelu_v;
-    /// GELU, tanh approximation.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::gelu_tanh(&0.0f64), 0.0);
-    /// ```
-    gelu_tanh => gelu_tanh_v;
-    /// SiLU / swish.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::silu(&0.0f64), 0.0);
-    /// ```
-    silu => silu_v;
-    /// `ln(1 + e^x)`, stable.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::softplus(&0.0f64), 2f64.ln());
-    /// ```
-    softplus => softplus_v;
     /// The same value, treated as a constant by every derivative.
     ///
     /// ```
@@ -184,24 +160,6 @@ unary_fns! {
     /// ```
     stop_gradient => stop_gradient;
 }
-
-/// Composite activations as methods on any [`Value`] (used by the free
-/// functions above).
-trait Activations: Value {
-    fn gelu_v(&self) -> Self {
-        composite::gelu(self)
-    }
-    fn gelu_tanh_v(&self) -> Self {
-        composite::gelu_tanh(self)
-    }
-    fn silu_v(&self) -> Self {
-        composite::silu(self)
-    }
-    fn softplus_v(&self) -> Self {
-        composite::softplus(self)
-    }
-}
-impl<V: Value> Activations for V {}
 
 /// `x^n`, integer exponent.
 ///
@@ -368,53 +326,6 @@ reductions! {
     /// assert_eq!(prod_axes(&Array::from_vec(vec![3.0f32, 2.0], &[2]), &[0], false).item(), 6.0);
     /// ```
     prod_axes => |x, axes, keepdim| x.prod_axes(&axes, keepdim);
-    /// `log Σ exp` of all elements.
-    ///
-    /// ```
-    /// # use nabla_runtime::{functions::logsumexp, Array};
-    /// assert_eq!(logsumexp(&Array::from_vec(vec![0.0f64, 0.0], &[2])).item(), 2f64.ln());
-    /// ```
-    logsumexp,
-    /// `log Σ exp` over `axes`.
-    ///
-    /// ```
-    /// # use nabla_runtime::{functions::logsumexp_axes, Array};
-    /// assert_eq!(logsumexp_axes(&Array::from_vec(vec![0.0f64, 0.0], &[2]), &[0], false).item(), 2f64.ln());
-    /// ```
-    logsumexp_axes => |x, axes, keepdim| composite::logsumexp(x, &axes, keepdim);
-}
-
-/// Variance over `axes` with `ddof` delta degrees of freedom.
-///
-/// ```
-/// # use nabla_runtime::{functions::var_axes, Array};
-/// assert_eq!(var_axes(&Array::from_vec(vec![1.0f64, 3.0], &[2]), &[0], false, 0).item(), 1.0);
-/// ```
-#[track_caller]
-pub fn var_axes<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool, ddof: usize) -> V {
-    composite::var(x, &axes_of("var", x, axes), keepdim, ddof)
-}
-
-/// Softmax along `axis`.
-///
-/// ```
-/// # use nabla_runtime::{functions::softmax, Array};
-/// assert_eq!(softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1).to_vec::<f64>(), vec![0.5, 0.5]);
-/// ```
-#[track_caller]
-pub fn softmax<V: ArrayValue>(x: &V, axis: isize) -> V {
-    composite::softmax(x, norm_axis("softmax", axis, x.shape_vec().len()))
-}
-
-/// Log-softmax along `axis`.
-///
-/// ```
-/// # use nabla_runtime::{functions::log_softmax, Array};
-/// assert_eq!(log_softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1).to_vec::<f64>()[0], 0.5f64.ln());
-/// ```
-#[track_caller]
-pub fn log_softmax<V: ArrayValue>(x: &V, axis: isize) -> V {
-    composite::log_softmax(x, norm_axis("log_softmax", axis, x.shape_vec().len()))
 }
 
 /// Cumulative sum along `axis`.
@@ -426,32 +337,6 @@ pub fn log_softmax<V: ArrayValue>(x: &V, axis: isize) -> V {
 #[track_caller]
 pub fn cumsum<V: ArrayValue>(x: &V, axis: isize) -> V {
     x.cumsum_axis(norm_axis("cumsum", axis, x.shape_vec().len()), false)
-}
-
-/// Mean squared error over all elements.
-///
-/// ```
-/// # use nabla_runtime::{functions::mse_loss, Array};
-/// let (p, t) = (Array::from_vec(vec![1.0f64, 2.0], &[2]), Array::from_vec(vec![0.0f64, 0.0], &[2]));
-/// assert_eq!(mse_loss(&p, &t).item(), 2.5);
-/// ```
-#[track_caller]
-pub fn mse_loss<V: ArrayValue>(pred: &V, target: &V) -> V {
-    composite::mse_loss(pred, target)
-}
-
-/// Mean cross-entropy of `logits` `[N, C]` against one-hot or probability
-/// `targets` `[N, C]`.
-///
-/// ```
-/// # use nabla_runtime::{functions::cross_entropy, Array};
-/// let logits = Array::from_vec(vec![0.0f64, 0.0], &[1, 2]);
-/// let t = Array::from_vec(vec![1.0f64, 0.0], &[1, 2]);
-/// assert!((cross_entropy(&logits, &t).item() - 2f64.ln()).abs() < 1e-15);
-/// ```
-#[track_caller]
-pub fn cross_entropy<V: ArrayValue>(logits: &V, targets: &V) -> V {
-    composite::cross_entropy(logits, targets)
 }
 
 /// Matrix product with NumPy semantics.

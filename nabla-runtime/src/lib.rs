@@ -29,6 +29,10 @@ mod value;
 
 pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
+pub use composite::{
+    cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,
+    softmax, softplus, var_axes,
+};
 pub use dtype::{DType, Device, Element};
 pub use dual::Dual;
 pub use functions::*;

@@ -428,3 +428,64 @@ pub mod mean_axes {
         ops::reduce::sum::vjp(&x.shape_vec(), &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
     }
 }
+
+/// `where_(&mask, &a, &b)`: the mask is a static bool array.
+pub mod where_ {
+    use super::*;
+    use crate::Array;
+    #[inline]
+    pub fn forward<V: ArrayValue>(a: &V, b: &V, mask: &Array) -> V {
+        V::select(mask, a, b)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(a: &V, _b: &V, _y: &V, mask: &Array, ct: &V) -> V {
+        ops::index::select::vjp_a(mask, &a.shape_vec(), ct)
+    }
+    #[inline]
+    pub fn vjp_1<V: ArrayValue>(_a: &V, b: &V, _y: &V, mask: &Array, ct: &V) -> V {
+        ops::index::select::vjp_b(mask, &b.shape_vec(), ct)
+    }
+}
+
+/// `concat(&[a, b, ..], axis)`.
+pub mod concat {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(parts: &[&V], axis: isize) -> V {
+        let owned: Vec<V> = parts.iter().map(|p| (*p).clone()).collect();
+        let nd = owned.first().map(|p| p.shape_vec().len()).unwrap_or(0);
+        V::concat(&owned, norm_axis("concat", axis, nd))
+    }
+    /// Cotangent of part `k`.
+    #[inline]
+    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&V], _y: &V, axis: isize, ct: &V) -> V {
+        let nd = parts[0].shape_vec().len();
+        let ax = norm_axis("concat", axis, nd);
+        let sizes: Vec<usize> = parts.iter().map(|p| p.shape_vec()[ax]).collect();
+        ops::shape::concat::vjp(&sizes, ax, k, ct)
+    }
+}
+
+/// `stack(&[a, b, ..], axis)`: joins along a new axis.
+pub mod stack {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(parts: &[&V], axis: isize) -> V {
+        let owned: Vec<V> = parts
+            .iter()
+            .map(|p| p.reshape(&expanded(&p.shape_vec(), axis)))
+            .collect();
+        let nd = parts.first().map(|p| p.shape_vec().len()).unwrap_or(0);
+        V::concat(&owned, norm_axis("stack", axis, nd + 1))
+    }
+    /// Cotangent of part `k`.
+    #[inline]
+    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&V], _y: &V, axis: isize, ct: &V) -> V {
+        let shape = parts[k].shape_vec();
+        let ax = norm_axis("stack", axis, shape.len() + 1);
+        let sizes = vec![1; parts.len()];
+        ops::shape::concat::vjp(&sizes, ax, k, ct).reshape(&shape)
+    }
+}

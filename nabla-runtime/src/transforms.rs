@@ -9,18 +9,23 @@
 //! code: no tracing, no tape, no interpretation.
 //!
 //! ```
-//! use nabla::prelude::*;
+//! use nabla_runtime::Value;
 //!
-//! #[nabla::differentiable]
+//! #[nabla_macros::differentiable(crate = nabla_runtime)]
 //! fn f(x: f64, y: f64) -> f64 {
 //!     x * x * y + y.sin()
 //! }
 //!
-//! let dfdx = nabla::grad(f);
-//! assert_eq!(dfdx(3.0, 2.0), 12.0); // ∂f/∂x = 2xy
-//! let (gx, gy) = nabla::grad!(f, argnums = (0, 1))(3.0, 2.0);
-//! assert_eq!((gx, gy), (12.0, 9.0 + 2f64.cos()));
+//! fn main() {
+//!     let dfdx = nabla_runtime::grad(f);
+//!     assert_eq!(dfdx(3.0, 2.0), 12.0); // ∂f/∂x = 2xy
+//! }
 //! ```
+//!
+//! Differentiable functions are items: define them at module level, not
+//! inside another function's body.
+//!
+//! (The `nabla` facade adds the macro forms: `grad!(f, argnums = (0, 1))`.)
 
 use crate::{Array, Value};
 use std::marker::PhantomData;
@@ -155,10 +160,11 @@ transform!(
 /// a scalar (a one-element array, `f32` or `f64`).
 ///
 /// ```
-/// use nabla::prelude::*;
-/// #[nabla::differentiable]
+/// #[nabla_macros::differentiable(crate = nabla_runtime)]
 /// fn sq(x: f64) -> f64 { x * x }
-/// assert_eq!(nabla::grad(sq)(3.0), 6.0);
+/// fn main() {
+///     assert_eq!(nabla_runtime::grad(sq)(3.0), 6.0);
+/// }
 /// ```
 pub fn grad<F: Copy>(f: F) -> Grad<F, Argnum<0>, NoAux> {
     Grad(f, PhantomData)
@@ -173,10 +179,11 @@ pub fn grad_with<A, X, F: Copy>(f: F) -> Grad<F, A, X> {
 /// The output of `f` and its gradient with respect to the first argument.
 ///
 /// ```
-/// use nabla::prelude::*;
-/// #[nabla::differentiable]
+/// #[nabla_macros::differentiable(crate = nabla_runtime)]
 /// fn sq(x: f64) -> f64 { x * x }
-/// assert_eq!(nabla::value_and_grad(sq)(3.0), (9.0, 6.0));
+/// fn main() {
+///     assert_eq!(nabla_runtime::value_and_grad(sq)(3.0), (9.0, 6.0));
+/// }
 /// ```
 pub fn value_and_grad<F: Copy>(f: F) -> ValueAndGrad<F, Argnum<0>, NoAux> {
     ValueAndGrad(f, PhantomData)
@@ -191,12 +198,13 @@ pub fn value_and_grad_with<A, X, F: Copy>(f: F) -> ValueAndGrad<F, A, X> {
 /// The output of `f` and its pullback.
 ///
 /// ```
-/// use nabla::prelude::*;
-/// #[nabla::differentiable]
+/// #[nabla_macros::differentiable(crate = nabla_runtime)]
 /// fn mul(x: f64, y: f64) -> f64 { x * y }
-/// let (z, pullback) = nabla::vjp(mul)(3.0, 2.0);
-/// assert_eq!(z, 6.0);
-/// assert_eq!(pullback(&1.0), (2.0, 3.0));
+/// fn main() {
+///     let (z, pullback) = nabla_runtime::vjp(mul)(3.0, 2.0);
+///     assert_eq!(z, 6.0);
+///     assert_eq!(pullback(&1.0), (2.0, 3.0));
+/// }
 /// ```
 pub fn vjp<F: Copy>(f: F) -> Vjp<F> {
     Vjp(f, PhantomData)
@@ -205,10 +213,11 @@ pub fn vjp<F: Copy>(f: F) -> Vjp<F> {
 /// Forward mode: `jvp(f)(primals, tangents) = (f(primals), J·tangents)`.
 ///
 /// ```
-/// use nabla::prelude::*;
-/// #[nabla::differentiable]
+/// #[nabla_macros::differentiable(crate = nabla_runtime)]
 /// fn mul(x: f64, y: f64) -> f64 { x * y }
-/// assert_eq!(nabla::jvp(mul)((3.0, 2.0), (1.0, 0.0)), (6.0, 2.0));
+/// fn main() {
+///     assert_eq!(nabla_runtime::jvp(mul)((3.0, 2.0), (1.0, 0.0)), (6.0, 2.0));
+/// }
 /// ```
 pub fn jvp<F: Copy>(f: F) -> Jvp<F> {
     Jvp(f, PhantomData)

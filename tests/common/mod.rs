@@ -68,6 +68,10 @@ fn keepdim(params: &Json) -> bool {
         .unwrap_or(false)
 }
 
+fn isize_axes(a: &[usize]) -> Vec<isize> {
+    a.iter().map(|&v| v as isize).collect()
+}
+
 fn all_axes(n: usize) -> Vec<usize> {
     (0..n).collect()
 }
@@ -118,10 +122,10 @@ pub fn apply<V: ArrayValue>(op: &str, params: &Json, xs: &[V]) -> V {
         "log1p" => x.ln_1p(),
         "expm1" => x.exp_m1(),
         "erf" => x.erf(),
-        "gelu" => nabla::gelu(x),
-        "gelu_tanh" => nabla::gelu_tanh(x),
-        "silu" => nabla::silu(x),
-        "softplus" => nabla::softplus(x),
+        "gelu" => nabla::gelu::forward(x),
+        "gelu_tanh" => nabla::gelu_tanh::forward(x),
+        "silu" => nabla::silu::forward(x),
+        "softplus" => nabla::softplus::forward(x),
         "powi" => x.powi(params["n"].as_i64().unwrap() as i32),
         "powf" => x.powf(params["p"].as_f64().unwrap()),
         "clip" => x.clip(
@@ -141,16 +145,16 @@ pub fn apply<V: ArrayValue>(op: &str, params: &Json, xs: &[V]) -> V {
         "max" => x.max_axes(&axes(), keepdim(params)),
         "min" => x.min_axes(&axes(), keepdim(params)),
         "prod" => x.prod_axes(&axes(), keepdim(params)),
-        "logsumexp" => nabla::composite::logsumexp(x, &axes(), keepdim(params)),
-        "var" => nabla::composite::var(
+        "logsumexp" => nabla::logsumexp_axes::forward(x, &isize_axes(&axes()), keepdim(params)),
+        "var" => nabla::var_axes::forward(
             x,
-            &axes(),
+            &isize_axes(&axes()),
             keepdim(params),
             params["ddof"].as_u64().unwrap_or(0) as usize,
         ),
         "cumsum" => x.cumsum_axis(norm(iparam(params, "axis"), nd), false),
-        "softmax" => nabla::composite::softmax(x, norm(iparam(params, "axis"), nd)),
-        "log_softmax" => nabla::composite::log_softmax(x, norm(iparam(params, "axis"), nd)),
+        "softmax" => nabla::softmax::forward(x, iparam(params, "axis")),
+        "log_softmax" => nabla::log_softmax::forward(x, iparam(params, "axis")),
         "reshape" => x.reshape(&usizes(&params["shape"])),
         "permute" => x.permute(&usizes(&params["perm"])),
         "transpose" => x.permute(&[1, 0]),

@@ -510,10 +510,11 @@ impl Array {
 /// assert_eq!(c.shape(), &[2, 5]);
 /// ```
 #[track_caller]
-pub fn concat(parts: &[Array], axis: isize) -> Array {
+pub fn concat<A: std::borrow::Borrow<Array>>(parts: &[A], axis: isize) -> Array {
+    let parts: Vec<Array> = parts.iter().map(|p| p.borrow().clone()).collect();
     let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
     let ax = norm_axis("concat", axis, nd);
-    concat_norm(parts, ax)
+    concat_norm(&parts, ax)
 }
 
 #[track_caller]
@@ -545,9 +546,12 @@ pub(crate) fn concat_norm(parts: &[Array], axis: usize) -> Array {
 /// assert_eq!(s.shape(), &[2, 2, 3]);
 /// ```
 #[track_caller]
-pub fn stack(parts: &[Array], axis: isize) -> Array {
-    let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
+pub fn stack<A: std::borrow::Borrow<Array>>(parts: &[A], axis: isize) -> Array {
+    let nd = parts.first().map(|p| p.borrow().ndim()).unwrap_or(0);
     let ax = norm_axis("stack", axis, nd + 1);
-    let expanded: Vec<Array> = parts.iter().map(|p| p.expand_dims(ax as isize)).collect();
+    let expanded: Vec<Array> = parts
+        .iter()
+        .map(|p| p.borrow().expand_dims(ax as isize))
+        .collect();
     concat_norm(&expanded, ax)
 }
