@@ -219,7 +219,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
         });
         (
             quote!((#out_ty, (#(#tan_ty,)*))),
-            quote!(((#(#prim,)*), (#(#tan,)*))),
+            quote!({ let __t = (#(#tan,)*); ((#(#prim,)*), __t) }),
         )
     } else {
         (
