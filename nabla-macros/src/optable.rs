@@ -75,6 +75,22 @@ pub fn constant_method(name: &str) -> bool {
     )
 }
 
+/// Methods that call one of the library's `#[differentiable]` composites
+/// (`x.softmax(-1)` is `nabla::softmax(&x, -1)`).
+pub fn composite_method(name: &str) -> bool {
+    matches!(
+        name,
+        "softmax"
+            | "log_softmax"
+            | "logsumexp_axes"
+            | "var_axes"
+            | "gelu"
+            | "gelu_tanh"
+            | "silu"
+            | "softplus"
+    )
+}
+
 /// Known names, for error messages.
 pub fn known_names() -> String {
     let mut v: Vec<&str> = OPS

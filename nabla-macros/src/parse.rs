@@ -357,9 +357,15 @@ impl Lowerer {
         };
         match pat {
             Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
-                if let Some(op) = self.expr(&init.expr) {
-                    let name = pi.ident.to_string();
-                    self.assign(&name, op);
+                let name = pi.ident.to_string();
+                match self.expr(&init.expr) {
+                    Some(op) => self.assign(&name, op),
+                    None => {
+                        // Already reported: bind a placeholder value so later
+                        // uses do not cascade into follow-up errors.
+                        let v = self.fresh(&name, Kind::Value);
+                        self.bind(&name, v);
+                    }
                 }
             }
             Pat::Wild(_) => {
@@ -858,6 +864,7 @@ impl Lowerer {
             return Some(Operand::Tok(quote!((#rt).#method #turbo (#(#args),*))));
         };
         let krate = self.f.krate.clone();
+        let ident = m.method.clone();
         let vt = self.f.vars[v].ident.clone();
         if name == "clone" && m.args.is_empty() {
             return Some(recv);
@@ -885,6 +892,21 @@ impl Lowerer {
                 _ => quote!(#krate::Value::ones_like(&#vt)),
             };
             return Some(self.constant(e));
+        }
+        if optable::composite_method(&name) {
+            let path: syn::Path = match syn::parse2(quote!(#krate::#ident)) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.error(span, e);
+                    return None;
+                }
+            };
+            let mut lowered = vec![Operand::Var(v)];
+            for a in &m.args {
+                lowered.push(Operand::Tok(self.static_expr(a)?));
+            }
+            let outs = self.emit_call(&path, lowered, 1, m.span());
+            return Some(Operand::Var(outs[0]));
         }
         if name == "item" {
             self.error(span, "item() leaves the computation (its result is an ordinary f64 with no derivative); keep working with the value, or use stop_gradient");
