@@ -50,7 +50,7 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
                     pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
                 }
             }
-            quote::quote!(#err #plain).into()
+            quote::quote!(#err #[allow(warnings)] #plain).into()
         }
     }
 }

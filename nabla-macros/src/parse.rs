@@ -476,6 +476,11 @@ impl Lowerer {
                     self.assign(&name, res);
                 }
             }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::If(_) | Expr::Match(_) | Expr::Unsafe(_)
+            | Expr::Async(_) | Expr::Closure(_) => {
+                // Reported with the construct's own message.
+                self.expr(e);
+            }
             other => self.error(
                 other.span(),
                 "this statement has no effect on the result; differentiable functions are pure: bind values with `let` and return the result",

@@ -36,6 +36,10 @@ use std::ops::Deref;
 pub struct Argnum<const I: usize>;
 
 /// Element `I` of a tuple (implemented for tuples of up to 8 elements).
+#[diagnostic::on_unimplemented(
+    message = "`argnums` index {I} is out of range for this function",
+    note = "argnums indexes the function's parameters from 0"
+)]
 pub trait TupleGet<const I: usize> {
     /// The element's type.
     type Out;
@@ -109,7 +113,7 @@ pub struct HasAux;
 macro_rules! transform {
     (
         $(#[$doc:meta])*
-        $name:ident<$($p:ident),*>, $tr:ident
+        $name:ident<$($p:ident),*>, $tr:ident, $msg:literal, $note:literal
     ) => {
         $(#[$doc])*
         pub struct $name<F, $($p),*>(pub F, PhantomData<($($p,)*)>);
@@ -122,6 +126,11 @@ macro_rules! transform {
         impl<F: Copy, $($p),*> Copy for $name<F, $($p),*> {}
 
         #[doc = concat!("Implemented by `#[differentiable]` functions for [`", stringify!($name), "`].")]
+        #[diagnostic::on_unimplemented(
+            message = $msg,
+            label = "this function cannot be transformed with these options",
+            note = $note
+        )]
         pub trait $tr<$($p),*>: Copy {
             /// The function pointer type of the transformed function.
             type Ptr: Copy + 'static;
@@ -140,20 +149,28 @@ macro_rules! transform {
 
 transform!(
     /// `grad(f)`: the gradient with respect to the `argnums` arguments.
-    Grad<A, X>, GradFn
+    Grad<A, X>, GradFn,
+    "`{Self}` cannot be differentiated by `grad` with these options",
+    "grad needs a #[differentiable] function with one scalar output (or `(value, aux)` with `has_aux`); `argnums` must index its differentiable parameters (Array, f32, f64)"
 );
 transform!(
     /// `value_and_grad(f)`: the output and the gradient.
-    ValueAndGrad<A, X>, ValueAndGradFn
+    ValueAndGrad<A, X>, ValueAndGradFn,
+    "`{Self}` cannot be differentiated by `value_and_grad` with these options",
+    "value_and_grad needs a #[differentiable] function with one scalar output (or `(value, aux)` with `has_aux`); `argnums` must index its differentiable parameters (Array, f32, f64)"
 );
 transform!(
     /// `vjp(f)`: the output and a pullback mapping an output cotangent to
     /// one cotangent per differentiable argument.
-    Vjp<>, VjpFn
+    Vjp<>, VjpFn,
+    "`{Self}` has no `vjp`",
+    "vjp needs a #[differentiable] function with a single differentiable output"
 );
 transform!(
     /// `jvp(f)`: `(primals, tangents) ↦ (output, output tangent)`.
-    Jvp<>, JvpFn
+    Jvp<>, JvpFn,
+    "`{Self}` has no `jvp`",
+    "jvp needs a #[differentiable] function with a single differentiable output"
 );
 
 /// The gradient of `f` with respect to its first argument. `f` must return
@@ -166,13 +183,13 @@ transform!(
 ///     assert_eq!(nabla_runtime::grad(sq)(3.0), 6.0);
 /// }
 /// ```
-pub fn grad<F: Copy>(f: F) -> Grad<F, Argnum<0>, NoAux> {
+pub fn grad<F: GradFn<Argnum<0>, NoAux>>(f: F) -> Grad<F, Argnum<0>, NoAux> {
     Grad(f, PhantomData)
 }
 
 /// `grad` with explicit argnums and aux markers (what `grad!` expands to).
 #[doc(hidden)]
-pub fn grad_with<A, X, F: Copy>(f: F) -> Grad<F, A, X> {
+pub fn grad_with<A, X, F: GradFn<A, X>>(f: F) -> Grad<F, A, X> {
     Grad(f, PhantomData)
 }
 
@@ -185,13 +202,15 @@ pub fn grad_with<A, X, F: Copy>(f: F) -> Grad<F, A, X> {
 ///     assert_eq!(nabla_runtime::value_and_grad(sq)(3.0), (9.0, 6.0));
 /// }
 /// ```
-pub fn value_and_grad<F: Copy>(f: F) -> ValueAndGrad<F, Argnum<0>, NoAux> {
+pub fn value_and_grad<F: ValueAndGradFn<Argnum<0>, NoAux>>(
+    f: F,
+) -> ValueAndGrad<F, Argnum<0>, NoAux> {
     ValueAndGrad(f, PhantomData)
 }
 
 /// `value_and_grad` with explicit argnums and aux markers.
 #[doc(hidden)]
-pub fn value_and_grad_with<A, X, F: Copy>(f: F) -> ValueAndGrad<F, A, X> {
+pub fn value_and_grad_with<A, X, F: ValueAndGradFn<A, X>>(f: F) -> ValueAndGrad<F, A, X> {
     ValueAndGrad(f, PhantomData)
 }
 
@@ -206,7 +225,7 @@ pub fn value_and_grad_with<A, X, F: Copy>(f: F) -> ValueAndGrad<F, A, X> {
 ///     assert_eq!(pullback(&1.0), (2.0, 3.0));
 /// }
 /// ```
-pub fn vjp<F: Copy>(f: F) -> Vjp<F> {
+pub fn vjp<F: VjpFn>(f: F) -> Vjp<F> {
     Vjp(f, PhantomData)
 }
 
@@ -219,7 +238,7 @@ pub fn vjp<F: Copy>(f: F) -> Vjp<F> {
 ///     assert_eq!(nabla_runtime::jvp(mul)((3.0, 2.0), (1.0, 0.0)), (6.0, 2.0));
 /// }
 /// ```
-pub fn jvp<F: Copy>(f: F) -> Jvp<F> {
+pub fn jvp<F: JvpFn>(f: F) -> Jvp<F> {
     Jvp(f, PhantomData)
 }
 

@@ -1,0 +1,28 @@
+use nabla::prelude::*;
+
+#[differentiable]
+fn looped(x: &Array) -> Array {
+    let mut y = x.clone();
+    for _ in 0..3 {
+        y = y.sin();
+    }
+    y
+}
+
+#[differentiable]
+fn with_closure(x: &Array) -> Array {
+    let f = |v: &Array| v.exp();
+    f(x)
+}
+
+#[differentiable]
+fn unknown(x: &Array) -> Array {
+    x.frobnicate()
+}
+
+#[differentiable]
+fn in_unsafe(x: &Array) -> Array {
+    unsafe { x.sin() }
+}
+
+fn main() {}
