@@ -3,7 +3,7 @@
 //! constants (`zeros_like`, `stop_gradient`, values computed from static
 //! data) cost nothing there.
 
-use crate::ir::{Function, Stmt};
+use crate::ir::{CallArg, Function, Stmt};
 
 /// `active[v]` is true when variable `v` depends on a differentiable input.
 pub fn active(f: &Function) -> Vec<bool> {
@@ -13,16 +13,35 @@ pub fn active(f: &Function) -> Vec<bool> {
             active[v] = true;
         }
     }
-    for stmt in &f.body {
-        let on = match stmt {
-            Stmt::Prim { .. } | Stmt::Call { .. } => {
-                Function::value_inputs(stmt).iter().any(|&v| active[v])
+    mark(&f.body, &mut active);
+    active
+}
+
+fn mark(body: &[Stmt], active: &mut [bool]) {
+    for stmt in body {
+        match stmt {
+            Stmt::Prim { out, inputs, .. } => active[*out] = inputs.iter().any(|&v| active[v]),
+            Stmt::Call { outs, args, .. } => {
+                let on = args
+                    .iter()
+                    .any(|a| matches!(a, CallArg::Value(v) if active[*v]));
+                for &o in outs {
+                    active[o] = on;
+                }
             }
-            Stmt::Static { .. } | Stmt::Constant { .. } => false,
-        };
-        for out in Function::outputs_of(stmt) {
-            active[out] = on;
+            Stmt::Static { out, .. } | Stmt::Constant { out, .. } => active[*out] = false,
+            Stmt::If {
+                then_body,
+                else_body,
+                merges,
+                ..
+            } => {
+                mark(then_body, active);
+                mark(else_body, active);
+                for m in merges {
+                    active[m.out] = active[m.then_v] || active[m.else_v];
+                }
+            }
         }
     }
-    active
 }

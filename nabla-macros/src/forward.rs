@@ -1,10 +1,56 @@
 //! The forward program: the function's body in A-normal form, generic over
 //! the value type. Instantiated at `Array` it is the ordinary function; at
-//! `Dual<V>` it is the JVP; the reverse sweep reuses its statements.
+//! `Dual<V>` it is the JVP; the VJP's forward sweep is the same program
+//! keeping what its reverse sweep needs.
 
 use crate::ir::{CallArg, Function, Stmt};
-use proc_macro2::TokenStream;
-use quote::quote;
+use proc_macro2::{Ident, TokenStream};
+use quote::{format_ident, quote};
+
+/// Which program a statement is generated for.
+#[derive(Clone, Copy)]
+pub enum Mode<'a> {
+    /// The plain forward program.
+    Forward,
+    /// The VJP's forward sweep: active calls keep their pullback and
+    /// branches return their residuals. `active` is the activity analysis.
+    Sweep { active: &'a [bool] },
+}
+
+/// The name of a call's pullback in the VJP.
+pub fn pullback(id: usize) -> Ident {
+    format_ident!("__pullback{}", id)
+}
+
+/// The names holding a branch's residuals (`Some` for the branch taken).
+pub fn branch_holders(id: usize) -> (Ident, Ident) {
+    (format_ident!("__then{}", id), format_ident!("__else{}", id))
+}
+
+/// The names a branch body defines that its reverse sweep may need.
+pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
+    let mut names = Vec::new();
+    for s in body {
+        match s {
+            Stmt::Prim { out, .. } | Stmt::Static { out, .. } | Stmt::Constant { out, .. } => {
+                names.push(f.name(*out).clone())
+            }
+            Stmt::Call { outs, id, .. } => {
+                names.extend(outs.iter().map(|o| f.name(*o).clone()));
+                if outs.iter().any(|&o| active[o]) {
+                    names.push(pullback(*id));
+                }
+            }
+            Stmt::If { merges, id, .. } => {
+                names.extend(merges.iter().map(|m| f.name(m.out).clone()));
+                let (t, e) = branch_holders(*id);
+                names.push(t);
+                names.push(e);
+            }
+        }
+    }
+    names
+}
 
 /// Arguments of a call in generated code (values by reference).
 pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
@@ -19,12 +65,10 @@ pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The forward statement for `stmt`. In the VJP's forward sweep, calls of
-/// other differentiable functions go through their `vjp` and keep the
-/// pullback (`pullback = Some(name)`).
-pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) -> TokenStream {
+/// The forward statement for `stmt` (see [`Mode`]).
+pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     let krate = &f.krate;
-    match stmt {
+    match s {
         Stmt::Prim {
             out,
             op,
@@ -47,6 +91,7 @@ pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) ->
             path,
             args,
             span,
+            id,
         } => {
             let names: Vec<_> = outs.iter().map(|v| f.name(*v)).collect();
             let pat = if names.len() == 1 {
@@ -61,9 +106,50 @@ pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) ->
                 syn::Ident::new("forward", *span),
                 syn::Ident::new("vjp", *span),
             );
-            match pullback {
-                Some(pb) => quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);),
-                None => quote!(let #pat = #path::#fwd::<__V>(#(#args),*);),
+            match mode {
+                Mode::Sweep { active } if outs.iter().any(|&o| active[o]) => {
+                    let pb = pullback(*id);
+                    quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);)
+                }
+                _ => quote!(let #pat = #path::#fwd::<__V>(#(#args),*);),
+            }
+        }
+        Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            merges,
+            id,
+        } => {
+            let outs: Vec<&Ident> = merges.iter().map(|m| f.name(m.out)).collect();
+            let then_stmts: Vec<TokenStream> = then_body.iter().map(|t| stmt(f, t, mode)).collect();
+            let else_stmts: Vec<TokenStream> = else_body.iter().map(|t| stmt(f, t, mode)).collect();
+            let clone = |v| {
+                let v = f.name(v);
+                quote!(::core::clone::Clone::clone(&#v))
+            };
+            let tv: Vec<TokenStream> = merges.iter().map(|m| clone(m.then_v)).collect();
+            let ev: Vec<TokenStream> = merges.iter().map(|m| clone(m.else_v)).collect();
+            match mode {
+                Mode::Forward => quote! {
+                    let (#(#outs,)*) = if #cond { #(#then_stmts)* (#(#tv,)*) } else { #(#else_stmts)* (#(#ev,)*) };
+                },
+                Mode::Sweep { active } => {
+                    let (th, eh) = branch_holders(*id);
+                    let tr = residuals(f, then_body, active);
+                    let er = residuals(f, else_body, active);
+                    let some = quote!(::core::option::Option::Some);
+                    let none = quote!(::core::option::Option::None);
+                    quote! {
+                        let (#(#outs,)* #th, #eh) = if #cond {
+                            #(#then_stmts)*
+                            (#(#tv,)* #some((#(#tr,)*)), #none)
+                        } else {
+                            #(#else_stmts)*
+                            (#(#ev,)* #none, #some((#(#er,)*)))
+                        };
+                    }
+                }
             }
         }
         Stmt::Static { out, expr } | Stmt::Constant { out, expr } => {
@@ -74,8 +160,8 @@ pub fn stmt(f: &Function, stmt: &Stmt, pullback: Option<&proc_macro2::Ident>) ->
 }
 
 /// A static parameter of an operation. Parameters are evaluated in the
-/// forward sweep and again in the reverse sweep, so they are cloned rather
-/// than moved (a no-op for `Copy` values).
+/// forward sweep and again in the reverse sweep, so a bare variable is
+/// cloned rather than moved (a no-op for `Copy` values).
 pub fn param(p: &TokenStream) -> TokenStream {
     let toks: Vec<proc_macro2::TokenTree> = p.clone().into_iter().collect();
     match &toks[..] {
@@ -88,6 +174,6 @@ pub fn param(p: &TokenStream) -> TokenStream {
 
 /// The whole forward body (without the return expression).
 pub fn body(f: &Function) -> TokenStream {
-    let stmts = f.body.iter().map(|s| stmt(f, s, None));
+    let stmts = f.body.iter().map(|s| stmt(f, s, Mode::Forward));
     quote!(#(#stmts)*)
 }

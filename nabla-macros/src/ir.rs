@@ -77,17 +77,37 @@ pub enum Stmt {
         span: Span,
     },
     /// `let outs = path::forward(args..)`: another differentiable function.
+    /// `id` names its pullback in the VJP.
     Call {
         outs: Vec<VarId>,
         path: Path,
         args: Vec<CallArg>,
         span: Span,
+        id: usize,
+    },
+    /// `if cond { .. } else { .. }` on a static condition. Variables either
+    /// branch (re)binds, and the branch value, leave it through `merges`.
+    /// The VJP records which branch ran (with its residuals) and replays
+    /// that branch in reverse.
+    If {
+        cond: TokenStream,
+        then_body: Vec<Stmt>,
+        else_body: Vec<Stmt>,
+        merges: Vec<Merge>,
+        id: usize,
     },
     /// `let out = <static expression>`.
     Static { out: VarId, expr: TokenStream },
     /// `let out = <expression on a value that has no derivative>`
     /// (`zeros_like`, `stop_gradient`, ...): a value, never active.
     Constant { out: VarId, expr: TokenStream },
+}
+
+/// A variable leaving an `if`: `out` is `then_v` or `else_v`.
+pub struct Merge {
+    pub out: VarId,
+    pub then_v: VarId,
+    pub else_v: VarId,
 }
 
 /// A lowered function.
@@ -111,33 +131,5 @@ impl Function {
     /// The tokens naming a variable.
     pub fn name(&self, v: VarId) -> &Ident {
         &self.vars[v].ident
-    }
-
-    /// The value variables each statement reads.
-    pub fn value_inputs(stmt: &Stmt) -> Vec<VarId> {
-        match stmt {
-            Stmt::Prim { inputs, .. } => inputs.clone(),
-            Stmt::Call { args, .. } => args
-                .iter()
-                .filter_map(|a| {
-                    if let CallArg::Value(v) = a {
-                        Some(*v)
-                    } else {
-                        None
-                    }
-                })
-                .collect(),
-            Stmt::Static { .. } | Stmt::Constant { .. } => Vec::new(),
-        }
-    }
-
-    /// The value variables each statement defines.
-    pub fn outputs_of(stmt: &Stmt) -> Vec<VarId> {
-        match stmt {
-            Stmt::Prim { out, .. } | Stmt::Static { out, .. } | Stmt::Constant { out, .. } => {
-                vec![*out]
-            }
-            Stmt::Call { outs, .. } => outs.clone(),
-        }
     }
 }

@@ -7,7 +7,7 @@
 //! spanned error saying what to write instead; errors are collected so they
 //! all show at once.
 
-use crate::ir::{CallArg, Function, Kind, Output, Param, ScalarTy, Stmt, Tier, Var, VarId};
+use crate::ir::{CallArg, Function, Kind, Merge, Output, Param, ScalarTy, Stmt, Tier, Var, VarId};
 use crate::optable::{self, OpSpec};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -130,6 +130,7 @@ struct Lowerer {
     scopes: Vec<HashMap<String, VarId>>,
     names: HashMap<String, usize>,
     errors: Option<syn::Error>,
+    next_id: usize,
 }
 
 impl Lowerer {
@@ -154,6 +155,7 @@ impl Lowerer {
             scopes: vec![HashMap::new()],
             names: HashMap::new(),
             errors: None,
+            next_id: 0,
         }
     }
 
@@ -182,6 +184,21 @@ impl Lowerer {
             .last_mut()
             .expect("a scope")
             .insert(name.to_string(), v);
+    }
+
+    /// Rebinds an existing name in the scope that defines it (assignment).
+    fn rebind(&mut self, name: &str, v: VarId) {
+        match self.scopes.iter_mut().rev().find(|s| s.contains_key(name)) {
+            Some(scope) => {
+                scope.insert(name.to_string(), v);
+            }
+            None => self.bind(name, v),
+        }
+    }
+
+    fn id(&mut self) -> usize {
+        self.next_id += 1;
+        self.next_id
     }
 
     fn lookup(&self, name: &str) -> Option<VarId> {
@@ -450,12 +467,24 @@ impl Lowerer {
 
     /// Binds `name` to an operand (static operands get their own variable).
     fn assign(&mut self, name: &str, op: Operand) {
+        let v = self.materialize(name, op);
+        self.bind(name, v);
+    }
+
+    /// `name = op` for an existing variable: a new SSA version.
+    fn reassign(&mut self, name: &str, op: Operand) {
+        let v = self.materialize(name, op);
+        self.rebind(name, v);
+    }
+
+    /// A variable holding `op` (static tokens get a `let`).
+    fn materialize(&mut self, name: &str, op: Operand) -> VarId {
         match op {
-            Operand::Var(v) => self.bind(name, v),
+            Operand::Var(v) => v,
             Operand::Tok(ts) => {
                 let v = self.fresh(name, Kind::Static);
                 self.f.body.push(Stmt::Static { out: v, expr: ts });
-                self.bind(name, v);
+                v
             }
         }
     }
@@ -465,7 +494,7 @@ impl Lowerer {
             Expr::Assign(a) => {
                 let Some(name) = self.target(&a.left) else { return };
                 if let Some(op) = self.expr(&a.right) {
-                    self.assign(&name, op);
+                    self.reassign(&name, op);
                 }
             }
             Expr::Binary(b) if compound(&b.op).is_some() => {
@@ -473,10 +502,13 @@ impl Lowerer {
                 let op = compound(&b.op).expect("checked");
                 let (Some(l), Some(r)) = (self.expr(&b.left), self.expr(&b.right)) else { return };
                 if let Some(res) = self.arith(op, l, r, b.span()) {
-                    self.assign(&name, res);
+                    self.reassign(&name, res);
                 }
             }
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::If(_) | Expr::Match(_) | Expr::Unsafe(_)
+            Expr::If(i) => {
+                self.lower_if(i, false);
+            }
+            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
             | Expr::Async(_) | Expr::Closure(_) => {
                 // Reported with the construct's own message.
                 self.expr(e);
@@ -680,10 +712,7 @@ impl Lowerer {
                 let n = self.static_expr(&r.len)?;
                 Some(Operand::Tok(quote!([#v; #n])))
             }
-            Expr::If(i) => {
-                self.error(i.if_token.span(), "`if` in differentiable functions is not supported yet; compute both values and combine them with nabla::where_, or move the branch outside");
-                None
-            }
+            Expr::If(i) => self.lower_if(i, true),
             Expr::Match(m) => {
                 self.error(m.match_token.span(), "`match` in differentiable functions is not supported yet; move the match outside and call a differentiable function per arm");
                 None
@@ -757,6 +786,145 @@ impl Lowerer {
                 Some(Tail::Tuple(items))
             }
             _ => self.expr(e).map(Tail::Single),
+        }
+    }
+
+    /// `if` on a static condition. Both branches are lowered into their own
+    /// bodies; names they rebind and the branch value become merges.
+    fn lower_if(&mut self, ei: &syn::ExprIf, want_value: bool) -> Option<Operand> {
+        if let Expr::Let(l) = strip(&ei.cond) {
+            self.error(l.span(), "`if let` is not supported in differentiable functions; match outside and call a differentiable function per case");
+            return None;
+        }
+        let cond_op = self.expr(&ei.cond)?;
+        if self.is_value(&cond_op) {
+            self.error(ei.cond.span(), "the condition of an `if` must be static (integers, bools, shapes); data-dependent branches are not supported yet");
+            return None;
+        }
+        let cond = self.tok(&cond_op);
+        let before = self.scopes.clone();
+        let outer = std::mem::take(&mut self.f.body);
+
+        let then_tail = self.branch_block(&ei.then_branch, want_value);
+        let then_body = std::mem::take(&mut self.f.body);
+        let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
+
+        let else_tail = match &ei.else_branch {
+            Some((_, e)) => match strip(e) {
+                Expr::Block(b) => self.branch_block(&b.block, want_value),
+                Expr::If(inner) => self
+                    .lower_if(inner, want_value)
+                    .map(|o| self.materialize("__if", o)),
+                other => {
+                    self.error(other.span(), "expected a block after `else`");
+                    None
+                }
+            },
+            None => {
+                if want_value {
+                    self.error(
+                        ei.if_token.span(),
+                        "an `if` used as a value needs an `else` branch",
+                    );
+                }
+                None
+            }
+        };
+        let else_body = std::mem::take(&mut self.f.body);
+        let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
+        self.f.body = outer;
+
+        // Names either branch rebound.
+        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
+            scopes.iter().rev().find_map(|s| s.get(n).copied())
+        };
+        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
+        names.sort();
+        names.dedup();
+        let mut merges = Vec::new();
+        let mut rebinds = Vec::new();
+        for n in names {
+            let (b, t, e) = (
+                find(&before, &n),
+                find(&then_scopes, &n),
+                find(&else_scopes, &n),
+            );
+            let (Some(b), Some(t), Some(e)) = (b, t, e) else {
+                continue;
+            };
+            if t == b && e == b {
+                continue;
+            }
+            if self.kind(t) != self.kind(e) {
+                self.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other; make both branches give the same kind"));
+                continue;
+            }
+            let out = self.fresh(&n, self.kind(t));
+            merges.push(Merge {
+                out,
+                then_v: t,
+                else_v: e,
+            });
+            rebinds.push((n, out));
+        }
+        let mut value = None;
+        if want_value {
+            match (then_tail, else_tail) {
+                (Some(t), Some(e)) if self.kind(t) == self.kind(e) => {
+                    let out = self.fresh("__if", self.kind(t));
+                    merges.push(Merge { out, then_v: t, else_v: e });
+                    value = Some(Operand::Var(out));
+                }
+                (Some(_), Some(_)) => self.error(
+                    ei.if_token.span(),
+                    "one branch gives a differentiable value and the other a static one; make both branches values (e.g. `x.zeros_like()` instead of `0.0`)",
+                ),
+                _ => {}
+            }
+        }
+        let id = self.id();
+        self.f.body.push(Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            merges,
+            id,
+        });
+        for (n, out) in rebinds {
+            self.rebind(&n, out);
+        }
+        if want_value {
+            value
+        } else {
+            Some(Operand::Tok(quote!(())))
+        }
+    }
+
+    /// Lowers a branch; its value (if wanted) becomes a variable.
+    fn branch_block(&mut self, b: &syn::Block, want_value: bool) -> Option<VarId> {
+        if !want_value {
+            // A statement: the block's own value (if any) is discarded.
+            self.scopes.push(HashMap::new());
+            for stmt in &b.stmts {
+                match stmt {
+                    syn::Stmt::Local(local) => self.local(local),
+                    syn::Stmt::Expr(e, _) => self.statement_expr(e),
+                    syn::Stmt::Item(it) => self.error(
+                        it.span(),
+                        "items cannot be declared inside a differentiable function",
+                    ),
+                    syn::Stmt::Macro(m) => self.error(
+                        m.span(),
+                        "statement macros are not supported in differentiable functions",
+                    ),
+                }
+            }
+            self.scopes.pop();
+            return None;
+        }
+        match self.block(b, false)? {
+            Tail::Single(op) => Some(self.materialize("__branch", op)),
+            Tail::Tuple(_) => None,
         }
     }
 
@@ -1117,11 +1285,13 @@ impl Lowerer {
         let outs: Vec<VarId> = (0..n)
             .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
             .collect();
+        let id = self.id();
         self.f.body.push(Stmt::Call {
             outs: outs.clone(),
             path: path.clone(),
             args,
             span,
+            id,
         });
         outs
     }

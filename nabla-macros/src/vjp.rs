@@ -9,17 +9,13 @@
 //! used several times, and taken (freed) as soon as they are consumed.
 
 use crate::codegen::Sig;
-use crate::forward;
+use crate::forward::{self, Mode};
 use crate::ir::{CallArg, Function, Kind, Output, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
 fn ct(f: &Function, v: VarId) -> Ident {
     format_ident!("__ct_{}", f.name(v))
-}
-
-fn pullback(i: usize) -> Ident {
-    format_ident!("__pullback{}", i)
 }
 
 /// The `vjp` function.
@@ -41,13 +37,11 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     let _ = mangled;
 
     // Forward sweep.
-    let mut fwd = Vec::new();
-    for (i, s) in f.body.iter().enumerate() {
-        let is_active_call =
-            matches!(s, Stmt::Call { outs, .. } if outs.iter().any(|&o| active[o]));
-        let pb = pullback(i);
-        fwd.push(forward::stmt(f, s, is_active_call.then_some(&pb)));
-    }
+    let fwd: Vec<TokenStream> = f
+        .body
+        .iter()
+        .map(|s| forward::stmt(f, s, Mode::Sweep { active }))
+        .collect();
     let outs = outputs(f);
 
     // Static reference parameters: the reverse sweep owns a copy, so the
@@ -78,10 +72,7 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
             quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
         });
     let seed = seed(f, active);
-    let mut rev = Vec::new();
-    for (i, s) in f.body.iter().enumerate().rev() {
-        rev.push(reverse(f, active, s, i));
-    }
+    let rev = reverse_body(f, active, &f.body);
     let result = f.params.iter().map(|p| match p.var {
         Some(v) if active[v] => {
             let (c, x) = (ct(f, v), f.name(v));
@@ -108,7 +99,7 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
                 #(#reborrow)*
                 #(#slots)*
                 #seed
-                #(#rev)*
+                #rev
                 (#(#result,)*)
             })
         }
@@ -160,7 +151,13 @@ fn seed(f: &Function, active: &[bool]) -> TokenStream {
     quote!(#(#parts)*)
 }
 
-fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
+/// The reverse sweep of a body: its statements' VJPs in reverse order.
+fn reverse_body(f: &Function, active: &[bool], body: &[Stmt]) -> TokenStream {
+    let stmts = body.iter().rev().map(|s| reverse(f, active, s));
+    quote!(#(#stmts)*)
+}
+
+fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let krate = &f.krate;
     let private = quote!(#krate::transforms::private);
     match s {
@@ -190,10 +187,8 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
                 }
             }
         }
-        Stmt::Call {
-            outs, args, span, ..
-        } if outs.iter().any(|&o| active[o]) => {
-            let pb = pullback(i);
+        Stmt::Call { outs, args, id, .. } if outs.iter().any(|&o| active[o]) => {
+            let pb = forward::pullback(*id);
             let cts: Vec<Ident> = outs.iter().map(|&o| ct(f, o)).collect();
             let any = quote!(#(#cts.is_some())||*);
             let seed = if outs.len() == 1 {
@@ -214,6 +209,43 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt, i: usize) -> TokenStream {
                 if #any {
                     let __arg_cts = #pb(#seed);
                     #(#updates)*
+                }
+            }
+        }
+        Stmt::If {
+            then_body,
+            else_body,
+            merges,
+            id,
+            ..
+        } => {
+            let (th, eh) = forward::branch_holders(*id);
+            let tr = forward::residuals(f, then_body, active);
+            let er = forward::residuals(f, else_body, active);
+            // The merged cotangents flow into the branch that ran.
+            let flow = |pick: fn(&crate::ir::Merge) -> VarId| {
+                let parts: Vec<TokenStream> = merges
+                    .iter()
+                    .filter(|m| active[m.out] && active[pick(m)])
+                    .map(|m| {
+                        let (co, ci) = (ct(f, m.out), ct(f, pick(m)));
+                        quote!(if let ::core::option::Option::Some(__g) = #co.take() { #private::acc(&mut #ci, __g); })
+                    })
+                    .collect();
+                quote!(#(#parts)*)
+            };
+            let (tflow, eflow) = (flow(|m| m.then_v), flow(|m| m.else_v));
+            let (trev, erev) = (
+                reverse_body(f, active, then_body),
+                reverse_body(f, active, else_body),
+            );
+            quote! {
+                if let ::core::option::Option::Some((#(#tr,)*)) = #th {
+                    #tflow
+                    #trev
+                } else if let ::core::option::Option::Some((#(#er,)*)) = #eh {
+                    #eflow
+                    #erev
                 }
             }
         }
