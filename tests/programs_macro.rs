@@ -174,6 +174,7 @@ fn has_aux_returns_the_auxiliary_value() {
 }
 
 #[differentiable]
+#[allow(clippy::assign_op_pattern)] // reassignment is what this test exercises
 fn scaled_sum(x: &Array, k: usize, #[nondiff] scale: f64) -> Array {
     let mut acc = x * scale;
     acc *= k as f64;
