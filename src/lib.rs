@@ -18,7 +18,7 @@
 //! assert!(w.is_leaf());
 //! ```
 
-pub use nabla_macros::{differentiable, grad, jvp, value_and_grad, vjp};
+pub use nabla_macros::{Tree, differentiable, grad, jvp, value_and_grad, vjp};
 pub use nabla_runtime::*;
 
 /// The names most programs need: `use nabla::prelude::*;`.
@@ -29,6 +29,6 @@ pub use nabla_runtime::*;
 /// assert_eq!(x.device(), Device::Cpu);
 /// ```
 pub mod prelude {
-    pub use nabla_macros::differentiable;
-    pub use nabla_runtime::{Array, ArrayValue, DType, Device, Element, Value};
+    pub use nabla_macros::{Tree, differentiable};
+    pub use nabla_runtime::{Array, ArrayValue, DType, Device, Element, Tree, Value};
 }

@@ -30,6 +30,7 @@ fn mark(body: &[Stmt], active: &mut [bool]) {
                 }
             }
             Stmt::Static { out, .. } | Stmt::Constant { out, .. } => active[*out] = false,
+            Stmt::Leaf { out, tree, .. } => active[*out] = active[*tree],
             Stmt::If {
                 then_body,
                 else_body,

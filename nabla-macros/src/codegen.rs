@@ -64,13 +64,18 @@ fn sig(f: &Function) -> Sig {
     let mut owned_params = Vec::new();
     for p in &f.params {
         let id = &p.ident;
-        match p.var {
-            Some(v) => {
+        match (p.var, &p.tree) {
+            (Some(v), Some(tree)) => {
+                generic_params.push(quote!(#id: &#krate::tree::TreeArg<'_, #tree, __V>));
+                let var = f.name(v);
+                owned_params.push(quote!(let #var: ::std::vec::Vec<__V> = ::core::clone::Clone::clone(&#id.leaves);));
+            }
+            (Some(v), None) => {
                 generic_params.push(quote!(#id: &__V));
                 let var = f.name(v);
                 owned_params.push(quote!(let #var: __V = ::core::clone::Clone::clone(#id);));
             }
-            None => {
+            (None, _) => {
                 let ty = with_lifetime(&p.ty);
                 generic_params.push(quote!(#id: #ty));
             }
@@ -98,7 +103,9 @@ fn sig(f: &Function) -> Sig {
         (quote!(#(#out_items)*), quote!(__V))
     };
     let arg_cts = f.params.iter().map(|p| {
-        if p.var.is_some() {
+        if p.tree.is_some() {
+            quote!(::std::vec::Vec<__V>)
+        } else if p.var.is_some() {
             quote!(__V)
         } else {
             quote!(#krate::transforms::Static)
@@ -174,7 +181,11 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
         .filter(|p| p.var.is_some())
         .map(|p| {
             let t = format_ident!("{}_dot", p.ident);
-            quote!(#t: ::core::option::Option<&'__a __V>)
+            if p.tree.is_some() {
+                quote!(#t: ::core::option::Option<&'__a [__V]>)
+            } else {
+                quote!(#t: ::core::option::Option<&'__a __V>)
+            }
         })
         .collect();
     let dual_args: Vec<TokenStream> = f
@@ -196,7 +207,18 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
             format_ident!("__dual_{}", p.ident),
             format_ident!("{}_dot", p.ident),
         );
-        quote!(let #d = #krate::Dual::new(::core::clone::Clone::clone(#id), #t.cloned());)
+        if p.tree.is_some() {
+            quote! {
+                let #d = #krate::tree::TreeArg {
+                    skeleton: #id.skeleton,
+                    leaves: #id.leaves.iter().enumerate().map(|(__i, __l)| {
+                        #krate::Dual::new(::core::clone::Clone::clone(__l), #t.map(|__t| ::core::clone::Clone::clone(&__t[__i])))
+                    }).collect(),
+                };
+            }
+        } else {
+            quote!(let #d = #krate::Dual::new(::core::clone::Clone::clone(#id), #t.cloned());)
+        }
     });
     let (jvp_ret, jvp_split) = if f.tuple_output {
         let prim = f.outputs.iter().enumerate().map(|(i, o)| {
@@ -273,7 +295,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
             #reexport use super::{#primal as primal, #fwd as forward, #jvp as jvp, #vjp_name as vjp};
             /// The type of the function value (see the constant of the same name).
             #[derive(Clone, Copy, Debug, Default)]
-            pub struct Function;
+            #reexport struct Function;
         }
 
         impl ::core::ops::Deref for #name::Function {
@@ -311,16 +333,50 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
         .iter()
         .map(|p| {
             let id = &p.ident;
-            if p.var.is_some() && !p.by_ref {
+            if p.tree.is_some() {
+                let t = format_ident!("__tree_{}", id);
+                quote!(&#t)
+            } else if p.var.is_some() && !p.by_ref {
                 quote!(&#id)
             } else {
                 quote!(#id)
             }
         })
         .collect();
+    // Tree arguments travel as their leaves; their gradients are rebuilt
+    // into the tree's own type.
+    let tree_binds: TokenStream = f
+        .params
+        .iter()
+        .filter(|p| p.tree.is_some())
+        .map(|p| {
+            let (id, t) = (&p.ident, format_ident!("__tree_{}", p.ident));
+            let r = if p.by_ref { quote!(#id) } else { quote!(&#id) };
+            quote!(let #t = #krate::tree::TreeArg::new(#r);)
+        })
+        .collect();
+    let rebuild = |skeleton: &dyn Fn(&syn::Ident) -> TokenStream| -> TokenStream {
+        let items = f.params.iter().enumerate().map(|(i, p)| {
+            let idx = syn::Index::from(i);
+            match &p.tree {
+                Some(tree) => {
+                    let sk = skeleton(&p.ident);
+                    quote!(<#tree as #krate::tree::Tree>::rebuild(#sk, &mut __all.#idx.into_iter()))
+                }
+                None => quote!(__all.#idx),
+            }
+        });
+        quote!(let __all = (#(#items,)*);)
+    };
+    let convert = rebuild(&|id| {
+        let t = format_ident!("__tree_{}", id);
+        quote!(#t.skeleton)
+    });
     let cts_c = {
         let items = f.params.iter().map(|p| {
-            if p.var.is_some() {
+            if let Some(tree) = &p.tree {
+                quote!(<#tree as #krate::tree::Tree>::Grad)
+            } else if p.var.is_some() {
                 c.clone()
             } else {
                 quote!(#tr::Static)
@@ -387,19 +443,25 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             #[allow(clippy::all)]
             #vis fn #grad_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> #grad_ret {
                 let __op = "grad";
+                #tree_binds
                 let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
                 let __seed = #seed;
-                let __g = <__A as #tr::Select<#cts_c>>::select(&__pullback(__seed));
+                let __all = __pullback(__seed);
+                #convert
+                let __g = <__A as #tr::Select<#cts_c>>::select(&__all);
                 #grad_val
             }
             #[doc(hidden)]
             #[allow(clippy::all)]
             #vis fn #vg_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> (#value_ret, #sel) {
                 let __op = "value_and_grad";
+                #tree_binds
                 let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
                 let __seed = #seed;
                 let __value = ::core::clone::Clone::clone(&#value);
-                (__value, <__A as #tr::Select<#cts_c>>::select(&__pullback(__seed)))
+                let __all = __pullback(__seed);
+                #convert
+                (__value, <__A as #tr::Select<#cts_c>>::select(&__all))
             }
             impl<__A: #tr::Select<#cts_c> + 'static> #tr::GradFn<__A, #marker> for #name::Function
             where #sel: 'static
@@ -425,10 +487,14 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             .filter(|(_, p)| p.var.is_some())
             .map(|(i, _)| i)
             .collect();
+        let ct_ty = |i: &usize| match &f.params[*i].tree {
+            Some(tree) => quote!(<#tree as #krate::tree::Tree>::Grad),
+            None => c.clone(),
+        };
         let user_cts = if diff.len() == 1 {
-            c.clone()
+            ct_ty(&diff[0])
         } else {
-            let cs = diff.iter().map(|_| c.clone());
+            let cs = diff.iter().map(ct_ty);
             quote!((#(#cs,)*))
         };
         let pick = if diff.len() == 1 {
@@ -467,20 +533,53 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             .filter(|p| p.var.is_some())
             .map(|p| {
                 let t = format_ident!("{}_dot", p.ident);
-                if p.by_ref {
+                if p.tree.is_some() {
+                    let l = format_ident!("__tangent_leaves_{}", p.ident);
+                    quote!(::core::option::Option::Some(&#l[..]))
+                } else if p.by_ref {
                     quote!(::core::option::Option::Some(#t))
                 } else {
                     quote!(::core::option::Option::Some(&#t))
                 }
             })
             .collect();
+        let tangent_leaves: TokenStream = f
+            .params
+            .iter()
+            .filter(|p| p.tree.is_some())
+            .map(|p| {
+                let (t, l) = (
+                    format_ident!("{}_dot", p.ident),
+                    format_ident!("__tangent_leaves_{}", p.ident),
+                );
+                let r = if p.by_ref { quote!(#t) } else { quote!(&#t) };
+                quote!(let #l = #krate::tree::leaves(#r);)
+            })
+            .collect();
+        let owned_skeletons: TokenStream = f
+            .params
+            .iter()
+            .filter(|p| p.tree.is_some())
+            .map(|p| {
+                let (id, o) = (&p.ident, format_ident!("__skeleton_{}", p.ident));
+                let r = if p.by_ref { quote!(#id) } else { quote!(&#id) };
+                quote!(let #o = ::std::borrow::ToOwned::to_owned(#r);)
+            })
+            .collect();
+        let convert_owned = rebuild(&|id| {
+            let o = format_ident!("__skeleton_{}", id);
+            quote!(&#o)
+        });
         out.extend(quote! {
             #[doc(hidden)]
             #[allow(clippy::all)]
             #vis fn #vjp_entry<'__a>(#(#user_params),*) -> (#c, #pb_ty) {
+                #tree_binds
+                #owned_skeletons
                 let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
                 (__y, ::std::boxed::Box::new(move |__ct: &#c| {
                     let __all = __pullback(::core::clone::Clone::clone(__ct));
+                    #convert_owned
                     #pick
                 }))
             }
@@ -493,6 +592,8 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             #vis fn #jvp_entry<'__a>(__primals: (#(#user_types,)*), __tangents: (#(#tan_types,)*)) -> (#c, #c) {
                 let (#(#prim_names,)*) = __primals;
                 let (#(#tan_names,)*) = __tangents;
+                #tree_binds
+                #tangent_leaves
                 #jvp_name::<#c>(#(#call_args,)* #(#tan_args),*)
             }
             impl #tr::JvpFn for #name::Function {

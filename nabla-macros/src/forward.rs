@@ -5,7 +5,7 @@
 
 use crate::ir::{CallArg, Function, Stmt};
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
 
 /// Which program a statement is generated for.
 #[derive(Clone, Copy)]
@@ -32,9 +32,10 @@ pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
     let mut names = Vec::new();
     for s in body {
         match s {
-            Stmt::Prim { out, .. } | Stmt::Static { out, .. } | Stmt::Constant { out, .. } => {
-                names.push(f.name(*out).clone())
-            }
+            Stmt::Prim { out, .. }
+            | Stmt::Static { out, .. }
+            | Stmt::Constant { out, .. }
+            | Stmt::Leaf { out, .. } => names.push(f.name(*out).clone()),
             Stmt::Call { outs, id, .. } => {
                 names.extend(outs.iter().map(|o| f.name(*o).clone()));
                 if outs.iter().any(|&o| active[o]) {
@@ -56,10 +57,14 @@ pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
 pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
     args.iter()
         .map(|a| match a {
-            CallArg::Value(v) => {
-                let id = f.name(*v);
-                quote!(&#id)
-            }
+            CallArg::Value(v) => match f.param_of(*v).filter(|p| p.tree.is_some()) {
+                // A tree is passed on as the caller received it.
+                Some(p) => p.ident.to_token_stream(),
+                None => {
+                    let id = f.name(*v);
+                    quote!(&#id)
+                }
+            },
             CallArg::Static(t) => t.clone(),
         })
         .collect()
@@ -155,6 +160,10 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
         Stmt::Static { out, expr } | Stmt::Constant { out, expr } => {
             let out = f.name(*out);
             quote!(let #out = #expr;)
+        }
+        Stmt::Leaf { out, tree, index } => {
+            let (out, tree, index) = (f.name(*out), f.name(*tree), f.name(*index));
+            quote!(let #out = ::core::clone::Clone::clone(&#tree[#index]);)
         }
     }
 }

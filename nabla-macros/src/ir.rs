@@ -18,6 +18,9 @@ pub type VarId = usize;
 pub enum Kind {
     Value,
     Static,
+    /// A tree parameter (struct of arrays, `Vec<Array>`, ...): read through
+    /// its leaves (`p.w1`, `p.layers[i]`).
+    Tree,
 }
 
 /// A variable: its generated (readable) name and its kind.
@@ -51,6 +54,8 @@ pub struct Param {
     pub var: Option<VarId>,
     /// For value parameters: whether the user's type is a reference.
     pub by_ref: bool,
+    /// For tree parameters: the tree type without the reference.
+    pub tree: Option<Type>,
 }
 
 /// One output of the function.
@@ -98,6 +103,13 @@ pub enum Stmt {
     },
     /// `let out = <static expression>`.
     Static { out: VarId, expr: TokenStream },
+    /// `let out = tree_leaves[index]`: one array of a tree parameter;
+    /// `index` is a static variable (the leaf's position).
+    Leaf {
+        out: VarId,
+        tree: VarId,
+        index: VarId,
+    },
     /// `let out = <expression on a value that has no derivative>`
     /// (`zeros_like`, `stop_gradient`, ...): a value, never active.
     Constant { out: VarId, expr: TokenStream },
@@ -131,5 +143,10 @@ impl Function {
     /// The tokens naming a variable.
     pub fn name(&self, v: VarId) -> &Ident {
         &self.vars[v].ident
+    }
+
+    /// The parameter a (tree) variable comes from.
+    pub fn param_of(&self, v: VarId) -> Option<&Param> {
+        self.params.iter().find(|p| p.var == Some(v))
     }
 }

@@ -15,6 +15,7 @@ mod ir;
 mod optable;
 mod parse;
 mod transforms;
+mod tree;
 mod vjp;
 
 use proc_macro::TokenStream;
@@ -52,6 +53,17 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
             }
             quote::quote!(#err #[allow(warnings)] #plain).into()
         }
+    }
+}
+
+/// `#[derive(Tree)]`: a struct of arrays (fields: `Array`, `Vec<Array>`,
+/// nested `Tree` structs, arrays, tuples) that can be passed to a
+/// differentiable function; its gradient is a value of the same struct.
+#[proc_macro_derive(Tree)]
+pub fn derive_tree(input: TokenStream) -> TokenStream {
+    match syn::parse::<syn::DeriveInput>(input).and_then(tree::derive) {
+        Ok(ts) => ts.into(),
+        Err(e) => e.to_compile_error().into(),
     }
 }
 

@@ -54,6 +54,7 @@ enum Operand {
 /// How a parameter or output type is treated.
 enum TypeClass {
     Array { by_ref: bool },
+    Tree { by_ref: bool },
     Float { ty: ScalarTy, by_ref: bool },
     Static,
     Unsupported(&'static str),
@@ -90,24 +91,58 @@ fn classify(ty: &Type) -> TypeClass {
                 ty: ScalarTy::F32,
                 by_ref,
             },
-            Some("Vec") if mentions_array(inner) => TypeClass::Unsupported(
-                "`Vec<Array>` parameters are not supported yet; pass the arrays as separate parameters, or mark the parameter #[nondiff] if it needs no gradient",
-            ),
+            Some(id) if mentions_array(inner) || !STATIC_TYPES.contains(&id) => {
+                TypeClass::Tree { by_ref }
+            }
             _ => TypeClass::Static,
         },
         Type::Slice(_) | Type::Array(_) | Type::Tuple(_) if mentions_array(inner) => {
-            TypeClass::Unsupported(
-                "slices, arrays and tuples of differentiable values are not supported as parameters yet; pass the values as separate parameters",
-            )
+            TypeClass::Tree { by_ref }
         }
         _ => TypeClass::Static,
     }
 }
 
+/// Types that are static without `#[nondiff]`; any other named type (a
+/// user struct) is taken to be a `#[derive(Tree)]` struct.
+const STATIC_TYPES: &[&str] = &[
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "bool",
+    "char",
+    "str",
+    "String",
+    "Range",
+    "RangeInclusive",
+    "Option",
+    "Vec",
+    "DType",
+    "Device",
+    "Key",
+    "Duration",
+    "Path",
+    "PathBuf",
+];
+
 fn mentions_array(ty: &Type) -> bool {
-    ty.to_token_stream()
-        .into_iter()
-        .any(|t| matches!(t, TokenTree::Ident(i) if i == "Array" || i == "f64" || i == "f32"))
+    fn walk(ts: TokenStream) -> bool {
+        ts.into_iter().any(|t| match t {
+            TokenTree::Ident(i) => i == "Array" || i == "f64" || i == "f32",
+            TokenTree::Group(g) => walk(g.stream()),
+            _ => false,
+        })
+    }
+    walk(ty.to_token_stream())
 }
 
 /// Lowers an annotated function.
@@ -272,6 +307,23 @@ impl Lowerer {
                     }
                     (Some(self.fresh(&ident.to_string(), Kind::Value)), by_ref)
                 }
+                TypeClass::Tree { by_ref } => {
+                    array.get_or_insert(pt.ty.span());
+                    let v = self.fresh(&format!("{ident}_leaves"), Kind::Tree);
+                    self.bind(&ident.to_string(), v);
+                    let tree = match &*pt.ty {
+                        Type::Reference(r) => (*r.elem).clone(),
+                        t => t.clone(),
+                    };
+                    self.f.params.push(Param {
+                        ident,
+                        ty: (*pt.ty).clone(),
+                        var: Some(v),
+                        by_ref,
+                        tree: Some(tree),
+                    });
+                    continue;
+                }
                 TypeClass::Static => {
                     let v = self.fresh(&ident.to_string(), Kind::Static);
                     self.f.vars[v].ident = ident.clone();
@@ -281,6 +333,7 @@ impl Lowerer {
                         ty: (*pt.ty).clone(),
                         var: None,
                         by_ref: false,
+                        tree: None,
                     });
                     continue;
                 }
@@ -296,6 +349,7 @@ impl Lowerer {
                 ty: (*pt.ty).clone(),
                 var: Some(v),
                 by_ref,
+                tree: None,
             });
         }
         match (array, float) {
@@ -553,6 +607,10 @@ impl Lowerer {
         matches!(op, Operand::Var(v) if self.kind(*v) == Kind::Value)
     }
 
+    fn is_tree(&self, op: &Operand) -> bool {
+        matches!(op, Operand::Var(v) if self.kind(*v) == Kind::Tree)
+    }
+
     fn value_var(&self, op: &Operand) -> Option<VarId> {
         match op {
             Operand::Var(v) if self.kind(*v) == Kind::Value => Some(*v),
@@ -656,6 +714,7 @@ impl Lowerer {
                 self.error(t.span(), "tuples are only supported as the returned value or directly in `let (a, b) = (x, y)`");
                 None
             }
+            Expr::Index(_) | Expr::Field(_) if self.tree_root(e).is_some() => self.leaf(e),
             Expr::Index(ix) => {
                 let base = self.expr(&ix.expr)?;
                 let idx = self.expr(&ix.index)?;
@@ -926,6 +985,65 @@ impl Lowerer {
             Tail::Single(op) => Some(self.materialize("__branch", op)),
             Tail::Tuple(_) => None,
         }
+    }
+
+    /// The tree variable at the root of a field/index chain.
+    fn tree_root(&self, e: &Expr) -> Option<VarId> {
+        match strip(e) {
+            Expr::Field(f) => self.tree_root(&f.base),
+            Expr::Index(i) => self.tree_root(&i.expr),
+            Expr::Path(p) => {
+                let v = self.lookup(&p.path.get_ident()?.to_string())?;
+                (self.kind(v) == Kind::Tree).then_some(v)
+            }
+            _ => None,
+        }
+    }
+
+    /// `p.w1`, `p.layers[i]`, `p.0`: one array of a tree parameter.
+    fn leaf(&mut self, e: &Expr) -> Option<Operand> {
+        let krate = self.f.krate.clone();
+        let mut segs = Vec::new();
+        let mut cur = strip(e);
+        loop {
+            match cur {
+                Expr::Field(f) => {
+                    segs.push(match &f.member {
+                        syn::Member::Named(n) => {
+                            let s = n.to_string();
+                            quote!(#krate::tree::Seg::Field(#s))
+                        }
+                        syn::Member::Unnamed(i) => {
+                            let i = i.index as usize;
+                            quote!(#krate::tree::Seg::Index(#i))
+                        }
+                    });
+                    cur = strip(&f.base);
+                }
+                Expr::Index(ix) => {
+                    let i = self.static_expr(&ix.index)?;
+                    segs.push(quote!(#krate::tree::Seg::Index((#i) as usize)));
+                    cur = strip(&ix.expr);
+                }
+                _ => break,
+            }
+        }
+        segs.reverse();
+        let tree = self.tree_root(e).expect("checked by the caller");
+        let param = self
+            .f
+            .param_of(tree)
+            .expect("tree variables are parameters")
+            .ident
+            .clone();
+        let index = self.fresh("__leaf_index", Kind::Static);
+        self.f.body.push(Stmt::Static {
+            out: index,
+            expr: quote!(#param.index(&[#(#segs),*])),
+        });
+        let out = self.fresh("__leaf", Kind::Value);
+        self.f.body.push(Stmt::Leaf { out, tree, index });
+        Some(Operand::Var(out))
     }
 
     /// Lowers an expression that must be static.
@@ -1233,7 +1351,7 @@ impl Lowerer {
         for a in &c.args {
             lowered.push(self.expr(a)?);
         }
-        if lowered.iter().any(|o| self.is_value(o)) {
+        if lowered.iter().any(|o| self.is_value(o) || self.is_tree(o)) {
             let outs = self.emit_call(path, lowered, 1, c.span());
             return Some(Operand::Var(outs[0]));
         }
@@ -1272,9 +1390,9 @@ impl Lowerer {
     ) -> Vec<VarId> {
         let args = args
             .into_iter()
-            .map(|o| match self.value_var(&o) {
-                Some(v) => CallArg::Value(v),
-                None => CallArg::Static(self.tok(&o)),
+            .map(|o| match o {
+                Operand::Var(v) if self.kind(v) != Kind::Static => CallArg::Value(v),
+                o => CallArg::Static(self.tok(&o)),
             })
             .collect();
         let base = path
@@ -1393,5 +1511,39 @@ fn strip(e: &Expr) -> &Expr {
         Expr::Paren(p) => strip(&p.expr),
         Expr::Group(g) => strip(&g.expr),
         other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn expand_tree_access() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            fn weighted(ws: &Vec<Array>, xs: &[Array], k: usize) -> Array {
+                let a = &ws[0] * &xs[k];
+                nabla::sum(&a)
+            }
+        };
+        let opts = super::Options {
+            krate: quote::quote!(::nabla),
+        };
+        let f = super::lower(&item, &opts).unwrap_or_else(|e| panic!("{e}"));
+        let kinds: Vec<_> = f
+            .vars
+            .iter()
+            .map(|v| (v.ident.to_string(), v.kind))
+            .collect();
+        assert!(
+            kinds
+                .iter()
+                .any(|(n, k)| n.starts_with("ws_leaves") && *k == crate::ir::Kind::Tree),
+            "{kinds:?}"
+        );
+        assert!(
+            f.body
+                .iter()
+                .any(|s| matches!(s, crate::ir::Stmt::Leaf { .. })),
+            "no leaf access lowered: {kinds:?}"
+        );
     }
 }

@@ -65,15 +65,22 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     });
 
     // Reverse sweep.
-    let slots = (0..f.vars.len())
-        .filter(|&v| active[v] && f.vars[v].kind == Kind::Value)
-        .map(|v| {
-            let c = ct(f, v);
+    let slots = (0..f.vars.len()).filter(|&v| active[v] && f.vars[v].kind != Kind::Static).map(|v| {
+        let c = ct(f, v);
+        if f.vars[v].kind == Kind::Tree {
+            let leaves = f.name(v);
+            quote!(let mut #c: ::std::vec::Vec<::core::option::Option<__V>> = ::std::vec![::core::option::Option::None; #leaves.len()];)
+        } else {
             quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
-        });
+        }
+    });
     let seed = seed(f, active);
     let rev = reverse_body(f, active, &f.body);
     let result = f.params.iter().map(|p| match p.var {
+        Some(v) if p.tree.is_some() => {
+            let (c, x) = (ct(f, v), f.name(v));
+            quote!(#krate::tree::leaves_or_zeros(#c, &#x))
+        }
         Some(v) if active[v] => {
             let (c, x) = (ct(f, v), f.name(v));
             quote!(#private::or_zeros(#c, &#x))
@@ -201,7 +208,11 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 CallArg::Value(v) if active[*v] => {
                     let cx = ct(f, *v);
                     let idx = syn::Index::from(k);
-                    Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
+                    if f.vars[*v].kind == Kind::Tree {
+                        Some(quote!(#krate::tree::acc_leaves(&mut #cx, __arg_cts.#idx);))
+                    } else {
+                        Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
+                    }
                 }
                 _ => None,
             });
@@ -248,6 +259,10 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                     #erev
                 }
             }
+        }
+        Stmt::Leaf { out, tree, index } if active[*out] => {
+            let (co, ct_tree, index) = (ct(f, *out), ct(f, *tree), f.name(*index));
+            quote!(if let ::core::option::Option::Some(__g) = #co.take() { #private::acc(&mut #ct_tree[#index], __g); })
         }
         _ => quote!(),
     }

@@ -25,6 +25,7 @@ pub mod ops;
 pub mod random;
 pub mod rules;
 pub mod transforms;
+pub mod tree;
 mod value;
 
 pub use array::{Array, Scalar};
@@ -41,4 +42,5 @@ pub use ops::index::where_;
 pub use ops::shape::{concat, stack};
 pub use random::{manual_seed, rand, randn};
 pub use transforms::{grad, jvp, value_and_grad, vjp};
+pub use tree::Tree;
 pub use value::{ArrayValue, Value};

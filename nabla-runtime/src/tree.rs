@@ -1,0 +1,228 @@
+//! Trees: values made of arrays (structs with `#[derive(Tree)]`, `Vec`,
+//! arrays `[T; N]`, slices, tuples). A differentiable function may take a
+//! tree argument; its gradient is a tree of the same shape (the gradient of
+//! a `&Mlp` is an `Mlp`).
+//!
+//! Generated code sees a tree as its leaves (a flat list of values) plus the
+//! original value as a *skeleton* that gives each field's position.
+//!
+//! ```
+//! use nabla_runtime::{tree::{Seg, Tree}, Array, DType};
+//! let layers = vec![Array::zeros(&[2], DType::F64), Array::ones(&[3], DType::F64)];
+//! assert_eq!(layers.num_leaves(), 2);
+//! assert_eq!(layers.leaf_index(&[Seg::Index(1)]), 1);
+//! ```
+
+use crate::Array;
+use crate::transforms::Cotangent;
+
+/// One step of a path into a tree: a named field or an index.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Seg {
+    /// A struct field.
+    Field(&'static str),
+    /// An element of a `Vec`, array, slice or tuple.
+    Index(usize),
+}
+
+/// A value made of arrays.
+pub trait Tree {
+    /// The type of its gradient (`Self`, or `Vec<_>` for slices).
+    type Grad;
+    /// Appends the leaves in a fixed order.
+    fn flatten_into(&self, out: &mut Vec<Array>);
+    /// The number of leaves.
+    fn num_leaves(&self) -> usize;
+    /// A value of this shape built from the next leaves of `leaves`.
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad;
+    /// The position among the leaves of the single array at `path`.
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize;
+}
+
+/// The leaves of a tree, in order.
+///
+/// ```
+/// use nabla_runtime::{tree::leaves, Array};
+/// assert_eq!(leaves(&vec![Array::scalar(1.0f64), Array::scalar(2.0f64)]).len(), 2);
+/// ```
+pub fn leaves<T: Tree + ?Sized>(t: &T) -> Vec<Array> {
+    let mut out = Vec::with_capacity(t.num_leaves());
+    t.flatten_into(&mut out);
+    out
+}
+
+/// A tree argument as generated code sees it: the skeleton (for positions)
+/// and the leaves at the value type `V`.
+pub struct TreeArg<'a, T: ?Sized, V> {
+    /// The original value; only its structure is used.
+    pub skeleton: &'a T,
+    /// The leaves, in `flatten_into` order.
+    pub leaves: Vec<V>,
+}
+
+impl<'a, T: Tree + ?Sized> TreeArg<'a, T, Array> {
+    /// Wraps a tree of arrays.
+    pub fn new(t: &'a T) -> Self {
+        TreeArg {
+            skeleton: t,
+            leaves: leaves(t),
+        }
+    }
+}
+
+impl<T: Tree + ?Sized, V> TreeArg<'_, T, V> {
+    /// The leaf index at `path` (for generated field access).
+    #[track_caller]
+    pub fn index(&self, path: &[Seg]) -> usize {
+        self.skeleton.leaf_index(path)
+    }
+}
+
+#[track_caller]
+fn bad_path(path: &[Seg], what: &str) -> ! {
+    panic!(
+        "tree access {path:?}: {what}; differentiable code can only read single arrays (e.g. p.w1 or p.layers[i])"
+    )
+}
+
+impl Tree for Array {
+    type Grad = Array;
+    fn flatten_into(&self, out: &mut Vec<Array>) {
+        out.push(self.clone());
+    }
+    fn num_leaves(&self) -> usize {
+        1
+    }
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Array {
+        leaves.next().expect("tree: too few leaves")
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        if !path.is_empty() {
+            bad_path(path, "an Array has no fields");
+        }
+        0
+    }
+}
+
+/// Shared by `Vec<T>`, `[T]` and `[T; N]`.
+#[track_caller]
+fn seq_index<T: Tree>(items: &[T], path: &[Seg]) -> usize {
+    match path.first() {
+        Some(Seg::Index(i)) if *i < items.len() => {
+            items[..*i].iter().map(|t| t.num_leaves()).sum::<usize>()
+                + items[*i].leaf_index(&path[1..])
+        }
+        Some(Seg::Index(i)) => bad_path(
+            path,
+            &format!("index {i} is out of bounds for length {}", items.len()),
+        ),
+        _ => bad_path(path, "a sequence needs an index"),
+    }
+}
+
+impl<T: Tree> Tree for Vec<T> {
+    type Grad = Vec<T::Grad>;
+    fn flatten_into(&self, out: &mut Vec<Array>) {
+        self.iter().for_each(|t| t.flatten_into(out));
+    }
+    fn num_leaves(&self) -> usize {
+        self.iter().map(|t| t.num_leaves()).sum()
+    }
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+        self.iter().map(|t| t.rebuild(leaves)).collect()
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        seq_index(self, path)
+    }
+}
+
+impl<T: Tree> Tree for [T] {
+    type Grad = Vec<T::Grad>;
+    fn flatten_into(&self, out: &mut Vec<Array>) {
+        self.iter().for_each(|t| t.flatten_into(out));
+    }
+    fn num_leaves(&self) -> usize {
+        self.iter().map(|t| t.num_leaves()).sum()
+    }
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+        self.iter().map(|t| t.rebuild(leaves)).collect()
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        seq_index(self, path)
+    }
+}
+
+impl<T: Tree, const N: usize> Tree for [T; N] {
+    type Grad = [T::Grad; N];
+    fn flatten_into(&self, out: &mut Vec<Array>) {
+        self.iter().for_each(|t| t.flatten_into(out));
+    }
+    fn num_leaves(&self) -> usize {
+        self.iter().map(|t| t.num_leaves()).sum()
+    }
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+        std::array::from_fn(|i| self[i].rebuild(leaves))
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        seq_index(self, path)
+    }
+}
+
+macro_rules! tuple_tree {
+    ($($t:ident $i:tt),*) => {
+        impl<$($t: Tree),*> Tree for ($($t,)*) {
+            type Grad = ($($t::Grad,)*);
+            fn flatten_into(&self, out: &mut Vec<Array>) {
+                $(self.$i.flatten_into(out);)*
+            }
+            fn num_leaves(&self) -> usize {
+                0 $(+ self.$i.num_leaves())*
+            }
+            fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+                ($(self.$i.rebuild(leaves),)*)
+            }
+            #[track_caller]
+            fn leaf_index(&self, path: &[Seg]) -> usize {
+                let mut offset = 0;
+                $(
+                    if path.first() == Some(&Seg::Index($i)) {
+                        return offset + self.$i.leaf_index(&path[1..]);
+                    }
+                    offset += self.$i.num_leaves();
+                )*
+                let _ = offset;
+                bad_path(path, "no such tuple element")
+            }
+        }
+        impl<$($t: Cotangent),*> Cotangent for ($($t,)*) {}
+    };
+}
+tuple_tree!(A 0, B 1);
+tuple_tree!(A 0, B 1, C 2);
+tuple_tree!(A 0, B 1, C 2, D 3);
+
+impl<T: Cotangent> Cotangent for Vec<T> {}
+impl<T: Cotangent, const N: usize> Cotangent for [T; N] {}
+
+/// Leaf-wise accumulation of a tree cotangent (generated code).
+#[doc(hidden)]
+pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: Vec<V>) {
+    for (s, c) in slots.iter_mut().zip(cts) {
+        crate::transforms::private::acc(s, c);
+    }
+}
+
+/// Materialises a tree cotangent's symbolic zeros (generated code).
+#[doc(hidden)]
+pub fn leaves_or_zeros<V: crate::Value>(slots: Vec<Option<V>>, primal: &[V]) -> Vec<V> {
+    slots
+        .into_iter()
+        .zip(primal)
+        .map(|(s, p)| crate::transforms::private::or_zeros(s, p))
+        .collect()
+}
