@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Side-by-side timing of Nabla against PyTorch eager on this machine.
+#
+# Runs the `gemm`, `eltwise` and `mlp_step` workloads of BENCHMARKS.md in
+# Nabla (benches/twin.rs, release mode) and in PyTorch (torch_twin.py), both
+# with all cores, in the same run, and prints medians and ratios
+# (nabla / torch). Never run in CI.
+#
+# Shared machines are noisy, so each workload is timed in Nabla and then at
+# once in PyTorch, and that pair is repeated ROUNDS times. Contention from
+# other processes only ever adds time, so each framework's figure is its
+# best (lowest) per-round median, the ratio is taken between those, and the
+# range of the per-round ratios is printed beside it as a noise gauge.
+#
+# Usage: benches/compare/run.sh
+# Environment:
+#   ROUNDS          rounds of nabla/torch pairs per workload (default 3)
+#   TWIN_WARMUP_S   warm-up seconds per workload and run (default 1)
+#   TWIN_MEASURE_S  measured seconds per workload and run (default 2)
+#   KEEP            directory to keep the raw JSON of every run in
+#   PYTHON          interpreter used to create the venv (default python3)
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+venv="$here/.venv"
+rounds="${ROUNDS:-3}"
+export TWIN_MEASURE_S="${TWIN_MEASURE_S:-2}"
+workloads=(gemm eltwise_add eltwise_tanh mlp_step)
+
+if [ ! -x "$venv/bin/python" ]; then
+    echo "creating $venv (torch, numpy) ..." >&2
+    "${PYTHON:-python3}" -m venv "$venv"
+    "$venv/bin/pip" install -q --upgrade pip
+    if ! "$venv/bin/pip" install -q torch numpy --index-url https://download.pytorch.org/whl/cpu; then
+        echo "CPU wheel index unreachable; installing torch from PyPI" >&2
+        "$venv/bin/pip" install -q torch numpy
+    fi
+fi
+
+cd "$root"
+echo "building benches/twin.rs (release) ..." >&2
+cargo bench --bench twin --no-run >&2
+
+if [ -n "${KEEP:-}" ]; then
+    out="$KEEP"
+    mkdir -p "$out"
+else
+    out="$(mktemp -d)"
+    trap 'rm -rf "$out"' EXIT
+fi
+for r in $(seq 1 "$rounds"); do
+    for w in "${workloads[@]}"; do
+        echo "round $r/$rounds: $w ..." >&2
+        TWIN_ONLY="$w" cargo bench -q --bench twin > "$out/nabla_${w}_$r.json"
+        TWIN_ONLY="$w" "$venv/bin/python" "$here/torch_twin.py" > "$out/torch_${w}_$r.json"
+    done
+done
+
+"$venv/bin/python" - "$out" "$rounds" <<'PY'
+import json, os, sys
+
+out = sys.argv[1]
+targets = {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2}
+
+def run(fw, w, r):
+    return json.load(open(os.path.join(out, f"{fw}_{w}_{r}.json")))
+
+rounds = int(sys.argv[2])
+model = "unknown"
+try:
+    for line in open("/proc/cpuinfo"):
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+except OSError:
+    pass
+t0 = run("torch", "gemm", 1)
+print(f"machine: {model}, {os.cpu_count()} cores; nabla threads {run('nabla', 'gemm', 1)['threads']}, "
+      f"torch {t0['version']} threads {t0['threads']}; {rounds} rounds")
+print(f"{'workload':<14}{'nabla ms':>10}{'torch ms':>10}{'ratio':>7}  {'range':<11}{'target':>7}  result")
+for w, t in targets.items():
+    n = [run("nabla", w, r)["results"][w]["median_ms"] for r in range(1, rounds + 1)]
+    p = [run("torch", w, r)["results"][w]["median_ms"] for r in range(1, rounds + 1)]
+    ratios = [a / b for a, b in zip(n, p)]
+    ratio = min(n) / min(p)
+    span = f"{min(ratios):.2f}-{max(ratios):.2f}"
+    print(f"{w:<14}{min(n):>10.3f}{min(p):>10.3f}{ratio:>7.2f}  {span:<11}"
+          f"{'<=' + str(t):>7}  {'PASS' if ratio <= t else 'FAIL'}")
+PY

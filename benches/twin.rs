@@ -1,0 +1,119 @@
+//! Timing binary for the PyTorch comparison (`benches/compare/run.sh`).
+//!
+//! Not a criterion bench: it times each workload of `BENCHMARKS.md` with
+//! the same protocol as `benches/compare/torch_twin.py` (warm-up, then
+//! many timed repetitions of one call each) and prints one JSON object on
+//! stdout, so the script can put both frameworks side by side.
+//!
+//! Run: `cargo bench --bench twin` (environment: `TWIN_WARMUP_S`,
+//! default 1; `TWIN_MEASURE_S`, default 3, per workload; `TWIN_ONLY`, a
+//! comma-separated list of workloads to run, default all).
+
+mod common;
+
+use serde_json::{Value as Json, json};
+use std::hint::black_box;
+use std::time::{Duration, Instant};
+
+fn env_secs(name: &str, default: f64) -> Duration {
+    let s = std::env::var(name)
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(default);
+    Duration::from_secs_f64(s)
+}
+
+/// Warm up for `warmup` (at least 3 calls), then time single calls until
+/// `measure` has passed and at least 20 were taken (at most 5000).
+/// Returns summary statistics in milliseconds.
+fn measure(mut f: impl FnMut(), warmup: Duration, measure: Duration) -> Json {
+    let start = Instant::now();
+    let mut n = 0;
+    while n < 3 || start.elapsed() < warmup {
+        f();
+        n += 1;
+    }
+    let mut times = Vec::new();
+    let start = Instant::now();
+    while times.len() < 20 || (start.elapsed() < measure && times.len() < 5000) {
+        let t = Instant::now();
+        f();
+        times.push(t.elapsed().as_secs_f64() * 1e3);
+    }
+    times.sort_by(f64::total_cmp);
+    let q = |p: f64| times[((times.len() - 1) as f64 * p).round() as usize];
+    json!({
+        "median_ms": q(0.5),
+        "p10_ms": q(0.1),
+        "p90_ms": q(0.9),
+        "min_ms": times[0],
+        "reps": times.len(),
+    })
+}
+
+fn main() {
+    let warmup = env_secs("TWIN_WARMUP_S", 1.0);
+    let meas = env_secs("TWIN_MEASURE_S", 3.0);
+    let only = std::env::var("TWIN_ONLY").unwrap_or_default();
+    let wanted = |name: &str| only.is_empty() || only.split(',').any(|w| w.trim() == name);
+    let mut results = serde_json::Map::new();
+
+    if wanted("gemm") {
+        let (a, b) = common::gemm_inputs();
+        let r = measure(
+            || {
+                black_box(black_box(&a).matmul(black_box(&b)));
+            },
+            warmup,
+            meas,
+        );
+        results.insert("gemm".into(), r);
+    }
+
+    let (a, b) = common::eltwise_inputs();
+    if wanted("eltwise_add") {
+        let r = measure(
+            || {
+                black_box(black_box(&a) + black_box(&b));
+            },
+            warmup,
+            meas,
+        );
+        results.insert("eltwise_add".into(), r);
+    }
+    if wanted("eltwise_tanh") {
+        let r = measure(
+            || {
+                black_box(black_box(&a).tanh());
+            },
+            warmup,
+            meas,
+        );
+        results.insert("eltwise_tanh".into(), r);
+    }
+    drop((a, b));
+
+    if wanted("mlp_step") {
+        let mut mlp = common::Mlp::new();
+        let r = measure(
+            || {
+                black_box(mlp.step());
+            },
+            warmup,
+            meas,
+        );
+        results.insert("mlp_step".into(), r);
+    }
+
+    let out = json!({
+        "framework": "nabla",
+        "threads": rayon_threads(),
+        "results": results,
+    });
+    println!("{out}");
+}
+
+/// Threads the runtime uses (rayon's global pool: all cores by default).
+fn rayon_threads() -> usize {
+    std::thread::available_parallelism().map_or(1, |n| n.get())
+}
