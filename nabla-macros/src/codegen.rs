@@ -604,3 +604,35 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
     }
     out
 }
+
+#[cfg(test)]
+mod tests {
+    /// The expansion of a small function stays readable: one forward line
+    /// per operation, one guarded reverse line per active input. (Reviewed
+    /// in docs/generated-code.md; not golden-locked to formatting.)
+    #[test]
+    fn small_function_expansion_is_readable() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            fn f(x: &Array, w: &Array) -> Array {
+                let h = x.matmul(w).tanh();
+                nabla::sum(&(&h * &h))
+            }
+        };
+        let opts = crate::parse::Options { krate: quote::quote!(::nabla) };
+        let f = crate::parse::lower(&item, &opts).expect("lowers");
+        let code = super::expand(&f, &item).to_string();
+        if std::env::var_os("NABLA_PRINT_EXPANSION").is_some() {
+            println!("{code}");
+        }
+        for piece in [
+            "let __matmul1 = :: nabla :: rules :: matmul :: forward (& x_1 , & w_1 ,)",
+            "let __tanh1 = :: nabla :: rules :: tanh :: forward (& __matmul1 ,)",
+            "if let :: core :: option :: Option :: Some (__g) = __ct___mul1 . take ()",
+            ":: nabla :: rules :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __mul1 , & __g)",
+            ":: nabla :: rules :: matmul :: vjp_1 (& x_1 , & w_1 , & __matmul1 , & __g)",
+            "const f : f :: Function = f :: Function",
+        ] {
+            assert!(code.contains(piece), "expansion lacks `{piece}`:\n{code}");
+        }
+    }
+}
