@@ -122,13 +122,13 @@ pub enum CompareOp {
 pub fn unary<T: Float>(x: ArrayViewD<'_, T>, op: UnaryOp) -> ArrayD<T> {
     match op {
         UnaryOp::Neg => map(x, |v| -v),
-        UnaryOp::Exp => map(x, T::exp),
+        UnaryOp::Exp => map(x, T::exp_v),
         UnaryOp::Ln => map(x, T::ln),
         UnaryOp::Sin => map(x, T::sin),
         UnaryOp::Cos => map(x, T::cos),
         UnaryOp::Tan => map(x, T::tan),
-        UnaryOp::Tanh => map(x, T::tanh),
-        UnaryOp::Sigmoid => map(x, sigmoid),
+        UnaryOp::Tanh => map(x, T::tanh_v),
+        UnaryOp::Sigmoid => map(x, T::sigmoid_v),
         UnaryOp::Relu => map(x, |v| if v > T::ZERO { v } else { T::ZERO }),
         UnaryOp::Sqrt => map(x, T::sqrt),
         UnaryOp::Rsqrt => map(x, |v| T::ONE / v.sqrt()),
@@ -177,17 +177,6 @@ pub fn unary<T: Float>(x: ArrayViewD<'_, T>, op: UnaryOp) -> ArrayD<T> {
                 }
             })
         }
-    }
-}
-
-#[inline(always)]
-fn sigmoid<T: Float>(v: T) -> T {
-    // Stable on both tails: never exponentiates a large positive number.
-    if v >= T::ZERO {
-        T::ONE / (T::ONE + (-v).exp())
-    } else {
-        let e = v.exp();
-        e / (T::ONE + e)
     }
 }
 
@@ -358,9 +347,9 @@ fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
         if n >= PARALLEL_THRESHOLD {
             dst.par_chunks_mut(CHUNK)
                 .zip(s.par_chunks(CHUNK))
-                .for_each(|(d, s)| fill1(d, s, f));
+                .for_each(|(d, s)| fill1_best(d, s, f));
         } else {
-            fill1(dst, s, f);
+            fill1_best(dst, s, f);
         }
     }
     // SAFETY: every one of the first `n` slots was written by `fill1`.
@@ -373,6 +362,66 @@ fn fill1<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
     for (d, &v) in d.iter_mut().zip(s) {
         d.write(f(v));
     }
+}
+
+/// True when the CPU has AVX2 and FMA (checked once, then cached).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// `fill1` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fill1_avx2<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    fill1(d, s, f)
+}
+
+/// `fill2` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fill2_avx2<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
+    fill2(d, a, b, f)
+}
+
+/// The widest available version of `fill1` (the binary itself targets
+/// baseline x86-64, so wider vectors are chosen at run time).
+#[inline(always)]
+fn fill1_best<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { fill1_avx2(d, s, f) };
+    }
+    fill1(d, s, f)
+}
+
+/// The widest available version of `fill2`.
+#[inline(always)]
+fn fill2_best<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { fill2_avx2(d, a, b, f) };
+    }
+    fill2(d, a, b, f)
 }
 
 #[inline(always)]
@@ -401,9 +450,9 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
                 if n >= PARALLEL_THRESHOLD {
                     dst.par_chunks_mut(CHUNK)
                         .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
-                        .for_each(|(d, (x, y))| fill2(d, x, y, &f));
+                        .for_each(|(d, (x, y))| fill2_best(d, x, y, &f));
                 } else {
-                    fill2(dst, sa, sb, &f);
+                    fill2_best(dst, sa, sb, &f);
                 }
             }
             // SAFETY: all `n` slots were written above.
@@ -459,7 +508,7 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
         let per = (CHUNK / w).max(1) * w;
         let run = |(d, s): (&mut [MaybeUninit<T>], &[T])| {
             for (d, s) in d.chunks_mut(w).zip(s.chunks(w)) {
-                fill2(d, s, row, f);
+                fill2_best(d, s, row, f);
             }
         };
         if n >= PARALLEL_THRESHOLD {

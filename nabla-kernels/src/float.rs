@@ -76,10 +76,46 @@ pub trait Float:
     fn round(self) -> Self;
     /// NaN test.
     fn is_nan(self) -> bool;
+    /// `e^x`, vectorisable where the type allows (see [`crate::fastmath`]).
+    fn exp_v(self) -> Self {
+        self.exp()
+    }
+    /// `tanh x`, vectorisable where the type allows.
+    fn tanh_v(self) -> Self {
+        self.tanh()
+    }
+    /// Logistic sigmoid, vectorisable where the type allows.
+    fn sigmoid_v(self) -> Self {
+        if self >= Self::ZERO {
+            Self::ONE / (Self::ONE + (-self).exp())
+        } else {
+            let e = self.exp();
+            e / (Self::ONE + e)
+        }
+    }
 }
 
 macro_rules! impl_float {
+    ($t:ty, $erf:path, fast) => {
+        impl_float!(@impl $t, $erf,
+            #[inline(always)]
+            fn exp_v(self) -> Self {
+                crate::fastmath::exp_f32(self)
+            }
+            #[inline(always)]
+            fn tanh_v(self) -> Self {
+                crate::fastmath::tanh_f32(self)
+            }
+            #[inline(always)]
+            fn sigmoid_v(self) -> Self {
+                crate::fastmath::sigmoid_f32(self)
+            }
+        );
+    };
     ($t:ty, $erf:path) => {
+        impl_float!(@impl $t, $erf,);
+    };
+    (@impl $t:ty, $erf:path, $($extra:item)*) => {
         impl Float for $t {
             const ZERO: Self = 0.0;
             const ONE: Self = 1.0;
@@ -165,9 +201,10 @@ macro_rules! impl_float {
             fn is_nan(self) -> bool {
                 <$t>::is_nan(self)
             }
+            $($extra)*
         }
     };
 }
 
-impl_float!(f32, libm::erff);
+impl_float!(f32, libm::erff, fast);
 impl_float!(f64, libm::erf);

@@ -18,6 +18,7 @@
 //! ```
 
 pub mod elementwise;
+pub mod fastmath;
 pub mod float;
 pub mod index;
 pub mod matmul;
