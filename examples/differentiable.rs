@@ -47,15 +47,24 @@ fn main() {
     println!("  d/dx = {gx:.9}   (finite differences {fdx:.9})");
     println!("  d/dy = {gy:.9}   (finite differences {fdy:.9})");
     let (_, dir) = nabla::jvp(bump)((x, y), (1.0, 1.0));
-    println!("  directional derivative along (1, 1) = {dir:.9} = d/dx + d/dy = {:.9}", gx + gy);
+    println!(
+        "  directional derivative along (1, 1) = {dir:.9} = d/dx + d/dy = {:.9}",
+        gx + gy
+    );
 
     // Fit y = sin(2x) on [-1, 1] with a 1-32-1 tanh MLP.
     nabla::manual_seed(0);
     let xs = Array::linspace(-1.0, 1.0, 128, DType::F32).reshape(&[128, 1]);
     let ys = (&xs * 2.0).sin();
     let mut p = Mlp {
-        hidden: Layer { w: nabla::randn(&[1, 32], DType::F32), b: Array::zeros(&[32], DType::F32) },
-        out: Layer { w: nabla::randn(&[32, 1], DType::F32) * 0.2, b: Array::zeros(&[1], DType::F32) },
+        hidden: Layer {
+            w: nabla::randn(&[1, 32], DType::F32),
+            b: Array::zeros(&[32], DType::F32),
+        },
+        out: Layer {
+            w: nabla::randn(&[32, 1], DType::F32) * 0.2,
+            b: Array::zeros(&[1], DType::F32),
+        },
     };
     let lr = 0.2;
     let mut first = 0.0;
@@ -76,5 +85,9 @@ fn main() {
     println!("loss fell from {first:.5} to {last:.5}");
     assert!(last < first * 0.05, "training did not converge");
     let probe = Array::from_vec(vec![0.5f32], &[1, 1]);
-    println!("model(0.5) = {:.4}, sin(1.0) = {:.4}", predict(&p, &probe).item(), 1.0f64.sin());
+    println!(
+        "model(0.5) = {:.4}, sin(1.0) = {:.4}",
+        predict(&p, &probe).item(),
+        1.0f64.sin()
+    );
 }
