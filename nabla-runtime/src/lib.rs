@@ -17,6 +17,7 @@
 
 mod array;
 pub mod autograd;
+mod batched;
 pub mod composite;
 mod dtype;
 mod dual;
@@ -30,6 +31,7 @@ mod value;
 
 pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
+pub use batched::Batched;
 pub use composite::{
     cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,
     softmax, softplus, var_axes,
