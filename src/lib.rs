@@ -18,7 +18,9 @@
 //! assert!(w.is_leaf());
 //! ```
 
-pub use nabla_macros::{Tree, differentiable, grad, jvp, value_and_grad, vjp};
+pub use nabla_macros::{
+    Tree, differentiable, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap,
+};
 pub use nabla_runtime::*;
 
 /// The names most programs need: `use nabla::prelude::*;`.

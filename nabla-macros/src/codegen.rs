@@ -478,6 +478,38 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
         });
     }
 
+    // Functions of one array (or one float) returning one value join the
+    // composable transforms (vmap, jacfwd, jacrev, hessian, nested grad).
+    let one_value_param =
+        f.params.len() == 1 && f.params[0].var.is_some() && f.params[0].tree.is_none();
+    if single && one_value_param {
+        let fwd = format_ident!("__nabla_{}_forward", name);
+        let (tr_name, bound, assoc) = match f.tier {
+            Tier::Array => (
+                quote!(#krate::compose::DiffFn1),
+                quote!(#krate::ArrayValue),
+                quote!(),
+            ),
+            Tier::Scalar(_) => (
+                quote!(#krate::compose::ScalarFn1),
+                quote!(#krate::Value),
+                quote!(type S = #c;),
+            ),
+        };
+        out.extend(quote! {
+            impl #tr_name for #name::Function {
+                #assoc
+                fn eval<__V: #bound>(x: &__V) -> __V {
+                    #fwd::<__V>(x)
+                }
+                fn vjp<__V: #bound>(x: &__V) -> (__V, impl ::core::ops::FnOnce(__V) -> __V + use<__V>) {
+                    let (__y, __pullback) = #vjp_name::<__V>(x);
+                    (__y, move |__ct: __V| __pullback(__ct).0)
+                }
+            }
+        });
+    }
+
     if single {
         // vjp(f): output and a boxed pullback over the differentiable args.
         let diff: Vec<usize> = f
@@ -618,7 +650,9 @@ mod tests {
                 nabla::sum(&(&h * &h))
             }
         };
-        let opts = crate::parse::Options { krate: quote::quote!(::nabla) };
+        let opts = crate::parse::Options {
+            krate: quote::quote!(::nabla),
+        };
         let f = crate::parse::lower(&item, &opts).expect("lowers");
         let code = super::expand(&f, &item).to_string();
         if std::env::var_os("NABLA_PRINT_EXPANSION").is_some() {

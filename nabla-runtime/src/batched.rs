@@ -405,4 +405,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         }
         y.reshape(&out)
     }
+    fn lift(&self, a: &Array) -> Self {
+        Batched::unbatched(self.value.lift(a))
+    }
 }

@@ -248,4 +248,7 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
         });
         Dual { primal: y, tangent }
     }
+    fn lift(&self, a: &Array) -> Self {
+        Dual::constant(self.primal.lift(a))
+    }
 }

@@ -18,6 +18,7 @@
 mod array;
 pub mod autograd;
 mod batched;
+pub mod compose;
 pub mod composite;
 mod dtype;
 mod dual;
@@ -32,6 +33,7 @@ mod value;
 pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
 pub use batched::Batched;
+pub use compose::{hessian, jacfwd, jacrev, vmap};
 pub use composite::{
     cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,
     softmax, softplus, var_axes,

@@ -319,4 +319,7 @@ pub trait ArrayValue: Value {
     /// `mask ? a : b`; the mask is a static bool array.
     fn select(mask: &Array, a: &Self, b: &Self) -> Self;
     fn matmul(&self, o: &Self) -> Self;
+    /// A constant of this value's kind (and dtype) holding `a`: no
+    /// tangent, no batch axis. Transforms use it for basis vectors.
+    fn lift(&self, a: &Array) -> Self;
 }

@@ -180,4 +180,7 @@ impl ArrayValue for Array {
     fn matmul(&self, o: &Self) -> Self {
         Array::matmul(self, o)
     }
+    fn lift(&self, a: &Array) -> Self {
+        a.detach().cast(self.dtype())
+    }
 }
