@@ -23,10 +23,12 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     let (batch_b, k2, n) = b.dim();
     assert_eq!(batch, batch_b, "matmul kernel: batch sizes differ");
     assert_eq!(k, k2, "matmul kernel: inner dimensions differ");
-    let mut out = Array3::<T>::from_elem((batch, m, n), T::ZERO);
     if m == 0 || n == 0 || k == 0 || batch == 0 {
-        return out;
+        return Array3::<T>::from_elem((batch, m, n), T::ZERO);
     }
+    // The GEMM overwrites every element (`read_dst = false`), so the output
+    // starts uninitialised instead of being zero-filled first.
+    let mut out = Array3::<T>::uninit((batch, m, n));
     let work = m * n * k;
     let threads = rayon::current_num_threads();
     if batch > 1 && work < (1 << 18) && batch * work >= PARALLEL_THRESHOLD {
@@ -36,7 +38,7 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
             .enumerate()
             .for_each(|(i, mut o)| {
                 let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
-                let o_ptr = o.as_mut_ptr();
+                let o_ptr = o.as_mut_ptr() as *mut T;
                 // SAFETY: shapes checked above; strides come from live views.
                 unsafe {
                     gemm_one(
@@ -53,13 +55,14 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
                     )
                 };
             });
-        return out;
+        // SAFETY: every product wrote its whole m×n block.
+        return unsafe { out.assume_init() };
     }
     let par = if work >= (1 << 18) { threads } else { 1 };
     for i in 0..batch {
         let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
         let mut o = out.index_axis_mut(Axis(0), i);
-        let o_ptr = o.as_mut_ptr();
+        let o_ptr = o.as_mut_ptr() as *mut T;
         // SAFETY: as above.
         unsafe {
             gemm_one(
@@ -76,7 +79,8 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
             )
         };
     }
-    out
+    // SAFETY: every batch entry's m×n block was written by the GEMM.
+    unsafe { out.assume_init() }
 }
 
 /// One `m×k · k×n` product into a row-major destination with row stride `ldo`.
