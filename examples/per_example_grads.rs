@@ -1,7 +1,7 @@
-//! Per-example gradients: `vmap(grad(loss), in_axes = (None, 0, 0))`,
-//! computed by instantiating the generated VJP program of `loss` at
-//! `Batched<Array>` (the weights unbatched, the data batched), checked
-//! against a loop of single-example gradients.
+//! Per-example gradients: `vmap!(grad!(loss), in_axes = (None, 0, 0))`.
+//! The composition is resolved at compile time: it runs the generated VJP
+//! program of `loss` once, at `Batched<Array>` (the weights shared, the data
+//! batched). Checked against a loop of single-example gradients.
 //!
 //! Run: `cargo run --release --example per_example_grads`
 

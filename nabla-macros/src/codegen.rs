@@ -478,31 +478,38 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
         });
     }
 
-    // Functions of one array (or one float) returning one value join the
-    // composable transforms (vmap, jacfwd, jacrev, hessian, nested grad).
-    let one_value_param =
-        f.params.len() == 1 && f.params[0].var.is_some() && f.params[0].tree.is_none();
-    if single && one_value_param {
-        let fwd = format_ident!("__nabla_{}_forward", name);
-        let (tr_name, bound, assoc) = match f.tier {
-            Tier::Array => (
-                quote!(#krate::compose::DiffFn1),
-                quote!(#krate::ArrayValue),
-                quote!(),
-            ),
-            Tier::Scalar(_) => (
-                quote!(#krate::compose::ScalarFn1),
-                quote!(#krate::Value),
-                quote!(type S = #c;),
-            ),
-        };
+    // Functions of one to six arrays (or of one float) returning one value
+    // join the composable transforms (vmap, jacfwd, jacrev, hessian, nested
+    // grad).
+    let all_arrays = !f.params.is_empty()
+        && f.params.len() <= 6
+        && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none());
+    let fwd = format_ident!("__nabla_{}_forward", name);
+    if single && all_arrays && f.tier == Tier::Array {
+        let n = f.params.len();
+        let arity = format_ident!("A{}", n);
+        let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
+        let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
         out.extend(quote! {
-            impl #tr_name for #name::Function {
-                #assoc
-                fn eval<__V: #bound>(x: &__V) -> __V {
+            impl #krate::compose::DiffFn for #name::Function {
+                type Arity = #krate::compose::#arity;
+                fn eval<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> __V {
+                    #fwd::<__V>(#(&x.#idx),*)
+                }
+                fn vjp<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    #vjp_name::<__V>(#(&x.#idx),*)
+                }
+            }
+        });
+    }
+    if single && f.params.len() == 1 && all_arrays && matches!(f.tier, Tier::Scalar(_)) {
+        out.extend(quote! {
+            impl #krate::compose::ScalarFn1 for #name::Function {
+                type S = #c;
+                fn eval<__V: #krate::Value>(x: &__V) -> __V {
                     #fwd::<__V>(x)
                 }
-                fn vjp<__V: #bound>(x: &__V) -> (__V, impl ::core::ops::FnOnce(__V) -> __V + use<__V>) {
+                fn vjp<__V: #krate::Value>(x: &__V) -> (__V, impl ::core::ops::FnOnce(__V) -> __V + use<__V>) {
                     let (__y, __pullback) = #vjp_name::<__V>(x);
                     (__y, move |__ct: __V| __pullback(__ct).0)
                 }

@@ -100,46 +100,39 @@ pub fn jvp(input: TokenStream) -> TokenStream {
     quote::quote!(::nabla::jvp(#f)).into()
 }
 
-/// Forwards a single-function transform macro to the function of the same
-/// name, rejecting options that are not supported yet.
-fn forward_transform(input: TokenStream, func: &str) -> TokenStream {
-    let args = match syn::parse::<transforms::TransformArgs>(input) {
-        Ok(a) => a,
-        Err(e) => return e.to_compile_error().into(),
-    };
-    if args.has_aux || args.tuple || args.argnums != [0] {
-        let msg = format!(
-            "`{func}!` takes only the function for now (the composable transforms differentiate the single argument of a one-argument function)"
-        );
-        return syn::Error::new(proc_macro2::Span::call_site(), msg)
-            .to_compile_error()
-            .into();
-    }
-    let f = &args.func;
-    let path: proc_macro2::TokenStream = format!("::nabla::{func}").parse().expect("path");
-    quote::quote!(#path(#f)).into()
-}
-
-/// `vmap!(f)`: `f` mapped over axis 0 of its argument.
+/// `vmap!(f)`, `vmap!(f, in_axes = (None, 0, 0), out_axes = 0)`: `f`
+/// mapped over the given axes of its arguments (`None`: shared).
 #[proc_macro]
 pub fn vmap(input: TokenStream) -> TokenStream {
-    forward_transform(input, "vmap")
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::vmap(a).into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }
 
-/// `jacfwd!(f)`: the Jacobian by forward mode.
+/// `jacfwd!(f)`, `jacfwd!(f, argnums = i)`: the Jacobian by forward mode.
 #[proc_macro]
 pub fn jacfwd(input: TokenStream) -> TokenStream {
-    forward_transform(input, "jacfwd")
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::jacobian(a, "jacfwd").into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }
 
-/// `jacrev!(f)`: the Jacobian by reverse mode.
+/// `jacrev!(f)`, `jacrev!(f, argnums = i)`: the Jacobian by reverse mode.
 #[proc_macro]
 pub fn jacrev(input: TokenStream) -> TokenStream {
-    forward_transform(input, "jacrev")
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::jacobian(a, "jacrev").into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }
 
-/// `hessian!(f)`: `jacfwd(jacrev(f))`.
+/// `hessian!(f)`, `hessian!(f, argnums = i)`: `jacfwd(jacrev(f))`.
 #[proc_macro]
 pub fn hessian(input: TokenStream) -> TokenStream {
-    forward_transform(input, "hessian")
+    match syn::parse::<transforms::TransformArgs>(input) {
+        Ok(a) => transforms::jacobian(a, "hessian").into(),
+        Err(e) => e.to_compile_error().into(),
+    }
 }

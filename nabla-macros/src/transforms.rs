@@ -14,6 +14,32 @@ pub struct TransformArgs {
     pub argnums: Vec<usize>,
     pub tuple: bool,
     pub has_aux: bool,
+    /// `in_axes`: one entry (`None` = unmapped) per argument, or one for all.
+    pub in_axes: Option<Vec<Option<isize>>>,
+    pub in_axes_tuple: bool,
+    pub out_axes: Option<isize>,
+    /// Names of the options given, for "not supported here" errors.
+    pub given: Vec<syn::Ident>,
+}
+
+fn axis(input: ParseStream) -> syn::Result<Option<isize>> {
+    if input.peek(syn::Ident) {
+        let id: syn::Ident = input.parse()?;
+        if id == "None" {
+            return Ok(None);
+        }
+        return Err(syn::Error::new(
+            id.span(),
+            "an axis is an integer (negative counts from the end) or `None`",
+        ));
+    }
+    let neg = input.peek(Token![-]);
+    if neg {
+        input.parse::<Token![-]>()?;
+    }
+    let l: LitInt = input.parse()?;
+    let v: isize = l.base10_parse()?;
+    Ok(Some(if neg { -v } else { v }))
 }
 
 impl Parse for TransformArgs {
@@ -24,6 +50,10 @@ impl Parse for TransformArgs {
             argnums: vec![0],
             tuple: false,
             has_aux: false,
+            in_axes: None,
+            in_axes_tuple: false,
+            out_axes: None,
+            given: Vec::new(),
         };
         while input.peek(Token![,]) {
             input.parse::<Token![,]>()?;
@@ -31,6 +61,7 @@ impl Parse for TransformArgs {
                 break;
             }
             let key: syn::Ident = input.parse()?;
+            args.given.push(key.clone());
             match key.to_string().as_str() {
                 "argnums" => {
                     input.parse::<Token![=]>()?;
@@ -55,6 +86,31 @@ impl Parse for TransformArgs {
                     }
                 }
                 "has_aux" => args.has_aux = true,
+                "in_axes" => {
+                    input.parse::<Token![=]>()?;
+                    if input.peek(syn::token::Paren) {
+                        let content;
+                        syn::parenthesized!(content in input);
+                        let mut list = Vec::new();
+                        while !content.is_empty() {
+                            list.push(axis(&content)?);
+                            if content.peek(Token![,]) {
+                                content.parse::<Token![,]>()?;
+                            }
+                        }
+                        args.in_axes = Some(list);
+                        args.in_axes_tuple = true;
+                    } else {
+                        args.in_axes = Some(vec![axis(input)?]);
+                    }
+                }
+                "out_axes" => {
+                    input.parse::<Token![=]>()?;
+                    let a = axis(input)?;
+                    args.out_axes = Some(a.ok_or_else(|| {
+                        syn::Error::new(key.span(), "out_axes must be an axis, not None")
+                    })?);
+                }
                 other => {
                     return Err(syn::Error::new(
                         key.span(),
@@ -95,4 +151,70 @@ pub fn grad(a: TransformArgs, value: bool) -> TokenStream {
     } else {
         quote!(::nabla::transforms::grad_with::<#argnums, #aux, _>(#f))
     }
+}
+
+/// Rejects options a transform does not take.
+pub fn only(a: &TransformArgs, name: &str, allowed: &[&str]) -> Option<TokenStream> {
+    a.given
+        .iter()
+        .find(|k| !allowed.contains(&k.to_string().as_str()))
+        .map(|k| {
+            let msg = if allowed.is_empty() {
+                format!("`{name}!` takes no options")
+            } else {
+                format!(
+                    "`{name}!` does not take `{k}`; its options: {}",
+                    allowed.join(", ")
+                )
+            };
+            syn::Error::new(k.span(), msg).to_compile_error()
+        })
+}
+
+/// `vmap!(f, in_axes = .., out_axes = ..)`.
+pub fn vmap(a: TransformArgs) -> TokenStream {
+    if let Some(e) = only(&a, "vmap", &["in_axes", "out_axes"]) {
+        return e;
+    }
+    let f = &a.func;
+    let ax = |v: &Option<isize>| match v {
+        Some(i) => quote!(::nabla::compose::Axis<#i>),
+        None => quote!(::nabla::compose::NoAxis),
+    };
+    let in_axes = match (&a.in_axes, a.in_axes_tuple) {
+        (None, _) => quote!(::nabla::compose::AllZero),
+        (Some(list), true) => {
+            let items = list.iter().map(ax);
+            quote!((#(#items,)*))
+        }
+        (Some(list), false) if list[0] == Some(0) => quote!(::nabla::compose::AllZero),
+        (Some(list), false) => {
+            let one = ax(&list[0]);
+            // One axis for every argument: spelled out for up to six.
+            let items = (0..6).map(|_| one.clone());
+            quote!((#(#items,)*))
+        }
+    };
+    let out = ax(&Some(a.out_axes.unwrap_or(0)));
+    quote!(::nabla::compose::vmap_with::<#in_axes, #out, _>(#f))
+}
+
+/// `jacfwd!`, `jacrev!`, `hessian!` with `argnums = i`.
+pub fn jacobian(a: TransformArgs, which: &str) -> TokenStream {
+    if let Some(e) = only(&a, which, &["argnums"]) {
+        return e;
+    }
+    if a.tuple || a.argnums.len() != 1 {
+        return syn::Error::new(
+            proc_macro2::Span::call_site(),
+            format!("`{which}!` takes one argument index (`argnums = i`)"),
+        )
+        .to_compile_error();
+    }
+    let f = &a.func;
+    let i = a.argnums[0];
+    let path: TokenStream = format!("::nabla::compose::{which}_with")
+        .parse()
+        .expect("path");
+    quote!(#path::<::nabla::transforms::Argnum<#i>, _>(#f))
 }
