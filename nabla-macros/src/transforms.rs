@@ -190,9 +190,7 @@ pub fn vmap(a: TransformArgs) -> TokenStream {
         (Some(list), false) if list[0] == Some(0) => quote!(::nabla::compose::AllZero),
         (Some(list), false) => {
             let one = ax(&list[0]);
-            // One axis for every argument: spelled out for up to six.
-            let items = (0..6).map(|_| one.clone());
-            quote!((#(#items,)*))
+            quote!(::nabla::compose::All<#one>)
         }
     };
     let out = ax(&Some(a.out_axes.unwrap_or(0)));

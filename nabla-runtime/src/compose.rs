@@ -133,12 +133,16 @@ pub struct NoAxis;
 /// `in_axes = 0` for every argument (the default).
 pub struct AllZero;
 
-/// The `in_axes` of a `vmap`, as a type.
-pub trait InAxes: 'static {
+/// The `in_axes` of a `vmap` for a function of arity `A`, as a type.
+#[diagnostic::on_unimplemented(
+    message = "`in_axes` {Self} does not match the function's number of arguments",
+    note = "give one entry per argument (an axis or None), or a single axis for all"
+)]
+pub trait InAxes<A>: 'static {
     /// The (unnormalised) axis of argument `i`, or `None`.
     fn axis(i: usize) -> Option<isize>;
 }
-impl InAxes for AllZero {
+impl<A: Arity> InAxes<A> for AllZero {
     fn axis(_: usize) -> Option<isize> {
         Some(0)
     }
@@ -155,8 +159,8 @@ impl AxisSpec for NoAxis {
     const AXIS: Option<isize> = None;
 }
 macro_rules! in_axes_tuple {
-    ($($t:ident $i:tt),*) => {
-        impl<$($t: AxisSpec),*> InAxes for ($($t,)*) {
+    ($a:ident: $($t:ident $i:tt),*) => {
+        impl<$($t: AxisSpec),*> InAxes<$a> for ($($t,)*) {
             fn axis(i: usize) -> Option<isize> {
                 match i {
                     $($i => $t::AXIS,)*
@@ -166,12 +170,20 @@ macro_rules! in_axes_tuple {
         }
     };
 }
-in_axes_tuple!(T0 0);
-in_axes_tuple!(T0 0, T1 1);
-in_axes_tuple!(T0 0, T1 1, T2 2);
-in_axes_tuple!(T0 0, T1 1, T2 2, T3 3);
-in_axes_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4);
-in_axes_tuple!(T0 0, T1 1, T2 2, T3 3, T4 4, T5 5);
+in_axes_tuple!(A1: T0 0);
+in_axes_tuple!(A2: T0 0, T1 1);
+in_axes_tuple!(A3: T0 0, T1 1, T2 2);
+in_axes_tuple!(A4: T0 0, T1 1, T2 2, T3 3);
+in_axes_tuple!(A5: T0 0, T1 1, T2 2, T3 3, T4 4);
+in_axes_tuple!(A6: T0 0, T1 1, T2 2, T3 3, T4 4, T5 5);
+
+/// A single axis for every argument (`in_axes = 1`).
+pub struct All<T>(PhantomData<T>);
+impl<A: Arity, T: AxisSpec> InAxes<A> for All<T> {
+    fn axis(_: usize) -> Option<isize> {
+        T::AXIS
+    }
+}
 
 /// `vmap(f)`: `f` mapped over `in_axes` of its arguments; the batch axis of
 /// the result is `out_axes` (`Axis<0>` by default).
@@ -213,7 +225,7 @@ pub fn vmap<F: DiffFn>(f: F) -> Vmap<F> {
 }
 
 /// `vmap` with explicit `in_axes` and `out_axes` (what `vmap!` expands to).
-pub fn vmap_with<I: InAxes, O: AxisSpec, F: DiffFn>(f: F) -> Vmap<F, I, O> {
+pub fn vmap_with<I: InAxes<F::Arity>, O: AxisSpec, F: DiffFn>(f: F) -> Vmap<F, I, O> {
     Vmap(f, PhantomData)
 }
 
@@ -223,7 +235,7 @@ pub fn jacfwd<F: DiffFn>(f: F) -> Jacfwd<F> {
 }
 
 /// `jacfwd` w.r.t. argument `I` (what `jacfwd!(f, argnums = i)` expands to).
-pub fn jacfwd_with<I, F: DiffFn>(f: F) -> Jacfwd<F, I> {
+pub fn jacfwd_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacfwd<F, I> {
     Jacfwd(f, PhantomData)
 }
 
@@ -233,7 +245,7 @@ pub fn jacrev<F: DiffFn>(f: F) -> Jacrev<F> {
 }
 
 /// `jacrev` w.r.t. argument `I`.
-pub fn jacrev_with<I, F: DiffFn>(f: F) -> Jacrev<F, I> {
+pub fn jacrev_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacrev<F, I> {
     Jacrev(f, PhantomData)
 }
 
@@ -243,7 +255,7 @@ pub fn hessian<F: DiffFn>(f: F) -> Jacfwd<Jacrev<F>> {
 }
 
 /// The Hessian w.r.t. argument `I`.
-pub fn hessian_with<I, F: DiffFn>(f: F) -> Jacfwd<Jacrev<F, I>, I> {
+pub fn hessian_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacfwd<Jacrev<F, I>, I> {
     Jacfwd(Jacrev(f, PhantomData), PhantomData)
 }
 
@@ -254,7 +266,7 @@ fn norm_in_axis(op: &str, axis: isize, ndim: usize) -> usize {
 
 /// Batches the arguments of `F` per `I`; returns them and the batch size.
 #[track_caller]
-fn batch_args<F: DiffFn, I: InAxes, V: ArrayValue>(
+fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
     x: &ArgsOf<F, V>,
 ) -> (ArgsOf<F, Batched<V>>, usize) {
     let mut size: Option<(usize, usize)> = None;
@@ -287,7 +299,7 @@ fn out_axis<O: AxisSpec, V: ArrayValue>(y: &Batched<V>) -> usize {
     norm_in_axis("vmap (out_axes)", a, y.shape_vec().len() + 1)
 }
 
-impl<F: DiffFn, I: InAxes, O: AxisSpec> DiffFn for Vmap<F, I, O> {
+impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
         let (b, n) = batch_args::<F, I, V>(x);
@@ -365,16 +377,30 @@ fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     })
 }
 
-/// The argument index of an `Argnum`.
-pub trait ArgIndex: 'static {
+/// The argument index of an `Argnum`, for a function of arity `A`.
+#[diagnostic::on_unimplemented(
+    message = "`argnums` {Self} is out of range for this function",
+    note = "argnums indexes the function's array arguments from 0"
+)]
+pub trait ArgIndex<A>: 'static {
     /// The index.
     const I: usize;
 }
-impl<const I: usize> ArgIndex for Argnum<I> {
-    const I: usize = I;
+macro_rules! arg_index {
+    ($a:ident: $($i:literal),*) => {
+        $(impl ArgIndex<$a> for Argnum<$i> {
+            const I: usize = $i;
+        })*
+    };
 }
+arg_index!(A1: 0);
+arg_index!(A2: 0, 1);
+arg_index!(A3: 0, 1, 2);
+arg_index!(A4: 0, 1, 2, 3);
+arg_index!(A5: 0, 1, 2, 3, 4);
+arg_index!(A6: 0, 1, 2, 3, 4, 5);
 
-impl<F: DiffFn, I: ArgIndex> DiffFn for Jacrev<F, I> {
+impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
         let xs = <F::Arity as Arity>::get(x, I::I).shape_vec();
@@ -401,7 +427,7 @@ impl<F: DiffFn, I: ArgIndex> DiffFn for Jacrev<F, I> {
     }
 }
 
-impl<F: DiffFn, I: ArgIndex> DiffFn for Jacfwd<F, I> {
+impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacfwd<F, I> {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
         let xk = <F::Arity as Arity>::get(x, I::I);
@@ -435,6 +461,8 @@ impl<F: DiffFn, I: ArgIndex> DiffFn for Jacfwd<F, I> {
 /// the Jacobian of a function with a scalar output.
 impl<F: DiffFn, const I: usize> DiffFn
     for crate::transforms::Grad<F, Argnum<I>, crate::transforms::NoAux>
+where
+    Argnum<I>: ArgIndex<F::Arity>,
 {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
