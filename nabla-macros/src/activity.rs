@@ -31,6 +31,29 @@ fn mark(body: &[Stmt], active: &mut [bool]) {
             }
             Stmt::Static { out, .. } | Stmt::Constant { out, .. } => active[*out] = false,
             Stmt::Leaf { out, tree, .. } => active[*out] = active[*tree],
+            Stmt::For { body, carried, .. } => {
+                // A carried value is active if it starts active or becomes
+                // active in any iteration: iterate to a fixed point.
+                for c in carried {
+                    active[c.phi] = active[c.init];
+                }
+                loop {
+                    mark(body, active);
+                    let mut changed = false;
+                    for c in carried {
+                        if active[c.next] && !active[c.phi] {
+                            active[c.phi] = true;
+                            changed = true;
+                        }
+                    }
+                    if !changed {
+                        break;
+                    }
+                }
+                for c in carried {
+                    active[c.out] = active[c.phi] || active[c.next];
+                }
+            }
             Stmt::If {
                 then_body,
                 else_body,

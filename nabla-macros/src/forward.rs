@@ -27,6 +27,38 @@ pub fn branch_holders(id: usize) -> (Ident, Ident) {
     (format_ident!("__then{}", id), format_ident!("__else{}", id))
 }
 
+/// The tape of a loop in the VJP: one residual tuple per iteration.
+pub fn tape(id: usize) -> Ident {
+    format_ident!("__tape{}", id)
+}
+
+/// The running value of a loop's `j`-th carried variable.
+pub fn carry(id: usize, j: usize) -> Ident {
+    format_ident!("__carry{}_{}", id, j)
+}
+
+/// The residuals one loop iteration keeps: the loop variable, the carried
+/// values at the start of the iteration and everything the body defines.
+pub fn loop_residuals(
+    f: &Function,
+    pat: &TokenStream,
+    body: &[Stmt],
+    carried: &[crate::ir::Carried],
+    active: &[bool],
+) -> Vec<TokenStream> {
+    let mut r: Vec<TokenStream> = Vec::new();
+    if pat.to_string() != "_" {
+        r.push(pat.clone());
+    }
+    r.extend(carried.iter().map(|c| f.name(c.phi).to_token_stream()));
+    r.extend(
+        residuals(f, body, active)
+            .into_iter()
+            .map(|i| i.to_token_stream()),
+    );
+    r
+}
+
 /// The names a branch body defines that its reverse sweep may need.
 pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
     let mut names = Vec::new();
@@ -47,6 +79,10 @@ pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
                 let (t, e) = branch_holders(*id);
                 names.push(t);
                 names.push(e);
+            }
+            Stmt::For { carried, id, .. } => {
+                names.extend(carried.iter().map(|c| f.name(c.out).clone()));
+                names.push(tape(*id));
             }
         }
     }
@@ -155,6 +191,48 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                         };
                     }
                 }
+            }
+        }
+        Stmt::For {
+            pat,
+            iter,
+            body,
+            carried,
+            id,
+        } => {
+            let cs: Vec<Ident> = (0..carried.len()).map(|j| carry(*id, j)).collect();
+            let inits = carried.iter().map(|c| {
+                let v = f.name(c.init);
+                quote!(::core::clone::Clone::clone(&#v))
+            });
+            let phis = carried.iter().map(|c| f.name(c.phi));
+            let nexts = carried.iter().map(|c| {
+                let v = f.name(c.next);
+                quote!(::core::clone::Clone::clone(&#v))
+            });
+            let outs = carried.iter().map(|c| f.name(c.out));
+            let stmts: Vec<TokenStream> = body.iter().map(|t| stmt(f, t, mode)).collect();
+            let (tape_decl, push) = match mode {
+                Mode::Forward => (quote!(), quote!()),
+                Mode::Sweep { active } => {
+                    let t = tape(*id);
+                    let res = loop_residuals(f, pat, body, carried, active);
+                    (
+                        quote!(let mut #t = ::std::vec::Vec::new();),
+                        quote!(#t.push((#(#res,)*));),
+                    )
+                }
+            };
+            quote! {
+                #tape_decl
+                #(let mut #cs = #inits;)*
+                for #pat in #iter {
+                    #(let #phis = #cs;)*
+                    #(#stmts)*
+                    #(#cs = #nexts;)*
+                    #push
+                }
+                #(let #outs = #cs;)*
             }
         }
         Stmt::Static { out, expr } | Stmt::Constant { out, expr } => {

@@ -103,6 +103,18 @@ pub enum Stmt {
     },
     /// `let out = <static expression>`.
     Static { out: VarId, expr: TokenStream },
+    /// `for pat in iter { body }` over a static iterator. `carried` are the
+    /// variables the body rebinds: each enters the body as `phi`, leaves an
+    /// iteration as `next` and the loop as `out`. The VJP pushes each
+    /// iteration's residuals on a tape (a `Vec`) and replays the body in
+    /// reverse, iteration by iteration.
+    For {
+        pat: TokenStream,
+        iter: TokenStream,
+        body: Vec<Stmt>,
+        carried: Vec<Carried>,
+        id: usize,
+    },
     /// `let out = tree_leaves[index]`: one array of a tree parameter;
     /// `index` is a static variable (the leaf's position).
     Leaf {
@@ -120,6 +132,18 @@ pub struct Merge {
     pub out: VarId,
     pub then_v: VarId,
     pub else_v: VarId,
+}
+
+/// A variable carried around a loop.
+pub struct Carried {
+    /// The value before the loop.
+    pub init: VarId,
+    /// Its name at the start of an iteration.
+    pub phi: VarId,
+    /// Its value at the end of an iteration.
+    pub next: VarId,
+    /// Its value after the loop.
+    pub out: VarId,
 }
 
 /// A lowered function.

@@ -7,7 +7,9 @@
 //! spanned error saying what to write instead; errors are collected so they
 //! all show at once.
 
-use crate::ir::{CallArg, Function, Kind, Merge, Output, Param, ScalarTy, Stmt, Tier, Var, VarId};
+use crate::ir::{
+    CallArg, Carried, Function, Kind, Merge, Output, Param, ScalarTy, Stmt, Tier, Var, VarId,
+};
 use crate::optable::{self, OpSpec};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::{ToTokens, format_ident, quote, quote_spanned};
@@ -562,7 +564,10 @@ impl Lowerer {
             Expr::If(i) => {
                 self.lower_if(i, false);
             }
-            Expr::ForLoop(_) | Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
+            Expr::ForLoop(f) => {
+                self.lower_for(f);
+            }
+            Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
             | Expr::Async(_) | Expr::Closure(_) => {
                 // Reported with the construct's own message.
                 self.expr(e);
@@ -776,21 +781,18 @@ impl Lowerer {
                 self.error(m.match_token.span(), "`match` in differentiable functions is not supported yet; move the match outside and call a differentiable function per arm");
                 None
             }
-            Expr::ForLoop(f) => {
-                self.error(f.for_token.span(), "loops in differentiable functions are not supported yet; unroll the loop or call a differentiable function per step");
-                None
-            }
+            Expr::ForLoop(f) => self.lower_for(f),
             Expr::While(w) => {
                 self.error(
                     w.while_token.span(),
-                    "`while` loops in differentiable functions are not supported yet",
+                    "`while` loops in differentiable functions are not supported yet (data-dependent trip counts); use `for` over a range with a static bound",
                 );
                 None
             }
             Expr::Loop(l) => {
                 self.error(
                     l.loop_token.span(),
-                    "`loop` in differentiable functions is not supported yet",
+                    "`loop` in differentiable functions is not supported yet; use `for` over a range with a static bound",
                 );
                 None
             }
@@ -957,6 +959,108 @@ impl Lowerer {
         } else {
             Some(Operand::Tok(quote!(())))
         }
+    }
+
+    /// `for pat in iter { .. }` over a static iterator: the body is lowered
+    /// twice, first to find the variables it rebinds (the carried values),
+    /// then for real with those names bound to loop-start variables.
+    fn lower_for(&mut self, fl: &syn::ExprForLoop) -> Option<Operand> {
+        if let Some(l) = &fl.label {
+            self.error(
+                l.span(),
+                "labelled loops are not supported in differentiable functions",
+            );
+            return None;
+        }
+        let iter = self.static_expr(&fl.expr)?;
+        if let Some(b) = find_break(&fl.body) {
+            self.error(b, "`break` and `continue` are not supported in differentiable loops yet; loop over the exact range instead");
+            return None;
+        }
+        let before = self.scopes.clone();
+        let outer = std::mem::take(&mut self.f.body);
+        // Pass 1: which outer names does the body rebind?
+        self.loop_body(fl);
+        let probe = std::mem::replace(&mut self.scopes, before.clone());
+        self.f.body = Vec::new();
+        if self.errors.is_some() {
+            self.f.body = outer;
+            return None;
+        }
+        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
+            scopes.iter().rev().find_map(|s| s.get(n).copied())
+        };
+        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
+        names.sort();
+        names.dedup();
+        let carried_names: Vec<(String, VarId)> = names
+            .into_iter()
+            .filter_map(|n| {
+                let b = find(&before, &n)?;
+                (find(&probe, &n)? != b).then_some((n, b))
+            })
+            .collect();
+        // Pass 2: loop-start variables, then the body.
+        let mut phis = Vec::new();
+        for (n, init) in &carried_names {
+            let phi = self.fresh(n, self.kind(*init));
+            self.rebind(n, phi);
+            phis.push(phi);
+        }
+        let pat = self.loop_body(fl);
+        let body = std::mem::take(&mut self.f.body);
+        let after = std::mem::replace(&mut self.scopes, before);
+        self.f.body = outer;
+        let mut carried = Vec::new();
+        for ((n, init), phi) in carried_names.into_iter().zip(phis) {
+            let next = find(&after, &n).expect("bound in the loop");
+            if self.kind(next) != self.kind(init) {
+                self.error(fl.for_token.span(), format!("`{n}` changes between a differentiable value and a static one inside the loop"));
+                continue;
+            }
+            let out = self.fresh(&n, self.kind(init));
+            carried.push(Carried {
+                init,
+                phi,
+                next,
+                out,
+            });
+            self.rebind(&n, out);
+        }
+        let id = self.id();
+        self.f.body.push(Stmt::For {
+            pat,
+            iter,
+            body,
+            carried,
+            id,
+        });
+        Some(Operand::Tok(quote!(())))
+    }
+
+    /// Binds the loop variable (a static) and lowers the body; the loop
+    /// variable's scope ends with the body.
+    fn loop_body(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
+        self.scopes.push(HashMap::new());
+        let pat = match &*fl.pat {
+            Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
+                let v = self.fresh(&pi.ident.to_string(), Kind::Static);
+                self.bind(&pi.ident.to_string(), v);
+                let id = self.f.vars[v].ident.clone();
+                quote!(#id)
+            }
+            Pat::Wild(_) => quote!(_),
+            other => {
+                self.error(
+                    other.span(),
+                    "the loop variable of a differentiable loop must be a name or `_`",
+                );
+                quote!(_)
+            }
+        };
+        self.branch_block(&fl.body, false);
+        self.scopes.pop();
+        pat
     }
 
     /// Lowers a branch; its value (if wanted) becomes a variable.
@@ -1504,6 +1608,24 @@ fn compound(op: &BinOp) -> Option<Arith> {
         BinOp::DivAssign(_) => Some(Arith::Div),
         _ => None,
     }
+}
+
+/// The span of a `break` or `continue` in a loop body (not in nested
+/// closures), if any.
+fn find_break(b: &syn::Block) -> Option<Span> {
+    struct Finder(Option<Span>);
+    impl<'ast> syn::visit::Visit<'ast> for Finder {
+        fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
+            self.0.get_or_insert(e.span());
+        }
+        fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
+            self.0.get_or_insert(e.span());
+        }
+        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
+    }
+    let mut f = Finder(None);
+    syn::visit::Visit::visit_block(&mut f, b);
+    f.0
 }
 
 fn strip(e: &Expr) -> &Expr {

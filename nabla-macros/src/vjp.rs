@@ -264,6 +264,48 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             let (co, ct_tree, index) = (ct(f, *out), ct(f, *tree), f.name(*index));
             quote!(if let ::core::option::Option::Some(__g) = #co.take() { #private::acc(&mut #ct_tree[#index], __g); })
         }
+        Stmt::For {
+            pat,
+            body,
+            carried,
+            id,
+            ..
+        } if carried.iter().any(|c| active[c.out]) => {
+            let t = forward::tape(*id);
+            let res = forward::loop_residuals(f, pat, body, carried, active);
+            let live: Vec<&crate::ir::Carried> = carried.iter().filter(|c| active[c.out]).collect();
+            let flows: Vec<Ident> = (0..live.len())
+                .map(|j| format_ident!("__flow{}_{}", id, j))
+                .collect();
+            let starts = live.iter().zip(&flows).map(|(c, fl)| {
+                let co = ct(f, c.out);
+                quote!(let mut #fl: ::core::option::Option<__V> = #co.take();)
+            });
+            let into_next = live.iter().zip(&flows).filter(|(c, _)| active[c.next]).map(|(c, fl)| {
+                let cn = ct(f, c.next);
+                quote!(if let ::core::option::Option::Some(__g) = #fl.take() { #private::acc(&mut #cn, __g); })
+            });
+            let from_phi = live.iter().zip(&flows).map(|(c, fl)| {
+                let cp = ct(f, c.phi);
+                quote!(#fl = #cp.take();)
+            });
+            let into_init = live.iter().zip(&flows).filter(|(c, _)| active[c.init]).map(|(c, fl)| {
+                let ci = ct(f, c.init);
+                quote!(if let ::core::option::Option::Some(__g) = #fl { #private::acc(&mut #ci, __g); })
+            });
+            let rev = reverse_body(f, active, body);
+            quote! {
+                {
+                    #(#starts)*
+                    for (#(#res,)*) in #t.into_iter().rev() {
+                        #(#into_next)*
+                        #rev
+                        #(#from_phi)*
+                    }
+                    #(#into_init)*
+                }
+            }
+        }
         _ => quote!(),
     }
 }

@@ -3,7 +3,21 @@ use nabla::prelude::*;
 #[differentiable]
 fn looped(x: &Array) -> Array {
     let mut y = x.clone();
-    for _ in 0..3 {
+    let mut n = 0;
+    while n < 3 {
+        y = y.sin();
+        n += 1;
+    }
+    y
+}
+
+#[differentiable]
+fn breaks(x: &Array) -> Array {
+    let mut y = x.clone();
+    for i in 0..3 {
+        if i == 2 {
+            break;
+        }
         y = y.sin();
     }
     y
