@@ -25,10 +25,10 @@ fn miss(speed: f64, angle: f64) -> f64 {
     let mut vy = speed * angle.sin();
     for _ in 0..STEPS {
         let v = (vx * vx + vy * vy).sqrt();
-        vx = vx - DT * DRAG * v * vx;
-        vy = vy - DT * (G + DRAG * v * vy);
-        x = x + DT * vx;
-        y = y + DT * vy;
+        vx -= DT * DRAG * v * vx;
+        vy -= DT * (G + DRAG * v * vy);
+        x += DT * vx;
+        y += DT * vy;
     }
     (x - TARGET.0) * (x - TARGET.0) + (y - TARGET.1) * (y - TARGET.1)
 }
