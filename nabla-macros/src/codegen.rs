@@ -385,6 +385,8 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
         quote!((#(#items,)*))
     };
     let sel = quote!(<__A as #tr::Select<#cts_c>>::Out);
+    let masked = format_ident!("__nabla_{}_vjp_masked", name);
+    let np = f.params.len();
     let mut out = TokenStream::new();
 
     let single = !f.tuple_output && matches!(f.outputs[0], Output::Value(_));
@@ -444,7 +446,11 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             #vis fn #grad_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> #grad_ret {
                 let __op = "grad";
                 #tree_binds
-                let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
+                let mut __want = [false; #np];
+                for &__i in <__A as #tr::Select<#cts_c>>::INDICES {
+                    __want[__i] = true;
+                }
+                let (__y, __pullback) = #masked::<#c>(#(#call_args,)* __want);
                 let __seed = #seed;
                 let __all = __pullback(__seed);
                 #convert
@@ -456,7 +462,11 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
             #vis fn #vg_fn<'__a, __A: #tr::Select<#cts_c>>(#(#user_params),*) -> (#value_ret, #sel) {
                 let __op = "value_and_grad";
                 #tree_binds
-                let (__y, __pullback) = #vjp_name::<#c>(#(#call_args),*);
+                let mut __want = [false; #np];
+                for &__i in <__A as #tr::Select<#cts_c>>::INDICES {
+                    __want[__i] = true;
+                }
+                let (__y, __pullback) = #masked::<#c>(#(#call_args,)* __want);
                 let __seed = #seed;
                 let __value = ::core::clone::Clone::clone(&#value);
                 let __all = __pullback(__seed);

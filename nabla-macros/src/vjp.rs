@@ -14,6 +14,15 @@ use crate::ir::{CallArg, Function, Kind, Output, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
+/// Wraps an update of `v`'s cotangent so it only runs when `v` is a
+/// parameter the caller asked a cotangent for.
+fn guarded(f: &Function, v: VarId, update: TokenStream) -> TokenStream {
+    match f.params.iter().position(|p| p.var == Some(v)) {
+        Some(k) => quote!(if __want[#k] { #update }),
+        None => update,
+    }
+}
+
 fn ct(f: &Function, v: VarId) -> Ident {
     format_ident!("__ct_{}", f.name(v))
 }
@@ -92,10 +101,24 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
         None => quote!(#krate::transforms::Static),
     });
 
+    let masked = format_ident!("__nabla_{}_vjp_masked", f.ident);
+    let np = f.params.len();
+    let names: Vec<&Ident> = f.params.iter().map(|p| &p.ident).collect();
     quote! {
         #[doc(hidden)]
         #[allow(unused_variables, unused_mut, clippy::all)]
         #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params),*)
+            -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
+        {
+            #masked::<__V>(#(#names,)* [true; #np])
+        }
+
+        /// The VJP computing cotangents only for the parameters flagged in
+        /// `__want` (the others come back as zeros): what `grad` with
+        /// `argnums` runs.
+        #[doc(hidden)]
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        #vis fn #masked<'__a, __V: #bound + '__a>(#(#generic_params,)* __want: [bool; #np])
             -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
         {
             #(#owned_params)*
@@ -183,10 +206,10 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
                 let cx = ct(f, *v);
                 if op.variadic {
-                    return quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(&#ins),*], &#y, #(#params,)* &__g)););
+                    return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(&#ins),*], &#y, #(#params,)* &__g));));
                 }
                 let vjp_k = format_ident!("vjp_{}", k);
-                quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));)
+                guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));))
             });
             quote! {
                 if let ::core::option::Option::Some(__g) = #cy.take() {

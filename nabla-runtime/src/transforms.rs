@@ -71,6 +71,8 @@ impl Cotangent for f64 {}
 pub trait Select<T> {
     /// The selected cotangent(s): one value, or a tuple for tuple argnums.
     type Out;
+    /// The selected argument indices (the others need no cotangent).
+    const INDICES: &'static [usize];
     /// Selects from the tuple of all cotangents.
     fn select(all: &T) -> Self::Out;
 }
@@ -80,6 +82,7 @@ where
     T::Out: Cotangent,
 {
     type Out = T::Out;
+    const INDICES: &'static [usize] = &[I];
     fn select(all: &T) -> T::Out {
         all.get()
     }
@@ -92,6 +95,7 @@ macro_rules! select_tuple {
             $(T: TupleGet<$i>, <T as TupleGet<$i>>::Out: Cotangent,)*
         {
             type Out = ($(<T as TupleGet<$i>>::Out,)*);
+            const INDICES: &'static [usize] = &[$($i),*];
             fn select(all: &T) -> Self::Out {
                 ($(<T as TupleGet<$i>>::get(all),)*)
             }
