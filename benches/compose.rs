@@ -24,6 +24,14 @@ fn rosenbrock(x: &Array) -> Array {
     nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
 }
 
+/// One example's loss for the `per_example` workload: MLP 64→128→10, tanh,
+/// MSE.
+#[differentiable]
+fn example_loss(w1: &Array, b1: &Array, w2: &Array, b2: &Array, x: &Array, y: &Array) -> Array {
+    let h = (x.matmul(w1) + b1).tanh();
+    nabla::mean(&(h.matmul(w2) + b2 - y).square())
+}
+
 fn benches(c: &mut Criterion) {
     nabla::manual_seed(0);
     let x = nabla::randn(&[2, 3], DType::F32);
@@ -35,6 +43,22 @@ fn benches(c: &mut Criterion) {
     let hr = nabla::hessian(rosenbrock);
     assert_eq!(hr(&xr).shape(), &[100, 100]);
     c.bench_function("rosen_hessian_n100", |b| b.iter(|| hr(black_box(&xr))));
+
+    // per_example: one gradient of w1 per example, batch 256.
+    let w1 = nabla::randn(&[64, 128], DType::F32) * 0.125;
+    let b1 = Array::zeros(&[128], DType::F32);
+    let w2 = nabla::randn(&[128, 10], DType::F32) * 0.088;
+    let b2 = Array::zeros(&[10], DType::F32);
+    let xs = nabla::randn(&[256, 64], DType::F32);
+    let ys = nabla::randn(&[256, 10], DType::F32);
+    let pe = nabla::vmap!(
+        nabla::grad!(example_loss),
+        in_axes = (None, None, None, None, 0, 0)
+    );
+    assert_eq!(pe(&w1, &b1, &w2, &b2, &xs, &ys).shape(), &[256, 64, 128]);
+    c.bench_function("per_example_grads_b256", |b| {
+        b.iter(|| pe(black_box(&w1), &b1, &w2, &b2, black_box(&xs), &ys))
+    });
 }
 
 criterion_group! {
