@@ -68,9 +68,14 @@ pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
             | Stmt::Static { out, .. }
             | Stmt::Constant { out, .. }
             | Stmt::Leaf { out, .. } => names.push(f.name(*out).clone()),
-            Stmt::Call { outs, id, .. } => {
+            Stmt::Call {
+                outs,
+                id,
+                checkpoint,
+                ..
+            } => {
                 names.extend(outs.iter().map(|o| f.name(*o).clone()));
-                if outs.iter().any(|&o| active[o]) {
+                if !*checkpoint && outs.iter().any(|&o| active[o]) {
                     names.push(pullback(*id));
                 }
             }
@@ -133,6 +138,7 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             args,
             span,
             id,
+            checkpoint,
         } => {
             let names: Vec<_> = outs.iter().map(|v| f.name(*v)).collect();
             let pat = if names.len() == 1 {
@@ -148,7 +154,7 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 syn::Ident::new("vjp", *span),
             );
             match mode {
-                Mode::Sweep { active } if outs.iter().any(|&o| active[o]) => {
+                Mode::Sweep { active } if !*checkpoint && outs.iter().any(|&o| active[o]) => {
                     let pb = pullback(*id);
                     quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);)
                 }

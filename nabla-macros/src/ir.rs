@@ -89,6 +89,9 @@ pub enum Stmt {
         args: Vec<CallArg>,
         span: Span,
         id: usize,
+        /// `nabla::checkpoint(f)(..)`: keep only the arguments; the reverse
+        /// sweep recomputes `f`'s forward sweep.
+        checkpoint: bool,
     },
     /// `if cond { .. } else { .. }` on a static condition. Variables either
     /// branch (re)binds, and the branch value, leave it through `merges`.

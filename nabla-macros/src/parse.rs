@@ -168,6 +168,8 @@ struct Lowerer {
     names: HashMap<String, usize>,
     errors: Option<syn::Error>,
     next_id: usize,
+    /// Set while lowering `nabla::checkpoint(f)(..)`.
+    checkpoint_next: bool,
 }
 
 impl Lowerer {
@@ -193,6 +195,7 @@ impl Lowerer {
             names: HashMap::new(),
             errors: None,
             next_id: 0,
+            checkpoint_next: false,
         }
     }
 
@@ -1417,6 +1420,28 @@ impl Lowerer {
     }
 
     fn call(&mut self, c: &syn::ExprCall) -> Option<Operand> {
+        // `nabla::checkpoint(f)(args..)`: a checkpointed call of `f`.
+        if let Expr::Call(inner) = strip(&c.func)
+            && let Expr::Path(ip) = strip(&inner.func)
+            && self.is_nabla_path(&ip.path)
+            && ip
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "checkpoint")
+        {
+            let [Expr::Path(fp)] = inner.args.iter().map(strip).collect::<Vec<_>>()[..] else {
+                self.error(inner.span(), "checkpoint takes the name of a #[differentiable] function: `nabla::checkpoint(f)(args..)`");
+                return None;
+            };
+            let mut lowered = Vec::new();
+            for a in &c.args {
+                lowered.push(self.expr(a)?);
+            }
+            self.checkpoint_next = true;
+            let outs = self.emit_call(&fp.path, lowered, 1, c.span());
+            return Some(Operand::Var(outs[0]));
+        }
         let Expr::Path(fp) = strip(&c.func) else {
             self.error(
                 c.func.span(),
@@ -1508,7 +1533,9 @@ impl Lowerer {
             .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
             .collect();
         let id = self.id();
+        let checkpoint = std::mem::take(&mut self.checkpoint_next);
         self.f.body.push(Stmt::Call {
+            checkpoint,
             outs: outs.clone(),
             path: path.clone(),
             args,

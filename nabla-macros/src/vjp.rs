@@ -217,8 +217,27 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 }
             }
         }
-        Stmt::Call { outs, args, id, .. } if outs.iter().any(|&o| active[o]) => {
+        Stmt::Call {
+            outs,
+            args,
+            id,
+            path,
+            span,
+            checkpoint,
+        } if outs.iter().any(|&o| active[o]) => {
             let pb = forward::pullback(*id);
+            // A checkpointed call kept only its arguments: recompute its
+            // forward sweep now to get the pullback.
+            let recompute = if *checkpoint {
+                let vjp = syn::Ident::new("vjp", *span);
+                let a = forward::call_args(f, args)
+                    .iter()
+                    .map(forward::param)
+                    .collect::<Vec<_>>();
+                quote!(let (_, #pb) = #path::#vjp::<__V>(#(#a),*);)
+            } else {
+                quote!()
+            };
             let cts: Vec<Ident> = outs.iter().map(|&o| ct(f, o)).collect();
             let any = quote!(#(#cts.is_some())||*);
             let seed = if outs.len() == 1 {
@@ -241,6 +260,7 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             });
             quote! {
                 if #any {
+                    #recompute
                     let __arg_cts = #pb(#seed);
                     #(#updates)*
                 }

@@ -45,6 +45,6 @@ pub use nabla_kernels::elementwise::CompareOp;
 pub use ops::index::where_;
 pub use ops::shape::{concat, stack};
 pub use random::{manual_seed, rand, randn};
-pub use transforms::{grad, jvp, value_and_grad, vjp};
+pub use transforms::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;
 pub use value::{ArrayValue, Value};
