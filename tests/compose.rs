@@ -7,17 +7,6 @@ mod common;
 use common::*;
 use nabla::prelude::*;
 
-fn program(name: &str) -> serde_json::Value {
-    let all = fixture("jax_programs.json");
-    all["programs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap()
-        .clone()
-}
-
 #[differentiable]
 fn foo(x: &Array) -> Array {
     nabla::sum(&nabla::sin(x))

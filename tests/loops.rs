@@ -7,17 +7,6 @@ mod common;
 use common::*;
 use nabla::prelude::*;
 
-fn program(name: &str) -> serde_json::Value {
-    let all = fixture("jax_programs.json");
-    all["programs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap()
-        .clone()
-}
-
 /// 50 explicit-Euler steps of a damped oscillator; `s = [x0, v0, k]`.
 #[differentiable]
 fn euler_energy(s: &Array) -> Array {

@@ -8,17 +8,6 @@ mod common;
 use common::*;
 use nabla::prelude::*;
 
-fn program(name: &str) -> serde_json::Value {
-    let all = fixture("jax_programs.json");
-    all["programs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap()
-        .clone()
-}
-
 #[differentiable]
 fn mlp_loss(w1: &Array, b1: &Array, w2: &Array, b2: &Array, x: &Array, y: &Array) -> Array {
     let h = (x.matmul(w1) + b1).tanh();

@@ -26,17 +26,6 @@ fn mlp_loss(p: &Mlp, x: &Array, y: &Array) -> Array {
     nabla::mean(&(o - y).powi(2))
 }
 
-fn program(name: &str) -> serde_json::Value {
-    let all = fixture("jax_programs.json");
-    all["programs"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .find(|p| p["name"] == name)
-        .unwrap()
-        .clone()
-}
-
 #[test]
 fn mlp_grad_through_a_tree_struct_matches_jax() {
     let prog = program("mlp_grad");

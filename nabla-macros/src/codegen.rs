@@ -309,6 +309,29 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
     }
 }
 
+/// One `let` per tree parameter: `make(name, reference to the argument)`,
+/// where the argument is the parameter itself or, with `suffix`, its
+/// `<name><suffix>` companion (the tangent).
+fn per_tree(
+    f: &Function,
+    suffix: &str,
+    make: impl Fn(&syn::Ident, TokenStream) -> TokenStream,
+) -> TokenStream {
+    f.params
+        .iter()
+        .filter(|p| p.tree.is_some())
+        .map(|p| {
+            let arg = format_ident!("{}{}", p.ident, suffix);
+            let r = if p.by_ref {
+                quote!(#arg)
+            } else {
+                quote!(&#arg)
+            };
+            make(&p.ident, r)
+        })
+        .collect()
+}
+
 /// Monomorphic entry points and the transform trait impls.
 fn entries(f: &Function, s: &Sig) -> TokenStream {
     let krate = &f.krate;
@@ -345,16 +368,10 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
         .collect();
     // Tree arguments travel as their leaves; their gradients are rebuilt
     // into the tree's own type.
-    let tree_binds: TokenStream = f
-        .params
-        .iter()
-        .filter(|p| p.tree.is_some())
-        .map(|p| {
-            let (id, t) = (&p.ident, format_ident!("__tree_{}", p.ident));
-            let r = if p.by_ref { quote!(#id) } else { quote!(&#id) };
-            quote!(let #t = #krate::tree::TreeArg::new(#r);)
-        })
-        .collect();
+    let tree_binds = per_tree(f, "", |id, r| {
+        let t = format_ident!("__tree_{}", id);
+        quote!(let #t = #krate::tree::TreeArg::new(#r);)
+    });
     let rebuild = |skeleton: &dyn Fn(&syn::Ident) -> TokenStream| -> TokenStream {
         let items = f.params.iter().enumerate().map(|(i, p)| {
             let idx = syn::Index::from(i);
@@ -592,29 +609,14 @@ fn entries(f: &Function, s: &Sig) -> TokenStream {
                 }
             })
             .collect();
-        let tangent_leaves: TokenStream = f
-            .params
-            .iter()
-            .filter(|p| p.tree.is_some())
-            .map(|p| {
-                let (t, l) = (
-                    format_ident!("{}_dot", p.ident),
-                    format_ident!("__tangent_leaves_{}", p.ident),
-                );
-                let r = if p.by_ref { quote!(#t) } else { quote!(&#t) };
-                quote!(let #l = #krate::tree::leaves(#r);)
-            })
-            .collect();
-        let owned_skeletons: TokenStream = f
-            .params
-            .iter()
-            .filter(|p| p.tree.is_some())
-            .map(|p| {
-                let (id, o) = (&p.ident, format_ident!("__skeleton_{}", p.ident));
-                let r = if p.by_ref { quote!(#id) } else { quote!(&#id) };
-                quote!(let #o = ::std::borrow::ToOwned::to_owned(#r);)
-            })
-            .collect();
+        let tangent_leaves = per_tree(f, "_dot", |id, r| {
+            let l = format_ident!("__tangent_leaves_{}", id);
+            quote!(let #l = #krate::tree::leaves(#r);)
+        });
+        let owned_skeletons = per_tree(f, "", |id, r| {
+            let o = format_ident!("__skeleton_{}", id);
+            quote!(let #o = ::std::borrow::ToOwned::to_owned(#r);)
+        });
         let convert_owned = rebuild(&|id| {
             let o = format_ident!("__skeleton_{}", id);
             quote!(&#o)

@@ -18,6 +18,18 @@ pub fn fixture(name: &str) -> Json {
     serde_json::from_str(&text).expect("fixture is valid JSON")
 }
 
+/// One program of `jax_programs.json` by name.
+pub fn program(name: &str) -> Json {
+    let all = fixture("jax_programs.json");
+    all["programs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["name"] == name)
+        .unwrap()
+        .clone()
+}
+
 /// `{"shape": [..], "data": [..]}` as an f64 array.
 pub fn arr(j: &Json) -> Array {
     let shape: Vec<usize> = j["shape"]
