@@ -19,7 +19,7 @@
 //! ```
 
 pub use nabla_macros::{
-    Tree, differentiable, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap,
+    Tree, custom_op, differentiable, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap,
 };
 pub use nabla_runtime::*;
 

@@ -54,7 +54,7 @@ fn concrete(f: &Function) -> TokenStream {
     }
 }
 
-fn sig(f: &Function) -> Sig {
+pub(crate) fn sig(f: &Function) -> Sig {
     let krate = &f.krate;
     let bound = match f.tier {
         Tier::Array => quote!(#krate::ArrayValue),
@@ -333,7 +333,7 @@ fn per_tree(
 }
 
 /// Monomorphic entry points and the transform trait impls.
-fn entries(f: &Function, s: &Sig) -> TokenStream {
+pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
     let krate = &f.krate;
     let tr = quote!(#krate::transforms);
     let private = quote!(#tr::private);

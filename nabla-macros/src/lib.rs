@@ -10,6 +10,7 @@
 
 mod activity;
 mod codegen;
+mod custom;
 mod forward;
 mod ir;
 mod optable;
@@ -52,6 +53,31 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
                 }
             }
             quote::quote!(#err #[allow(warnings)] #plain).into()
+        }
+    }
+}
+
+/// `#[custom_op(jvp = my_jvp, vjp = my_vjp)]` on `fn op(x: &Array, ..) ->
+/// Array`: a user-defined primitive. The function is the forward
+/// computation on arrays (custom kernels allowed); the rules are
+/// `fn my_jvp<V: ArrayValue>(x: &V, .., out: &V, dx: Option<&V>, ..) -> V`
+/// and `fn my_vjp<V: ArrayValue>(x: &V, .., out: &V, ct: &V) -> V` (a tuple
+/// of cotangents for several inputs).
+#[proc_macro_attribute]
+pub fn custom_op(attr: TokenStream, item: TokenStream) -> TokenStream {
+    let rules = match custom::rules(attr.into()) {
+        Ok(r) => r,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    let item: syn::ItemFn = match syn::parse(item) {
+        Ok(i) => i,
+        Err(e) => return e.to_compile_error().into(),
+    };
+    match custom::expand(rules, &item) {
+        Ok(ts) => ts.into(),
+        Err(e) => {
+            let err = e.to_compile_error();
+            quote::quote!(#err #[allow(warnings)] #item).into()
         }
     }
 }

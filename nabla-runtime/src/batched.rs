@@ -408,4 +408,9 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        x: &A::Args<Self>,
+    ) -> Self {
+        crate::custom::apply_batched::<Op, A, V>(x)
+    }
 }

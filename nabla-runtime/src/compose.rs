@@ -52,6 +52,8 @@ pub trait Arity: 'static {
     fn map<W: Clone, U: Clone>(x: &Self::Args<W>, f: impl FnMut(usize, &W) -> U) -> Self::Args<U>;
     /// Argument `i`.
     fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W;
+    /// The tuple whose argument `i` is `f(i)`.
+    fn from_fn<W: Clone>(f: impl FnMut(usize) -> W) -> Self::Args<W>;
 }
 
 macro_rules! arity {
@@ -64,6 +66,9 @@ macro_rules! arity {
             const N: usize = $n;
             fn map<W: Clone, U: Clone>(x: &Self::Args<W>, mut f: impl FnMut(usize, &W) -> U) -> Self::Args<U> {
                 ($(f($i, &x.$i),)*)
+            }
+            fn from_fn<W: Clone>(mut f: impl FnMut(usize) -> W) -> Self::Args<W> {
+                ($(f($i),)*)
             }
             fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W {
                 match i {

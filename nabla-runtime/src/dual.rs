@@ -251,4 +251,9 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        x: &A::Args<Self>,
+    ) -> Self {
+        crate::custom::apply_dual::<Op, A, V>(x)
+    }
 }

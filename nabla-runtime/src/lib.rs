@@ -20,6 +20,7 @@ pub mod autograd;
 mod batched;
 pub mod compose;
 pub mod composite;
+pub mod custom;
 mod dtype;
 mod dual;
 pub mod functions;

@@ -322,4 +322,8 @@ pub trait ArrayValue: Value {
     /// A constant of this value's kind (and dtype) holding `a`: no
     /// tangent, no batch axis. Transforms use it for basis vectors.
     fn lift(&self, a: &Array) -> Self;
+    /// Applies a user-defined primitive (see [`crate::custom`]).
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        x: &A::Args<Self>,
+    ) -> Self;
 }

@@ -183,4 +183,9 @@ impl ArrayValue for Array {
     fn lift(&self, a: &Array) -> Self {
         a.detach().cast(self.dtype())
     }
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        x: &A::Args<Self>,
+    ) -> Self {
+        crate::custom::apply_array::<Op, A>(x)
+    }
 }
