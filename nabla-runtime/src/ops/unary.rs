@@ -86,13 +86,6 @@ macro_rules! unary_primitives {
 }
 
 unary_primitives! {
-    /// `-x`.
-    ///
-    /// ```
-    /// # use nabla_runtime::Array;
-    /// assert_eq!(Array::scalar(2.0f64).neg().item(), -2.0);
-    /// ```
-    neg = UnaryOp::Neg, method neg, d/dx |x, y| x.full_like(-1.0);
     /// `e^x`.
     ///
     /// ```
@@ -233,6 +226,42 @@ unary_primitives! {
     /// assert_eq!(Array::scalar(2.5f64).round().item(), 3.0);
     /// ```
     round = UnaryOp::Round, method round, d/dx |x, y| x.zeros_like();
+}
+
+/// `-x`. Linear: its rules negate the tangent or cotangent directly (no
+/// constant `-1` array is built).
+pub mod neg {
+    use super::*;
+    /// Forward: the elementwise kernel.
+    #[track_caller]
+    pub fn forward(x: &Array) -> Array {
+        unary_forward(x, UnaryOp::Neg, "neg")
+    }
+    /// dy/dx = -1.
+    pub fn derivative<V: Value>(x: &V, _y: &V) -> V {
+        x.full_like(-1.0)
+    }
+    /// JVP rule: `ẏ = -ẋ`.
+    pub fn jvp<V: Value>(_x: &V, _y: &V, dx: &V) -> V {
+        dx.neg()
+    }
+    /// VJP rule: `x̄ = -ȳ`.
+    pub fn vjp<V: Value>(_x: &V, _y: &V, ct: &V) -> V {
+        ct.neg()
+    }
+}
+
+impl Array {
+    /// `-x`.
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).neg().item(), -2.0);
+    /// ```
+    #[track_caller]
+    pub fn neg(&self) -> Array {
+        apply(self, "neg", neg::forward, neg::vjp::<Array>)
+    }
 }
 
 /// `x^n` for an integer `n`.
