@@ -1306,9 +1306,10 @@ impl Lowerer {
             let outs = self.emit_call(&path, lowered, 1, m.span());
             return Some(Operand::Var(outs[0]));
         }
-        if name == "item" {
-            self.error(span, "item() leaves the computation (its result is an ordinary f64 with no derivative); keep working with the value, or use stop_gradient");
-            return None;
+        if name == "item" && m.args.is_empty() {
+            // A static f64 read from the data (no derivative): usable in
+            // conditions; the branch taken is recorded for the reverse sweep.
+            return Some(Operand::Tok(quote!(#krate::Value::item_f64(&#vt))));
         }
         let Some(op) = optable::lookup(&name) else {
             self.error(

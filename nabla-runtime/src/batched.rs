@@ -258,6 +258,17 @@ impl<V: ArrayValue> Value for Batched<V> {
     fn stop_gradient(&self) -> Self {
         self.map(|v| v.stop_gradient())
     }
+    #[track_caller]
+    fn item_f64(&self) -> f64 {
+        if self.bdim.is_some() {
+            panic!(
+                "item() under vmap: the value differs across the batch, so a data-dependent decision (an `if` on it) \
+                 cannot be taken once for the whole batch; compute both branches and combine them with nabla::where_, \
+                 or loop over the batch instead of vmap"
+            );
+        }
+        self.value.item_f64()
+    }
 }
 
 impl<V: ArrayValue> ArrayValue for Batched<V> {

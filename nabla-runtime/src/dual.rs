@@ -169,6 +169,10 @@ impl<V: Value> Value for Dual<V> {
     fn stop_gradient(&self) -> Self {
         Dual::constant(self.primal.stop_gradient())
     }
+    #[track_caller]
+    fn item_f64(&self) -> f64 {
+        self.primal.item_f64()
+    }
 }
 
 impl<V: ArrayValue> ArrayValue for Dual<V> {

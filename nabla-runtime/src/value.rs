@@ -91,6 +91,11 @@ pub trait Value: Clone + Sized {
     fn broadcast_to(&self, shape: &[usize]) -> Self;
     /// The same value, treated as a constant by every transform.
     fn stop_gradient(&self) -> Self;
+    /// The value of a one-element value as a plain `f64` (no derivative):
+    /// what `x.item()` means in differentiable code, e.g. in the condition
+    /// of a data-dependent `if`.
+    #[track_caller]
+    fn item_f64(&self) -> f64;
 }
 
 macro_rules! scalar_value {
@@ -281,6 +286,10 @@ macro_rules! scalar_value {
             #[inline]
             fn stop_gradient(&self) -> Self {
                 *self
+            }
+            #[inline]
+            fn item_f64(&self) -> f64 {
+                *self as f64
             }
         }
     };

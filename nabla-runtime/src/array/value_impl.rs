@@ -135,6 +135,10 @@ impl Value for Array {
     fn stop_gradient(&self) -> Self {
         self.detach()
     }
+    #[track_caller]
+    fn item_f64(&self) -> f64 {
+        self.item()
+    }
 }
 
 impl ArrayValue for Array {
