@@ -205,6 +205,7 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             body,
             carried,
             id,
+            cond,
         } => {
             let cs: Vec<Ident> = (0..carried.len()).map(|j| carry(*id, j)).collect();
             let inits = carried.iter().map(|c| {
@@ -229,12 +230,33 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                     )
                 }
             };
+            let Some((k, test)) = cond else {
+                return quote! {
+                    #tape_decl
+                    #(let mut #cs = #inits;)*
+                    for #pat in #iter {
+                        #(let #phis = #cs;)*
+                        #(#stmts)*
+                        #(#cs = #nexts;)*
+                        #push
+                    }
+                    #(let #outs = #cs;)*
+                };
+            };
+            // while: the condition's statements, the test, then the body.
+            let (head, tail) = stmts.split_at(*k);
+            let phis: Vec<&Ident> = carried.iter().map(|c| f.name(c.phi)).collect();
             quote! {
                 #tape_decl
                 #(let mut #cs = #inits;)*
-                for #pat in #iter {
+                loop {
                     #(let #phis = #cs;)*
-                    #(#stmts)*
+                    #(#head)*
+                    if !(#test) {
+                        #(#cs = #phis;)*
+                        break;
+                    }
+                    #(#tail)*
                     #(#cs = #nexts;)*
                     #push
                 }

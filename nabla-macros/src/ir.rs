@@ -111,12 +111,18 @@ pub enum Stmt {
     /// iteration as `next` and the loop as `out`. The VJP pushes each
     /// iteration's residuals on a tape (a `Vec`) and replays the body in
     /// reverse, iteration by iteration.
+    /// A `while` loop is a `For` with `cond = Some((k, cond))`: each
+    /// iteration first runs the first `k` statements of `body` (which
+    /// compute the condition) and leaves the loop unless the static
+    /// (possibly data-dependent) `cond` holds; the tape holds completed
+    /// iterations only.
     For {
         pat: TokenStream,
         iter: TokenStream,
         body: Vec<Stmt>,
         carried: Vec<Carried>,
         id: usize,
+        cond: Option<(usize, TokenStream)>,
     },
     /// `let out = tree_leaves[index]`: one array of a tree parameter;
     /// `index` is a static variable (the leaf's position).

@@ -570,7 +570,10 @@ impl Lowerer {
             Expr::ForLoop(f) => {
                 self.lower_for(f);
             }
-            Expr::While(_) | Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
+            Expr::While(w) => {
+                self.lower_while(w);
+            }
+            Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
             | Expr::Async(_) | Expr::Closure(_) => {
                 // Reported with the construct's own message.
                 self.expr(e);
@@ -703,11 +706,25 @@ impl Lowerer {
                         let (lt, rt, op) = (self.tok(&l), self.tok(&r), &b.op);
                         Some(Operand::Tok(quote!((#lt) #op (#rt))))
                     }
+                    None if is_comparison(&b.op) => {
+                        // A comparison reads the data: each value side is
+                        // its single element as a static f64 (no derivative).
+                        let krate = self.f.krate.clone();
+                        let side = |this: &Self, o: &Operand| match this.value_var(o) {
+                            Some(v) => {
+                                let id = this.f.vars[v].ident.clone();
+                                quote!(#krate::Value::item_f64(&#id))
+                            }
+                            None => {
+                                let t = this.tok(o);
+                                quote!(((#t) as f64))
+                            }
+                        };
+                        let (lt, rt, op) = (side(self, &l), side(self, &r), &b.op);
+                        Some(Operand::Tok(quote!((#lt) #op (#rt))))
+                    }
                     None => {
-                        self.error(
-                            b.span(),
-                            "comparisons and logic on differentiable values are not supported yet (data-dependent control flow comes with the control-flow release); compare static values, or use nabla::maximum / clip",
-                        );
+                        self.error(b.span(), "this operator does not apply to differentiable values; compare them (`<`, `>`, ..) or use nabla::maximum / clip");
                         None
                     }
                 }
@@ -785,17 +802,11 @@ impl Lowerer {
                 None
             }
             Expr::ForLoop(f) => self.lower_for(f),
-            Expr::While(w) => {
-                self.error(
-                    w.while_token.span(),
-                    "`while` loops in differentiable functions are not supported yet (data-dependent trip counts); use `for` over a range with a static bound",
-                );
-                None
-            }
+            Expr::While(w) => self.lower_while(w),
             Expr::Loop(l) => {
                 self.error(
                     l.loop_token.span(),
-                    "`loop` in differentiable functions is not supported yet; use `for` over a range with a static bound",
+                    "`loop` in differentiable functions is not supported yet; use `while` with the exit test as its condition, or `for` over a range",
                 );
                 None
             }
@@ -1037,8 +1048,116 @@ impl Lowerer {
             body,
             carried,
             id,
+            cond: None,
         });
         Some(Operand::Tok(quote!(())))
+    }
+
+    /// `while cond { .. }`: like `for`, with the condition's statements at
+    /// the start of each iteration. The condition must be static; it may
+    /// read the data (`x.item() > 0.0`), which makes the trip count
+    /// data-dependent.
+    fn lower_while(&mut self, w: &syn::ExprWhile) -> Option<Operand> {
+        if let Some(l) = &w.label {
+            self.error(
+                l.span(),
+                "labelled loops are not supported in differentiable functions",
+            );
+            return None;
+        }
+        if let Expr::Let(l) = strip(&w.cond) {
+            self.error(
+                l.span(),
+                "`while let` is not supported in differentiable functions",
+            );
+            return None;
+        }
+        if let Some(b) = find_break(&w.body) {
+            self.error(b, "`break` and `continue` are not supported in differentiable loops yet; put the exit test in the `while` condition");
+            return None;
+        }
+        let before = self.scopes.clone();
+        let outer = std::mem::take(&mut self.f.body);
+        // Pass 1: which outer names does the loop rebind?
+        self.while_body(w);
+        let probe = std::mem::replace(&mut self.scopes, before.clone());
+        self.f.body = Vec::new();
+        if self.errors.is_some() {
+            self.f.body = outer;
+            return None;
+        }
+        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
+            scopes.iter().rev().find_map(|s| s.get(n).copied())
+        };
+        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
+        names.sort();
+        names.dedup();
+        let carried_names: Vec<(String, VarId)> = names
+            .into_iter()
+            .filter_map(|n| {
+                let b = find(&before, &n)?;
+                (find(&probe, &n)? != b).then_some((n, b))
+            })
+            .collect();
+        // Pass 2.
+        let mut phis = Vec::new();
+        for (n, init) in &carried_names {
+            let phi = self.fresh(n, self.kind(*init));
+            self.rebind(n, phi);
+            phis.push(phi);
+        }
+        let (k, test) = self.while_body(w)?;
+        let body = std::mem::take(&mut self.f.body);
+        let after = std::mem::replace(&mut self.scopes, before);
+        self.f.body = outer;
+        let mut carried = Vec::new();
+        for ((n, init), phi) in carried_names.into_iter().zip(phis) {
+            let next = find(&after, &n).expect("bound in the loop");
+            if self.kind(next) != self.kind(init) {
+                self.error(w.while_token.span(), format!("`{n}` changes between a differentiable value and a static one inside the loop"));
+                continue;
+            }
+            let out = self.fresh(&n, self.kind(init));
+            carried.push(Carried {
+                init,
+                phi,
+                next,
+                out,
+            });
+            self.rebind(&n, out);
+        }
+        let id = self.id();
+        self.f.body.push(Stmt::For {
+            pat: quote!(_),
+            iter: quote!(()),
+            body,
+            carried,
+            id,
+            cond: Some((k, test)),
+        });
+        Some(Operand::Tok(quote!(())))
+    }
+
+    /// Lowers a `while` loop's condition (returning how many statements it
+    /// took and its tokens) and body.
+    fn while_body(&mut self, w: &syn::ExprWhile) -> Option<(usize, TokenStream)> {
+        self.scopes.push(HashMap::new());
+        let cond = self.expr(&w.cond);
+        let k = self.f.body.len();
+        let test = match cond {
+            Some(op) if self.is_value(&op) => {
+                self.error(
+                    w.cond.span(),
+                    "the condition of a `while` must be static (read the data with `.item()`)",
+                );
+                None
+            }
+            Some(op) => Some(self.tok(&op)),
+            None => None,
+        };
+        self.branch_block(&w.body, false);
+        self.scopes.pop();
+        test.map(|t| (k, t))
     }
 
     /// Binds the loop variable (a static) and lowers the body; the loop
@@ -1626,6 +1745,13 @@ fn arith_op(op: &BinOp) -> Option<Arith> {
         BinOp::Div(_) => Some(Arith::Div),
         _ => None,
     }
+}
+
+fn is_comparison(op: &BinOp) -> bool {
+    matches!(
+        op,
+        BinOp::Lt(_) | BinOp::Le(_) | BinOp::Gt(_) | BinOp::Ge(_) | BinOp::Eq(_) | BinOp::Ne(_)
+    )
 }
 
 fn compound(op: &BinOp) -> Option<Arith> {

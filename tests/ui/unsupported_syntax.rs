@@ -3,12 +3,9 @@ use nabla::prelude::*;
 #[differentiable]
 fn looped(x: &Array) -> Array {
     let mut y = x.clone();
-    let mut n = 0;
-    while n < 3 {
+    loop {
         y = y.sin();
-        n += 1;
     }
-    y
 }
 
 #[differentiable]
