@@ -63,3 +63,60 @@ fn every_branch_matches_the_tape_and_finite_differences() {
         }
     }
 }
+
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Activation {
+    Tanh,
+    Relu,
+    Scaled,
+}
+
+#[differentiable]
+fn activated(x: &Array, w: &Array, #[nondiff] act: Activation) -> Array {
+    let z = x.matmul(w);
+    let h = match act {
+        Activation::Tanh => z.tanh(),
+        Activation::Relu => z.relu(),
+        Activation::Scaled => z * 2.0,
+    };
+    let scale = match x.sum().item() > 0.0 {
+        true => 1.0,
+        false => 3.0,
+    };
+    nabla::sum(&h.square()) * scale
+}
+
+#[test]
+fn match_on_an_enum_argument_and_on_data() {
+    nabla::manual_seed(41);
+    let x = nabla::randn(&[3, 4], DType::F64);
+    let w = nabla::randn(&[4, 2], DType::F64);
+    for act in [Activation::Tanh, Activation::Relu, Activation::Scaled] {
+        for sign in [1.0, -1.0] {
+            let xs = &x * sign;
+            let gw = nabla::grad!(activated, argnums = 1)(&xs, &w, act);
+            let tw = w.clone().requires_grad();
+            activated(&xs, &tw, act).backward();
+            assert_close(
+                &gw,
+                &tw.grad(),
+                1e-12,
+                &format!("{act:?}, sign {sign}: grad vs tape"),
+            );
+            let f = |v: &[Array]| activated(&v[0], &v[1], act);
+            let fd = fd_grad(
+                &f,
+                &[xs.clone(), w.clone()],
+                &Array::scalar(1.0f64),
+                1,
+                1e-6,
+            );
+            assert_close(
+                &gw,
+                &fd,
+                1e-6,
+                &format!("{act:?}, sign {sign}: grad vs finite differences"),
+            );
+        }
+    }
+}

@@ -573,7 +573,10 @@ impl Lowerer {
             Expr::While(w) => {
                 self.lower_while(w);
             }
-            Expr::Loop(_) | Expr::Match(_) | Expr::Unsafe(_)
+            Expr::Match(m) => {
+                self.lower_match(m, false);
+            }
+            Expr::Loop(_) | Expr::Unsafe(_)
             | Expr::Async(_) | Expr::Closure(_) => {
                 // Reported with the construct's own message.
                 self.expr(e);
@@ -797,10 +800,7 @@ impl Lowerer {
                 Some(Operand::Tok(quote!([#v; #n])))
             }
             Expr::If(i) => self.lower_if(i, true),
-            Expr::Match(m) => {
-                self.error(m.match_token.span(), "`match` in differentiable functions is not supported yet; move the match outside and call a differentiable function per arm");
-                None
-            }
+            Expr::Match(m) => self.lower_match(m, true),
             Expr::ForLoop(f) => self.lower_for(f),
             Expr::While(w) => self.lower_while(w),
             Expr::Loop(l) => {
@@ -1051,6 +1051,60 @@ impl Lowerer {
             cond: None,
         });
         Some(Operand::Tok(quote!(())))
+    }
+
+    /// `match` on a static (or data-derived) scrutinee, with patterns that
+    /// bind nothing: lowered to an `if`/`else if` chain of `matches!` tests,
+    /// the last arm being the `else` (rustc checks the primal's match for
+    /// exhaustiveness).
+    fn lower_match(&mut self, m: &syn::ExprMatch, want_value: bool) -> Option<Operand> {
+        for arm in &m.arms {
+            if let Some(span) = binding_in(&arm.pat) {
+                self.error(span, "patterns in a differentiable `match` cannot bind variables yet; match on constants or enum variants without fields, or move the match outside");
+                return None;
+            }
+        }
+        let scrut = self.static_expr(&m.expr)?;
+        let v = self.materialize("__match", Operand::Tok(scrut));
+        let id = self.f.vars[v].ident.clone();
+        let Some((last, rest)) = m.arms.split_last() else {
+            self.error(m.match_token.span(), "an empty `match` has no value");
+            return None;
+        };
+        let block = |e: &Expr| -> syn::Block { syn::parse_quote!({ #e }) };
+        let mut chain: Expr = Expr::Block(syn::ExprBlock {
+            attrs: Vec::new(),
+            label: None,
+            block: block(&last.body),
+        });
+        for arm in rest.iter().rev() {
+            let pat = &arm.pat;
+            let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
+            let cond: Expr = syn::parse_quote!(::core::matches!(#id, #pat #guard));
+            let then_branch = block(&arm.body);
+            chain = Expr::If(syn::ExprIf {
+                attrs: Vec::new(),
+                if_token: Default::default(),
+                cond: Box::new(cond),
+                then_branch,
+                else_branch: Some((Default::default(), Box::new(chain))),
+            });
+        }
+        match chain {
+            Expr::If(ei) => self.lower_if(&ei, want_value),
+            Expr::Block(b) => {
+                if want_value {
+                    match self.block(&b.block, false)? {
+                        Tail::Single(o) => Some(o),
+                        Tail::Tuple(_) => None,
+                    }
+                } else {
+                    self.branch_block(&b.block, false);
+                    Some(Operand::Tok(quote!(())))
+                }
+            }
+            _ => unreachable!("built above"),
+        }
     }
 
     /// `while cond { .. }`: like `for`, with the condition's statements at
@@ -1760,6 +1814,22 @@ fn compound(op: &BinOp) -> Option<Arith> {
         BinOp::SubAssign(_) => Some(Arith::Sub),
         BinOp::MulAssign(_) => Some(Arith::Mul),
         BinOp::DivAssign(_) => Some(Arith::Div),
+        _ => None,
+    }
+}
+
+/// The span of a variable binding in a pattern, if any.
+fn binding_in(p: &Pat) -> Option<Span> {
+    match p {
+        Pat::Ident(pi) => Some(pi.span()),
+        Pat::Or(o) => o.cases.iter().find_map(binding_in),
+        Pat::Paren(pp) => binding_in(&pp.pat),
+        Pat::Reference(r) => binding_in(&r.pat),
+        Pat::Tuple(t) => t.elems.iter().find_map(binding_in),
+        Pat::TupleStruct(t) => t.elems.iter().find_map(binding_in),
+        Pat::Struct(st) => st.fields.iter().find_map(|f| binding_in(&f.pat)),
+        Pat::Slice(sl) => sl.elems.iter().find_map(binding_in),
+        Pat::Type(t) => binding_in(&t.pat),
         _ => None,
     }
 }
