@@ -162,3 +162,61 @@ fn matmul_shapes() {
         );
     }
 }
+
+/// `prod` at inputs with zeros: rows with none, one and two zeros, and the
+/// first and second derivatives (the latter by vjp-of-vjp on the tape)
+/// against finite differences and the analytic Hessian.
+#[test]
+fn prod_rules_are_exact_at_zeros() {
+    let x = Array::from_vec(
+        vec![
+            1.5, -2.0, 0.5, 3.0, // no zeros
+            2.0, 0.0, -1.5, 4.0, // one zero
+            0.0, 3.0, 0.0, 2.5, // two zeros
+        ],
+        &[3, 4],
+    );
+    let params = json!({"axes": [1], "keepdim": false});
+    check(
+        "prod with zeros",
+        "prod",
+        &params,
+        std::slice::from_ref(&x),
+        Key::new(5),
+    );
+    // ∂y_r/∂x_ri for the one-zero row: nonzero only at the zero.
+    let g = {
+        let leaf = x.clone().requires_grad();
+        leaf.prod_axes(&[1], false).sum().backward();
+        leaf.grad().to_vec::<f64>()
+    };
+    assert_eq!(g[4..8], [0.0, 2.0 * -1.5 * 4.0, 0.0, 0.0]);
+    assert_eq!(g[8..12], [0.0; 4]);
+    // Second order: d/dx <vjp(x, ct), u> = H·u with
+    // H[(r,i),(r,k)] = ∏_{j∉{i,k}} x_rj (i ≠ k), 0 on the diagonal.
+    let u = Key::new(6).normal(&[3, 4], DType::F64);
+    let ct = Key::new(7).normal(&[3], DType::F64);
+    let leaf = x.clone().requires_grad();
+    let y = leaf.prod_axes(&[1], false);
+    let first = nabla::ops::reduce::prod::vjp(&leaf, &y, &[1], false, &ct);
+    (&first * &u).sum().backward();
+    let (xv, uv, cv) = (x.to_vec::<f64>(), u.to_vec::<f64>(), ct.to_vec::<f64>());
+    let mut want = vec![0.0; 12];
+    for r in 0..3 {
+        for i in 0..4 {
+            for k in (0..4).filter(|&k| k != i) {
+                let rest: f64 = (0..4)
+                    .filter(|&j| j != i && j != k)
+                    .map(|j| xv[4 * r + j])
+                    .product();
+                want[4 * r + i] += cv[r] * rest * uv[4 * r + k];
+            }
+        }
+    }
+    assert_close(
+        &leaf.grad(),
+        &Array::from_vec(want, &[3, 4]),
+        1e-12,
+        "prod Hessian-vector product at zeros",
+    );
+}
