@@ -26,6 +26,9 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     if m == 0 || n == 0 || k == 0 || batch == 0 {
         return Array3::<T>::from_elem((batch, m, n), T::ZERO);
     }
+    if k == 1 {
+        return outer_products(a, b);
+    }
     // The GEMM overwrites every element (`read_dst = false`), so the output
     // starts uninitialised instead of being zero-filled first.
     let mut out = Array3::<T>::uninit((batch, m, n));
@@ -80,6 +83,45 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
         };
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
+    unsafe { out.assume_init() }
+}
+
+/// The `k = 1` case: every product is an outer product,
+/// `out[b, i, j] = a[b, i, 0] · b[b, 0, j]`, written as row-scaling loops.
+/// A GEMM call per product spends most of its time in set-up here (this is
+/// the shape of per-example weight gradients under `vmap`).
+fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T> {
+    let (batch, m, _) = a.dim();
+    let n = b.dim().2;
+    let mut out = Array3::<T>::uninit((batch, m, n));
+    let one = |i: usize, mut o: ndarray::ArrayViewMut2<'_, std::mem::MaybeUninit<T>>| {
+        let brow = b.slice(ndarray::s![i, 0, ..]);
+        for (mut orow, &s) in o.rows_mut().into_iter().zip(a.slice(ndarray::s![i, .., 0])) {
+            match (orow.as_slice_mut(), brow.as_slice()) {
+                (Some(dst), Some(src)) => {
+                    for (d, &v) in dst.iter_mut().zip(src) {
+                        d.write(s * v);
+                    }
+                }
+                _ => {
+                    for (d, &v) in orow.iter_mut().zip(brow.iter()) {
+                        d.write(s * v);
+                    }
+                }
+            }
+        }
+    };
+    if batch > 1 && batch * m * n >= PARALLEL_THRESHOLD {
+        out.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, o)| one(i, o));
+    } else {
+        for (i, o) in out.axis_iter_mut(Axis(0)).enumerate() {
+            one(i, o);
+        }
+    }
+    // SAFETY: every row of every product was written above.
     unsafe { out.assume_init() }
 }
 
@@ -151,5 +193,32 @@ mod tests {
         let c = matmul(big.view(), big.view());
         let want = big.index_axis(Axis(0), 0).dot(&big.index_axis(Axis(0), 0));
         assert_eq!(c.index_axis(Axis(0), 0), want);
+    }
+
+    #[test]
+    fn rank_one_products() {
+        // Small (serial) and large (parallel) batches; `b` contiguous, a
+        // transposed view (strided rows) and a broadcast batch axis.
+        for (batch, m, n) in [(3, 4, 5), (64, 40, 33)] {
+            let a = ndarray::Array::from_shape_fn((batch, m, 1), |(i, j, _)| {
+                (i as f64 - 1.5) * 0.5 + j as f64
+            });
+            let b = ndarray::Array::from_shape_fn((batch, 1, n), |(i, _, l)| {
+                (i * l) as f64 * 0.25 - 1.0
+            });
+            let bt_storage = ndarray::Array::from_shape_fn((batch, n, 1), |(i, l, _)| {
+                (i * l) as f64 * 0.25 - 1.0
+            });
+            let bt = bt_storage.view().permuted_axes([0, 2, 1]);
+            let shared = b.slice(ndarray::s![0..1, .., ..]);
+            let shared = shared.broadcast((batch, 1, n)).unwrap();
+            for bv in [b.view(), bt, shared] {
+                let c = matmul(a.view(), bv);
+                for i in 0..batch {
+                    let want = a.index_axis(Axis(0), i).dot(&bv.index_axis(Axis(0), i));
+                    assert_eq!(c.index_axis(Axis(0), i), want);
+                }
+            }
+        }
     }
 }
