@@ -247,7 +247,17 @@ impl Array {
         let y = prod::forward(self, axes, keepdim);
         let (xr, yr, axes) = (self.detach(), y.detach(), axes.to_vec());
         unary_node(y, "prod", self, move |ct| {
-            prod::vjp(&xr, &yr, &axes, keepdim, ct)
+            use crate::Value as _;
+            // The tape never differentiates through `xr` (detached), so where
+            // it has no zeros the one-pass `ȳ · y / x` equals the exact rule.
+            let zeros = xr.cmp_mask(&xr.zeros_like(), CompareOp::Eq).sum();
+            if zeros.item_f64() == 0.0 {
+                let shape = xr.shape_vec();
+                to_keep(ct, &shape, &axes, keepdim)
+                    .mul(&to_keep(&yr, &shape, &axes, keepdim).div(&xr))
+            } else {
+                prod::vjp(&xr, &yr, &axes, keepdim, ct)
+            }
         })
     }
 
