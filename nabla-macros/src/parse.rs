@@ -991,56 +991,8 @@ impl Lowerer {
             self.error(b, "`break` and `continue` are not supported in differentiable loops yet; loop over the exact range instead");
             return None;
         }
-        let before = self.scopes.clone();
-        let outer = std::mem::take(&mut self.f.body);
-        // Pass 1: which outer names does the body rebind?
-        self.loop_body(fl);
-        let probe = std::mem::replace(&mut self.scopes, before.clone());
-        self.f.body = Vec::new();
-        if self.errors.is_some() {
-            self.f.body = outer;
-            return None;
-        }
-        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
-            scopes.iter().rev().find_map(|s| s.get(n).copied())
-        };
-        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
-        names.sort();
-        names.dedup();
-        let carried_names: Vec<(String, VarId)> = names
-            .into_iter()
-            .filter_map(|n| {
-                let b = find(&before, &n)?;
-                (find(&probe, &n)? != b).then_some((n, b))
-            })
-            .collect();
-        // Pass 2: loop-start variables, then the body.
-        let mut phis = Vec::new();
-        for (n, init) in &carried_names {
-            let phi = self.fresh(n, self.kind(*init));
-            self.rebind(n, phi);
-            phis.push(phi);
-        }
-        let pat = self.loop_body(fl);
-        let body = std::mem::take(&mut self.f.body);
-        let after = std::mem::replace(&mut self.scopes, before);
-        self.f.body = outer;
-        let mut carried = Vec::new();
-        for ((n, init), phi) in carried_names.into_iter().zip(phis) {
-            let next = find(&after, &n).expect("bound in the loop");
-            if self.kind(next) != self.kind(init) {
-                self.error(fl.for_token.span(), format!("`{n}` changes between a differentiable value and a static one inside the loop"));
-                continue;
-            }
-            let out = self.fresh(&n, self.kind(init));
-            carried.push(Carried {
-                init,
-                phi,
-                next,
-                out,
-            });
-            self.rebind(&n, out);
-        }
+        let (pat, body, carried) =
+            self.lower_loop(fl.for_token.span(), |p| Some(p.loop_body(fl)))?;
         let id = self.id();
         self.f.body.push(Stmt::For {
             pat,
@@ -1130,10 +1082,36 @@ impl Lowerer {
             self.error(b, "`break` and `continue` are not supported in differentiable loops yet; put the exit test in the `while` condition");
             return None;
         }
+        let ((k, test), body, carried) =
+            self.lower_loop(w.while_token.span(), |p| p.while_body(w))?;
+        let id = self.id();
+        self.f.body.push(Stmt::For {
+            pat: quote!(_),
+            iter: quote!(()),
+            body,
+            carried,
+            id,
+            cond: Some((k, test)),
+        });
+        Some(Operand::Tok(quote!(())))
+    }
+
+    /// The two-pass lowering shared by `for` and `while`. `lower_body`
+    /// lowers the loop's body (and a `while`'s condition) into `self.f.body`.
+    /// Pass 1 runs it to find the outer names the loop rebinds (the carried
+    /// values) and throws its statements away; pass 2 runs it for real with
+    /// those names bound to loop-start variables (phis), then binds each name
+    /// to the loop's result. Returns what `lower_body` returned, the body's
+    /// statements and the carried values; `None` after an error.
+    fn lower_loop<R>(
+        &mut self,
+        span: Span,
+        mut lower_body: impl FnMut(&mut Self) -> Option<R>,
+    ) -> Option<(R, Vec<Stmt>, Vec<Carried>)> {
         let before = self.scopes.clone();
         let outer = std::mem::take(&mut self.f.body);
         // Pass 1: which outer names does the loop rebind?
-        self.while_body(w);
+        lower_body(self);
         let probe = std::mem::replace(&mut self.scopes, before.clone());
         self.f.body = Vec::new();
         if self.errors.is_some() {
@@ -1153,22 +1131,24 @@ impl Lowerer {
                 (find(&probe, &n)? != b).then_some((n, b))
             })
             .collect();
-        // Pass 2.
+        // Pass 2: loop-start variables, then the body.
         let mut phis = Vec::new();
         for (n, init) in &carried_names {
             let phi = self.fresh(n, self.kind(*init));
             self.rebind(n, phi);
             phis.push(phi);
         }
-        let (k, test) = self.while_body(w)?;
+        let lowered = lower_body(self);
         let body = std::mem::take(&mut self.f.body);
         let after = std::mem::replace(&mut self.scopes, before);
         self.f.body = outer;
+        let lowered = lowered?;
         let mut carried = Vec::new();
         for ((n, init), phi) in carried_names.into_iter().zip(phis) {
-            let next = find(&after, &n).expect("bound in the loop");
+            // Pass 2 binds every name pass 1 did; if not, an error was reported.
+            let next = find(&after, &n)?;
             if self.kind(next) != self.kind(init) {
-                self.error(w.while_token.span(), format!("`{n}` changes between a differentiable value and a static one inside the loop"));
+                self.error(span, format!("`{n}` changes between a differentiable value and a static one inside the loop"));
                 continue;
             }
             let out = self.fresh(&n, self.kind(init));
@@ -1180,16 +1160,7 @@ impl Lowerer {
             });
             self.rebind(&n, out);
         }
-        let id = self.id();
-        self.f.body.push(Stmt::For {
-            pat: quote!(_),
-            iter: quote!(()),
-            body,
-            carried,
-            id,
-            cond: Some((k, test)),
-        });
-        Some(Operand::Tok(quote!(())))
+        Some((lowered, body, carried))
     }
 
     /// Lowers a `while` loop's condition (returning how many statements it
