@@ -153,14 +153,10 @@ fn others_product<V: ArrayValue>(x: &V, axes: &[usize]) -> V {
     let one = part(&xs, 0, 1).ones_like();
     let before = V::concat(&[one.clone(), part(&scan(true), 0, m - 1)], last);
     let after = V::concat(&[part(&scan(false), 1, m), one], last);
-    let mut inverse = vec![0; perm.len()];
-    for (i, &p) in perm.iter().enumerate() {
-        inverse[p] = i;
-    }
     before
         .mul(&after)
         .reshape(&permuted_shape)
-        .permute(&inverse)
+        .permute(&crate::ops::shape::permute::inverse(&perm))
 }
 
 /// Product over axes. The rules are exact at zeros (see `others_product`).
