@@ -1,4 +1,4 @@
-//! CPU kernels for Nabla.
+//! CPU kernels for Nabla (and, with feature `cuda`, CUDA kernels: [`cuda`]).
 //!
 //! This crate knows nothing about automatic differentiation: it takes
 //! `ndarray` views of `f32`/`f64` (and `i64`/`bool` where an op needs indices
@@ -17,6 +17,8 @@
 //! assert!((y[[1]] - std::f64::consts::E).abs() < 1e-15);
 //! ```
 
+#[cfg(feature = "cuda")]
+pub mod cuda;
 pub mod elementwise;
 pub mod fastmath;
 pub mod float;

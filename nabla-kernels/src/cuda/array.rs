@@ -1,0 +1,321 @@
+//! `GpuArray`: a strided view of a shared, immutable device buffer.
+
+use super::device::Gpu;
+use super::layout::{MAX_DIMS, row_major};
+use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
+use ndarray::Slice;
+use std::sync::Arc;
+
+/// Element type of a device buffer (`Bool` is stored as one byte, 0 or 1).
+///
+/// ```
+/// assert_eq!(nabla_kernels::cuda::GpuElem::F64.name(), "f64");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum GpuElem {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 64-bit signed integer.
+    I64,
+    /// Boolean, one byte per element.
+    Bool,
+}
+
+impl GpuElem {
+    /// The suffix of this type's kernels in kernels.cu.
+    pub fn name(self) -> &'static str {
+        match self {
+            GpuElem::F32 => "f32",
+            GpuElem::F64 => "f64",
+            GpuElem::I64 => "i64",
+            GpuElem::Bool => "u8",
+        }
+    }
+}
+
+/// A device buffer of one element type.
+#[doc(hidden)]
+#[derive(Debug)]
+pub enum Buf {
+    F32(CudaSlice<f32>),
+    F64(CudaSlice<f64>),
+    I64(CudaSlice<i64>),
+    U8(CudaSlice<u8>),
+}
+
+/// A host element type that can be copied to and from a device buffer.
+pub trait HostElem: Copy + DeviceRepr + ValidAsZeroBits + Default + 'static {
+    /// Its device element type.
+    const ELEM: GpuElem;
+    #[doc(hidden)]
+    fn wrap(s: CudaSlice<Self>) -> Buf;
+    #[doc(hidden)]
+    fn unwrap(b: &Buf) -> Option<&CudaSlice<Self>>;
+}
+
+macro_rules! host_elem {
+    ($t:ty, $e:ident, $b:ident) => {
+        impl HostElem for $t {
+            const ELEM: GpuElem = GpuElem::$e;
+            fn wrap(s: CudaSlice<Self>) -> Buf {
+                Buf::$b(s)
+            }
+            fn unwrap(b: &Buf) -> Option<&CudaSlice<Self>> {
+                match b {
+                    Buf::$b(s) => Some(s),
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+host_elem!(f32, F32, F32);
+host_elem!(f64, F64, F64);
+host_elem!(i64, I64, I64);
+host_elem!(u8, Bool, U8);
+
+/// An n-dimensional array on a CUDA device: a shared buffer plus shape,
+/// strides (in elements, 0 on broadcast axes) and offset. Cloning shares the
+/// buffer; views ([`GpuArray::permute`], [`GpuArray::slice`],
+/// [`GpuArray::broadcast_to`], contiguous [`GpuArray::reshape`]) copy nothing.
+///
+/// ```no_run
+/// use nabla_kernels::cuda::{Gpu, GpuArray};
+/// let gpu = Gpu::get(0).unwrap();
+/// let x = GpuArray::from_host(&gpu, &[1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
+/// assert_eq!(x.permute(&[1, 0]).to_host::<f32>(), vec![1.0, 3.0, 2.0, 4.0]);
+/// ```
+#[derive(Clone, Debug)]
+pub struct GpuArray {
+    pub(crate) buf: Arc<Buf>,
+    pub(crate) gpu: Arc<Gpu>,
+    shape: Vec<usize>,
+    strides: Vec<isize>,
+    offset: usize,
+}
+
+impl GpuArray {
+    pub(crate) fn from_buf(gpu: &Arc<Gpu>, buf: Buf, shape: &[usize]) -> GpuArray {
+        GpuArray {
+            buf: Arc::new(buf),
+            gpu: gpu.clone(),
+            shape: shape.to_vec(),
+            strides: row_major(shape),
+            offset: 0,
+        }
+    }
+
+    /// An uninitialised-then-zeroed contiguous buffer of `elem` and `shape`.
+    #[track_caller]
+    pub(crate) fn zeros(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
+        let n = shape.iter().product::<usize>();
+        let s = &gpu.stream;
+        let buf = match elem {
+            GpuElem::F32 => Buf::F32(check(s.alloc_zeros(n))),
+            GpuElem::F64 => Buf::F64(check(s.alloc_zeros(n))),
+            GpuElem::I64 => Buf::I64(check(s.alloc_zeros(n))),
+            GpuElem::Bool => Buf::U8(check(s.alloc_zeros(n))),
+        };
+        GpuArray::from_buf(gpu, buf, shape)
+    }
+
+    /// A contiguous buffer of `elem` and `shape` whose contents the caller
+    /// overwrites completely.
+    #[track_caller]
+    pub(crate) fn alloc(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
+        let n = shape.iter().product::<usize>();
+        let s = &gpu.stream;
+        // SAFETY: every caller launches a kernel that writes all `n` elements
+        // before the buffer is read.
+        let buf = unsafe {
+            match elem {
+                GpuElem::F32 => Buf::F32(check(s.alloc(n))),
+                GpuElem::F64 => Buf::F64(check(s.alloc(n))),
+                GpuElem::I64 => Buf::I64(check(s.alloc(n))),
+                GpuElem::Bool => Buf::U8(check(s.alloc(n))),
+            }
+        };
+        GpuArray::from_buf(gpu, buf, shape)
+    }
+
+    /// Copies host data (row-major, `shape`) to the device.
+    #[track_caller]
+    pub fn from_host<T: HostElem>(gpu: &Arc<Gpu>, data: &[T], shape: &[usize]) -> GpuArray {
+        assert_eq!(
+            data.len(),
+            shape.iter().product::<usize>(),
+            "cuda: {} host elements do not fill shape {shape:?}",
+            data.len()
+        );
+        assert!(
+            shape.len() <= MAX_DIMS,
+            "cuda: at most {MAX_DIMS} axes, got shape {shape:?}"
+        );
+        let slice = check(gpu.stream.clone_htod(data));
+        GpuArray::from_buf(gpu, T::wrap(slice), shape)
+    }
+
+    /// Copies the elements, row-major, back to the host (the one place,
+    /// with the runtime's `item`/`Display`, where device data crosses).
+    #[track_caller]
+    pub fn to_host<T: HostElem>(&self) -> Vec<T> {
+        assert_eq!(
+            T::ELEM,
+            self.elem(),
+            "cuda: to_host::<{}> of a {} array",
+            T::ELEM.name(),
+            self.elem().name()
+        );
+        let c = if self.is_contiguous() {
+            self.clone()
+        } else {
+            super::launch::contiguous(self)
+        };
+        let slice = T::unwrap(&c.buf).expect("element type checked above");
+        let n = c.numel();
+        if n == 0 {
+            return Vec::new();
+        }
+        check(
+            c.gpu
+                .stream
+                .clone_dtoh(&slice.slice(c.offset..c.offset + n)),
+        )
+    }
+
+    /// The element type.
+    pub fn elem(&self) -> GpuElem {
+        match &*self.buf {
+            Buf::F32(_) => GpuElem::F32,
+            Buf::F64(_) => GpuElem::F64,
+            Buf::I64(_) => GpuElem::I64,
+            Buf::U8(_) => GpuElem::Bool,
+        }
+    }
+
+    /// The shape.
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+
+    /// Strides in elements.
+    pub fn strides(&self) -> &[isize] {
+        &self.strides
+    }
+
+    /// Offset of the first element in the buffer.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// Number of elements.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// The device this array lives on.
+    pub fn gpu(&self) -> &Arc<Gpu> {
+        &self.gpu
+    }
+
+    /// The device number.
+    pub fn ordinal(&self) -> usize {
+        self.gpu.ordinal()
+    }
+
+    /// True when the elements are row-major and dense from `offset`.
+    pub fn is_contiguous(&self) -> bool {
+        let mut expect = 1isize;
+        for d in (0..self.shape.len()).rev() {
+            if self.shape[d] != 1 {
+                if self.strides[d] != expect {
+                    return false;
+                }
+                expect *= self.shape[d] as isize;
+            }
+        }
+        true
+    }
+
+    fn view(&self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> GpuArray {
+        GpuArray {
+            buf: self.buf.clone(),
+            gpu: self.gpu.clone(),
+            shape,
+            strides,
+            offset,
+        }
+    }
+
+    /// Same elements in a new shape (a view when contiguous, else a copy).
+    #[track_caller]
+    pub fn reshape(&self, shape: &[usize]) -> GpuArray {
+        assert_eq!(
+            self.numel(),
+            shape.iter().product::<usize>(),
+            "cuda: reshape {:?} -> {shape:?}",
+            self.shape
+        );
+        assert!(
+            shape.len() <= MAX_DIMS,
+            "cuda: at most {MAX_DIMS} axes, got shape {shape:?}"
+        );
+        let c = if self.is_contiguous() {
+            self.clone()
+        } else {
+            super::launch::contiguous(self)
+        };
+        c.view(shape.to_vec(), row_major(shape), c.offset)
+    }
+
+    /// Axes reordered (`perm[i]` is the source axis of axis `i`); a view.
+    pub fn permute(&self, perm: &[usize]) -> GpuArray {
+        let shape = perm.iter().map(|&p| self.shape[p]).collect();
+        let strides = perm.iter().map(|&p| self.strides[p]).collect();
+        self.view(shape, strides, self.offset)
+    }
+
+    /// NumPy broadcast to `shape` (stride 0 on new or stretched axes); a view.
+    pub fn broadcast_to(&self, shape: &[usize]) -> GpuArray {
+        let lead = shape.len() - self.shape.len();
+        let strides = (0..shape.len())
+            .map(|d| {
+                if d >= lead && self.shape[d - lead] == shape[d] {
+                    self.strides[d - lead]
+                } else {
+                    0
+                }
+            })
+            .collect();
+        self.view(shape.to_vec(), strides, self.offset)
+    }
+
+    /// One `ndarray::Slice` per axis (ndarray's semantics, negative steps
+    /// included); a view.
+    pub fn slice(&self, slices: &[Slice]) -> GpuArray {
+        let mut shape = self.shape.clone();
+        let mut strides = self.strides.clone();
+        let mut offset = self.offset as isize;
+        for (d, s) in slices.iter().enumerate() {
+            let len = shape[d] as isize;
+            let abs = |i: isize| if i < 0 { (len + i).max(0) } else { i.min(len) };
+            let start = abs(s.start);
+            let end = s.end.map_or(len, abs).max(start);
+            let m = end - start;
+            let step = s.step.unsigned_abs() as isize;
+            if m > 0 {
+                offset += strides[d] * if s.step < 0 { end - 1 } else { start };
+            }
+            shape[d] = ((m + step - 1) / step) as usize;
+            strides[d] *= s.step;
+        }
+        self.view(shape, strides, offset as usize)
+    }
+}
+
+#[track_caller]
+pub(crate) fn check<T>(r: Result<T, cudarc::driver::DriverError>) -> T {
+    r.unwrap_or_else(|e| panic!("cuda: driver error {e:?}"))
+}

@@ -1,0 +1,231 @@
+//! Devices: probing, one context/stream/module/cuBLAS handle per device.
+
+use cudarc::cublas::CudaBlas;
+use cudarc::driver::{CudaContext, CudaFunction, CudaModule, CudaStream};
+use cudarc::nvrtc::Ptx;
+use std::collections::HashMap;
+use std::ffi::{CStr, CString};
+use std::sync::{Arc, Mutex, OnceLock};
+
+/// The CUDA C source of every kernel (compiled once per device).
+pub const KERNEL_SOURCE: &str = include_str!("kernels.cu");
+
+/// Why the GPU could not be used.
+///
+/// ```
+/// let e = nabla_kernels::cuda::GpuError("no CUDA driver".into());
+/// assert_eq!(e.to_string(), "no CUDA driver");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GpuError(pub String);
+
+impl std::fmt::Display for GpuError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GpuError {}
+
+fn err(what: &str, e: impl std::fmt::Debug) -> GpuError {
+    GpuError(format!("{what}: {e:?}"))
+}
+
+/// True when the CUDA driver library loads and reports at least one device.
+/// Never panics and never aborts.
+///
+/// ```
+/// let _ = nabla_kernels::cuda::is_available();
+/// ```
+pub fn is_available() -> bool {
+    device_count() > 0
+}
+
+/// Number of CUDA devices (0 when the driver library is missing or fails).
+///
+/// ```
+/// let _ = nabla_kernels::cuda::device_count();
+/// ```
+pub fn device_count() -> usize {
+    static COUNT: OnceLock<usize> = OnceLock::new();
+    *COUNT.get_or_init(|| {
+        // SAFETY: only tries to dlopen the driver library by name.
+        if !unsafe { cudarc::driver::sys::is_culib_present() } {
+            return 0;
+        }
+        // A broken install may still panic inside the bindings (a missing
+        // symbol); treat that as "no device" rather than aborting.
+        std::panic::catch_unwind(|| {
+            cudarc::driver::result::init().ok()?;
+            CudaContext::device_count().ok()
+        })
+        .ok()
+        .flatten()
+        .map_or(0, |n| n.max(0) as usize)
+    })
+}
+
+/// One CUDA device: its context, the stream every op runs on (so ops are
+/// ordered without extra synchronisation), the compiled kernel module and a
+/// cuBLAS handle, created on first use and cached for the process.
+pub struct Gpu {
+    ordinal: usize,
+    pub(crate) stream: Arc<CudaStream>,
+    module: OnceLock<Result<Arc<CudaModule>, GpuError>>,
+    functions: Mutex<HashMap<String, CudaFunction>>,
+    pub(crate) blas: OnceLock<Result<CudaBlas, GpuError>>,
+}
+
+impl std::fmt::Debug for Gpu {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Gpu(cuda:{})", self.ordinal)
+    }
+}
+
+// SAFETY: cudarc's handles are thread-safe (the context is bound to the
+// calling thread by every cudarc call); the cuBLAS handle is only used on
+// this device's single stream.
+unsafe impl Send for Gpu {}
+unsafe impl Sync for Gpu {}
+
+impl Gpu {
+    /// The device `ordinal`, initialised once per process.
+    ///
+    /// ```
+    /// if !nabla_kernels::cuda::is_available() {
+    ///     assert!(nabla_kernels::cuda::Gpu::get(0).is_err());
+    /// }
+    /// ```
+    pub fn get(ordinal: usize) -> Result<Arc<Gpu>, GpuError> {
+        static GPUS: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+        let n = device_count();
+        if ordinal >= n {
+            return Err(GpuError(if n == 0 {
+                "no CUDA device: the driver library (libcuda.so) did not load or reports no GPU"
+                    .into()
+            } else {
+                format!("no CUDA device {ordinal}: this machine has {n}")
+            }));
+        }
+        let mut gpus = GPUS.get_or_init(Default::default).lock().unwrap();
+        if let Some(g) = gpus.get(&ordinal) {
+            return Ok(g.clone());
+        }
+        let ctx = CudaContext::new(ordinal).map_err(|e| err("creating a CUDA context", e))?;
+        let gpu = Arc::new(Gpu {
+            ordinal,
+            stream: ctx.default_stream(),
+            module: OnceLock::new(),
+            functions: Mutex::new(HashMap::new()),
+            blas: OnceLock::new(),
+        });
+        gpus.insert(ordinal, gpu.clone());
+        Ok(gpu)
+    }
+
+    /// The device number.
+    pub fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+
+    /// Waits until every queued kernel has finished (for timing).
+    pub fn synchronize(&self) -> Result<(), GpuError> {
+        self.stream.synchronize().map_err(|e| err("synchronize", e))
+    }
+
+    /// The kernel `name`, compiling the module on first use.
+    #[track_caller]
+    pub(crate) fn function(&self, name: &str) -> CudaFunction {
+        if let Some(f) = self.functions.lock().unwrap().get(name) {
+            return f.clone();
+        }
+        let module = self
+            .module
+            .get_or_init(|| {
+                let ctx = self.stream.context();
+                let (major, minor) = ctx
+                    .compute_capability()
+                    .map_err(|e| err("compute capability", e))?;
+                let image = compile_kernels(major as u32 * 10 + minor as u32)?;
+                ctx.load_module(Ptx::from_binary(image))
+                    .map_err(|e| err("loading the compiled kernels", e))
+            })
+            .as_ref()
+            .unwrap_or_else(|e| panic!("CUDA kernels unavailable on cuda:{}: {e}", self.ordinal));
+        let f = module
+            .load_function(name)
+            .unwrap_or_else(|e| panic!("CUDA kernel {name} missing from kernels.cu: {e:?}"));
+        self.functions
+            .lock()
+            .unwrap()
+            .insert(name.into(), f.clone());
+        f
+    }
+
+    pub(crate) fn blas(&self) -> &CudaBlas {
+        self.blas
+            .get_or_init(|| CudaBlas::new(self.stream.clone()).map_err(|e| err("cuBLAS", e)))
+            .as_ref()
+            .unwrap_or_else(|e| panic!("cuBLAS unavailable on cuda:{}: {e}", self.ordinal))
+    }
+}
+
+/// Compiles [`KERNEL_SOURCE`] with NVRTC for the real architecture
+/// `sm_<arch>` (e.g. 90 for H100/H200) and returns the CUBIN image (loaded
+/// without PTX JIT, so a newer NVRTC than the driver is fine). Errors carry
+/// NVRTC's log. Needs only libnvrtc, not a GPU.
+///
+/// ```no_run
+/// let cubin = nabla_kernels::cuda::compile_kernels(90).unwrap();
+/// assert!(!cubin.is_empty());
+/// ```
+pub fn compile_kernels(arch: u32) -> Result<Vec<u8>, GpuError> {
+    use cudarc::nvrtc::{result, sys};
+    // SAFETY: only tries to dlopen libnvrtc by name.
+    if !unsafe { sys::is_culib_present() } {
+        return Err(GpuError(
+            "NVRTC (libnvrtc.so) not found: install the CUDA runtime compiler or add it to LD_LIBRARY_PATH".into(),
+        ));
+    }
+    let src = CString::new(KERNEL_SOURCE).expect("kernel source has no NUL");
+    let name = CString::new("nabla_kernels.cu").unwrap();
+    let prog =
+        result::create_program(&src, Some(&name)).map_err(|e| err("nvrtcCreateProgram", e))?;
+    let opts = [
+        format!("--gpu-architecture=sm_{arch}"),
+        "--std=c++17".to_string(),
+        "-default-device".to_string(),
+    ];
+    // SAFETY: `prog` is a live program; options are plain strings.
+    let compiled = unsafe { result::compile_program(prog, &opts) };
+    let out = match compiled {
+        Err(e) => {
+            // SAFETY: reading the log of a live program.
+            let log = unsafe { result::get_program_log(prog) }
+                .map(|l| {
+                    unsafe { CStr::from_ptr(l.as_ptr()) }
+                        .to_string_lossy()
+                        .into_owned()
+                })
+                .unwrap_or_default();
+            Err(GpuError(format!(
+                "NVRTC failed to compile kernels.cu ({e:?}):\n{log}"
+            )))
+        }
+        Ok(()) => {
+            let mut size = 0usize;
+            // SAFETY: size query then copy into a buffer of that size.
+            unsafe { sys::nvrtcGetCUBINSize(prog, &mut size) }
+                .result()
+                .map_err(|e| err("nvrtcGetCUBINSize", e))?;
+            let mut image = vec![0u8; size];
+            unsafe { sys::nvrtcGetCUBIN(prog, image.as_mut_ptr().cast()) }
+                .result()
+                .map_err(|e| err("nvrtcGetCUBIN", e))?;
+            Ok(image)
+        }
+    };
+    // SAFETY: the program is not used after this.
+    let _ = unsafe { result::destroy_program(prog) };
+    out
+}

@@ -1,0 +1,313 @@
+// Nabla's CUDA kernels. Compiled at run time with NVRTC, once per device,
+// into one module (see device.rs). Every kernel writes a contiguous output
+// and reads its inputs through a `Layout` (shape of the output, the input's
+// own strides in elements, 0 on broadcast axes), so strided views, slices,
+// transposes and broadcasts never need a copy first.
+//
+// Naming: `<family>_<dtype>`, dtype in f32 f64 i64 u8 (bool). Operation
+// codes are passed as ints and must match `launch.rs`.
+
+typedef long long i64;
+typedef unsigned char u8;
+
+#define MAX_DIMS 8
+
+struct Layout {
+    i64 ndim;
+    i64 offset;
+    i64 contiguous;  // 1: element i lives at offset + i
+    i64 shape[MAX_DIMS];
+    i64 strides[MAX_DIMS];
+};
+
+__device__ __forceinline__ i64 at(const Layout& l, i64 i) {
+    if (l.contiguous) return l.offset + i;
+    i64 off = l.offset;
+    for (int d = (int)l.ndim - 1; d >= 0; --d) {
+        i64 s = l.shape[d];
+        off += (i % s) * l.strides[d];
+        i /= s;
+    }
+    return off;
+}
+
+#define GRID_LOOP(i, n) \
+    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
+
+// ---------------------------------------------------------------- unary
+template <typename T>
+__device__ __forceinline__ T unary_op(int op, T v, double p, double q) {
+    const T zero = (T)0, one = (T)1;
+    switch (op) {
+        case 0: return -v;
+        case 1: return exp(v);
+        case 2: return log(v);
+        case 3: return sin(v);
+        case 4: return cos(v);
+        case 5: return tan(v);
+        case 6: return tanh(v);
+        case 7: return one / (one + exp(-v));
+        case 8: return v > zero ? v : zero;
+        case 9: return sqrt(v);
+        case 10: return rsqrt(v);
+        case 11: return fabs(v);
+        case 12: return v * v;
+        case 13: return one / v;
+        case 14: return log1p(v);
+        case 15: return expm1(v);
+        case 16: return erf(v);
+        case 17: return v > zero ? one : (v < zero ? -one : v);  // keeps 0 and NaN
+        case 18: return floor(v);
+        case 19: return ceil(v);
+        case 20: return round(v);  // half away from zero
+        case 21: {                 // powi(n), n in p
+            int n = (int)p;
+            if (n == 2) return v * v;
+            if (n == 3) return v * v * v;
+            return pow(v, (T)n);
+        }
+        case 22: return pow(v, (T)p);
+        case 23: return (T)p * v + (T)q;
+        case 24: return (T)p / v;
+        case 25: return exp(v * (T)log(p));
+        case 26: return v < (T)p ? (T)p : (v > (T)q ? (T)q : v);
+    }
+    return v;
+}
+
+#define UNARY(T, NAME)                                                                     \
+    extern "C" __global__ void unary_##NAME(const T* x, Layout lx, T* y, i64 n, int op,  \
+                                            double p, double q) {                          \
+        GRID_LOOP(i, n) { y[i] = unary_op<T>(op, x[at(lx, i)], p, q); }                   \
+    }
+UNARY(float, f32)
+UNARY(double, f64)
+
+// ---------------------------------------------------------------- binary
+template <typename T>
+__device__ __forceinline__ T binary_op(int op, T a, T b) {
+    switch (op) {
+        case 0: return a + b;
+        case 1: return a - b;
+        case 2: return a * b;
+        case 3: return a / b;
+        case 4: return pow(a, b);
+        case 5: return (a != a || a > b) ? a : b;  // NaN-propagating maximum
+        case 6: return (a != a || a < b) ? a : b;
+        case 7: return atan2(a, b);
+    }
+    return a;
+}
+
+#define BINARY(T, NAME)                                                                    \
+    extern "C" __global__ void binary_##NAME(const T* a, Layout la, const T* b, Layout lb, \
+                                             T* y, i64 n, int op) {                        \
+        GRID_LOOP(i, n) { y[i] = binary_op<T>(op, a[at(la, i)], b[at(lb, i)]); }          \
+    }
+BINARY(float, f32)
+BINARY(double, f64)
+
+// ---------------------------------------------------------------- compare
+template <typename T>
+__device__ __forceinline__ bool compare_op(int op, T a, T b) {
+    switch (op) {
+        case 0: return a > b;
+        case 1: return a >= b;
+        case 2: return a < b;
+        case 3: return a <= b;
+        case 4: return a == b;
+        case 5: return a != b;
+    }
+    return false;
+}
+
+#define COMPARE(T, NAME)                                                                    \
+    extern "C" __global__ void compare_##NAME(const T* a, Layout la, const T* b, Layout lb, \
+                                              u8* y, i64 n, int op) {                       \
+        GRID_LOOP(i, n) { y[i] = compare_op<T>(op, a[at(la, i)], b[at(lb, i)]) ? 1 : 0; }  \
+    }
+COMPARE(float, f32)
+COMPARE(double, f64)
+COMPARE(i64, i64)
+
+// ---------------------------------------------------------------- select
+#define WHERE(T, NAME)                                                                     \
+    extern "C" __global__ void where_##NAME(const u8* m, Layout lm, const T* a, Layout la, \
+                                            const T* b, Layout lb, T* y, i64 n) {          \
+        GRID_LOOP(i, n) { y[i] = m[at(lm, i)] ? a[at(la, i)] : b[at(lb, i)]; }            \
+    }
+WHERE(float, f32)
+WHERE(double, f64)
+WHERE(i64, i64)
+WHERE(u8, u8)
+
+// ------------------------------------------------- copy / cast / scatter
+// dst[at(ld, i)] = (TO) src[at(ls, i)]: contiguous copies, casts, writes into
+// strided regions (slice placement, concatenation).
+template <typename TO, typename FROM>
+__device__ __forceinline__ TO convert(FROM v) { return (TO)v; }
+template <>
+__device__ __forceinline__ u8 convert<u8, float>(float v) { return v != 0.0f; }
+template <>
+__device__ __forceinline__ u8 convert<u8, double>(double v) { return v != 0.0; }
+template <>
+__device__ __forceinline__ u8 convert<u8, i64>(i64 v) { return v != 0; }
+
+#define COPY(TF, NF, TT, NT)                                                                 \
+    extern "C" __global__ void copy_##NF##_##NT(const TF* src, Layout ls, TT* dst, Layout ld, \
+                                                i64 n) {                                    \
+        GRID_LOOP(i, n) { dst[at(ld, i)] = convert<TT, TF>(src[at(ls, i)]); }               \
+    }
+#define COPY_FROM(TF, NF)      \
+    COPY(TF, NF, float, f32)   \
+    COPY(TF, NF, double, f64)  \
+    COPY(TF, NF, i64, i64)     \
+    COPY(TF, NF, u8, u8)
+COPY_FROM(float, f32)
+COPY_FROM(double, f64)
+COPY_FROM(i64, i64)
+COPY_FROM(u8, u8)
+
+#define FILL(T, NAME)                                                               \
+    extern "C" __global__ void fill_##NAME(T* y, i64 n, double v) {                \
+        GRID_LOOP(i, n) { y[i] = convert<T, double>(v); }                          \
+    }                                                                               \
+    extern "C" __global__ void arange_##NAME(T* y, i64 n, double start, double step) { \
+        GRID_LOOP(i, n) { y[i] = convert<T, double>(start + step * (double)i); }   \
+    }
+FILL(float, f32)
+FILL(double, f64)
+FILL(i64, i64)
+FILL(u8, u8)
+
+// ---------------------------------------------------------------- reductions
+// Input viewed as [rows, cols] through `lx` (the reduced axes permuted to the
+// end). Large rows: `chunks` blocks per row each reduce `chunk` columns into
+// partials[row * chunks + c] (a second launch reduces the partials). Warp
+// shuffles, then shared memory across warps.
+template <typename T>
+__device__ __forceinline__ T reduce_identity(int op) {
+    switch (op) {
+        case 0: return (T)0;
+        case 1: return (T)1;
+        case 2: return -(T)__longlong_as_double(0x7ff0000000000000LL);
+        case 3: return (T)__longlong_as_double(0x7ff0000000000000LL);
+    }
+    return (T)0;
+}
+
+template <typename T>
+__device__ __forceinline__ T reduce_combine(int op, T a, T b) {
+    switch (op) {
+        case 0: return a + b;
+        case 1: return a * b;
+        case 2: return (a != a || a > b) ? a : b;
+        case 3: return (a != a || a < b) ? a : b;
+    }
+    return a;
+}
+
+template <typename T>
+__device__ T block_reduce(int op, T v) {
+    __shared__ T warps[32];
+    const unsigned full = 0xffffffffu;
+    for (int o = 16; o > 0; o >>= 1) v = reduce_combine<T>(op, v, __shfl_down_sync(full, v, o));
+    int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
+    if (lane == 0) warps[warp] = v;
+    __syncthreads();
+    int nwarps = (blockDim.x + 31) >> 5;
+    v = threadIdx.x < nwarps ? warps[lane] : reduce_identity<T>(op);
+    if (warp == 0)
+        for (int o = 16; o > 0; o >>= 1) v = reduce_combine<T>(op, v, __shfl_down_sync(full, v, o));
+    return v;
+}
+
+#define REDUCE(T, NAME)                                                                       \
+    extern "C" __global__ void reduce_##NAME(const T* x, Layout lx, T* y, i64 rows, i64 cols, \
+                                             i64 chunks, i64 chunk, int op) {                 \
+        for (i64 blk = blockIdx.x; blk < rows * chunks; blk += gridDim.x) {                  \
+            i64 row = blk / chunks, c = blk % chunks;                                         \
+            i64 start = c * chunk, end = min(cols, start + chunk);                            \
+            T acc = reduce_identity<T>(op);                                                   \
+            for (i64 j = start + threadIdx.x; j < end; j += blockDim.x)                       \
+                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
+            acc = block_reduce<T>(op, acc);                                                   \
+            if (threadIdx.x == 0) y[blk] = acc;                                               \
+            __syncthreads();                                                                  \
+        }                                                                                     \
+    }                                                                                         \
+    extern "C" __global__ void reduce_rows_##NAME(const T* x, Layout lx, T* y, i64 rows,      \
+                                                  i64 cols, int op) {                         \
+        GRID_LOOP(row, rows) {                                                                \
+            T acc = reduce_identity<T>(op);                                                   \
+            for (i64 j = 0; j < cols; ++j)                                                    \
+                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
+            y[row] = acc;                                                                     \
+        }                                                                                     \
+    }                                                                                         \
+    extern "C" __global__ void argreduce_##NAME(const T* x, Layout lx, i64* y, i64 rows,      \
+                                                i64 cols, int is_max) {                       \
+        GRID_LOOP(row, rows) {                                                                \
+            i64 best = 0;                                                                     \
+            T bv = x[at(lx, row * cols)];                                                     \
+            for (i64 j = 1; j < cols; ++j) {                                                  \
+                T v = x[at(lx, row * cols + j)];                                              \
+                if (bv != bv) break;                                                          \
+                if (v != v || (is_max ? v > bv : v < bv)) { bv = v; best = j; }               \
+            }                                                                                 \
+            y[row] = best;                                                                    \
+        }                                                                                     \
+    }                                                                                         \
+    extern "C" __global__ void cumsum_##NAME(const T* x, Layout lx, T* y, i64 rows, i64 cols, \
+                                             int reverse) {                                   \
+        GRID_LOOP(row, rows) {                                                                \
+            T acc = (T)0;                                                                     \
+            for (i64 k = 0; k < cols; ++k) {                                                  \
+                i64 j = reverse ? cols - 1 - k : k;                                           \
+                acc += x[at(lx, row * cols + j)];                                             \
+                y[row * cols + j] = acc;                                                      \
+            }                                                                                 \
+        }                                                                                     \
+    }
+REDUCE(float, f32)
+REDUCE(double, f64)
+
+// ---------------------------------------------------------------- gather / scatter
+// Output shape = lx.shape (x's shape with axis length replaced by the index
+// count); coordinate `axis` goes through idx.
+#define INDEX(T, NAME)                                                                         \
+    extern "C" __global__ void index_select_##NAME(const T* x, Layout lx, const i64* idx,      \
+                                                   int axis, T* y, i64 n) {                    \
+        GRID_LOOP(i, n) {                                                                      \
+            i64 off = lx.offset, r = i;                                                        \
+            for (int d = (int)lx.ndim - 1; d >= 0; --d) {                                      \
+                i64 s = lx.shape[d], c = r % s;                                                \
+                r /= s;                                                                        \
+                off += (d == axis ? idx[c] : c) * lx.strides[d];                               \
+            }                                                                                  \
+            y[i] = x[off];                                                                     \
+        }                                                                                      \
+    }
+INDEX(float, f32)
+INDEX(double, f64)
+INDEX(i64, i64)
+INDEX(u8, u8)
+
+// y (contiguous, zeroed, shape ly.shape) += src scattered along axis: src's
+// element with coordinate c on `axis` goes to idx[c]. `ls` has src's shape;
+// ly.strides are y's (contiguous) strides. Repeated indices add atomically.
+#define INDEX_ADD(T, NAME)                                                                     \
+    extern "C" __global__ void index_add_##NAME(const T* src, Layout ls, const i64* idx,       \
+                                                int axis, T* y, Layout ly, i64 n) {            \
+        GRID_LOOP(i, n) {                                                                      \
+            i64 off = 0, r = i;                                                                \
+            for (int d = (int)ls.ndim - 1; d >= 0; --d) {                                      \
+                i64 s = ls.shape[d], c = r % s;                                                \
+                r /= s;                                                                        \
+                off += (d == axis ? idx[c] : c) * ly.strides[d];                               \
+            }                                                                                  \
+            atomicAdd(&y[off], src[at(ls, i)]);                                                \
+        }                                                                                      \
+    }
+INDEX_ADD(float, f32)
+INDEX_ADD(double, f64)

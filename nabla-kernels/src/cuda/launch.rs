@@ -1,0 +1,513 @@
+//! Launchers: one Rust function per kernel family of kernels.cu, mirroring
+//! the CPU kernels' signatures (inputs by view, a fresh contiguous output).
+
+use super::array::{Buf, GpuArray, GpuElem, check};
+use super::device::Gpu;
+use super::layout::{Layout, row_major};
+use crate::elementwise::{BinaryOp, CompareOp, UnaryOp, broadcast_shape};
+use crate::reduce::ReduceOp;
+use cudarc::driver::{LaunchArgs, LaunchConfig, PushKernelArg};
+use ndarray::Slice;
+use std::sync::Arc;
+
+const BLOCK: u32 = 256;
+
+/// Grid for a grid-stride loop over `n` items.
+fn grid(n: usize) -> LaunchConfig {
+    let blocks = n.div_ceil(BLOCK as usize).clamp(1, 1 << 20) as u32;
+    LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    }
+}
+
+/// A kernel argument: a device buffer (its pointer) or a plain value.
+trait KernelArg {
+    fn push<'a>(&'a self, args: &mut LaunchArgs<'a>);
+}
+
+impl KernelArg for Buf {
+    fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+        match self {
+            Buf::F32(s) => args.arg(s),
+            Buf::F64(s) => args.arg(s),
+            Buf::I64(s) => args.arg(s),
+            Buf::U8(s) => args.arg(s),
+        };
+    }
+}
+
+macro_rules! plain_arg {
+    ($($t:ty),*) => {$(
+        impl KernelArg for $t {
+            fn push<'a>(&'a self, args: &mut LaunchArgs<'a>) {
+                args.arg(self);
+            }
+        }
+    )*};
+}
+plain_arg!(Layout, i64, i32, f64);
+
+/// Launches kernel `$name` with the listed arguments, in the order of the
+/// kernel's parameter list in kernels.cu.
+macro_rules! launch {
+    ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
+        let gpu: &Arc<Gpu> = $gpu;
+        let f = gpu.function(&$name);
+        let mut args = gpu.stream.launch_builder(&f);
+        $( KernelArg::push(&$arg, &mut args); )*
+        // SAFETY: every call site passes pointers and sizes matching the
+        // kernel's parameters, with outputs sized for the launch.
+        check(unsafe { args.launch($cfg) });
+    }};
+}
+
+#[track_caller]
+fn same_device(op: &str, a: &GpuArray, b: &GpuArray) {
+    assert_eq!(
+        a.ordinal(),
+        b.ordinal(),
+        "{op}: operands on cuda:{} and cuda:{}; move one with .to_device(..)",
+        a.ordinal(),
+        b.ordinal()
+    );
+}
+
+#[track_caller]
+fn float(op: &str, x: &GpuArray) -> &'static str {
+    match x.elem() {
+        GpuElem::F32 | GpuElem::F64 => x.elem().name(),
+        e => panic!(
+            "cuda {op}: expected an f32 or f64 array, got {} with shape {:?}",
+            e.name(),
+            x.shape()
+        ),
+    }
+}
+
+fn layout_of(x: &GpuArray, out: &[usize]) -> Layout {
+    Layout::over(out, x.shape(), x.strides(), x.offset())
+}
+
+fn unary_code(op: UnaryOp) -> (i32, f64, f64) {
+    use UnaryOp::*;
+    match op {
+        Neg => (0, 0.0, 0.0),
+        Exp => (1, 0.0, 0.0),
+        Ln => (2, 0.0, 0.0),
+        Sin => (3, 0.0, 0.0),
+        Cos => (4, 0.0, 0.0),
+        Tan => (5, 0.0, 0.0),
+        Tanh => (6, 0.0, 0.0),
+        Sigmoid => (7, 0.0, 0.0),
+        Relu => (8, 0.0, 0.0),
+        Sqrt => (9, 0.0, 0.0),
+        Rsqrt => (10, 0.0, 0.0),
+        Abs => (11, 0.0, 0.0),
+        Square => (12, 0.0, 0.0),
+        Recip => (13, 0.0, 0.0),
+        Ln1p => (14, 0.0, 0.0),
+        ExpM1 => (15, 0.0, 0.0),
+        Erf => (16, 0.0, 0.0),
+        Sign => (17, 0.0, 0.0),
+        Floor => (18, 0.0, 0.0),
+        Ceil => (19, 0.0, 0.0),
+        Round => (20, 0.0, 0.0),
+        Powi(n) => (21, n as f64, 0.0),
+        Powf(p) => (22, p, 0.0),
+        Affine(a, b) => (23, a, b),
+        RDiv(c) => (24, c, 0.0),
+        ExpBase(c) => (25, c, 0.0),
+        Clip(lo, hi) => (26, lo, hi),
+    }
+}
+
+/// Elementwise `op(x)` (float arrays), like [`crate::elementwise::unary`].
+#[track_caller]
+pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
+    let t = float("unary", x);
+    let out = GpuArray::alloc(x.gpu(), x.elem(), x.shape());
+    let (code, p, q) = unary_code(op);
+    let (lx, n) = (layout_of(x, x.shape()), out.numel() as i64);
+    if n > 0 {
+        launch!(
+            x.gpu(),
+            format!("unary_{t}"),
+            grid(n as usize),
+            [*x.buf, lx, *out.buf, n, code, p, q]
+        );
+    }
+    out
+}
+
+/// Elementwise `op(a, b)` with NumPy broadcasting (same float dtype).
+#[track_caller]
+pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
+    same_device("binary", a, b);
+    let t = float("binary", a);
+    assert_eq!(
+        a.elem(),
+        b.elem(),
+        "cuda binary: dtypes {} and {} differ",
+        a.elem().name(),
+        b.elem().name()
+    );
+    let shape = broadcast_shape(a.shape(), b.shape());
+    let out = GpuArray::alloc(a.gpu(), a.elem(), &shape);
+    let code = op as i32;
+    let (la, lb, n) = (
+        layout_of(a, &shape),
+        layout_of(b, &shape),
+        out.numel() as i64,
+    );
+    if n > 0 {
+        launch!(
+            a.gpu(),
+            format!("binary_{t}"),
+            grid(n as usize),
+            [*a.buf, la, *b.buf, lb, *out.buf, n, code]
+        );
+    }
+    out
+}
+
+/// Elementwise comparison with broadcasting; a `Bool` array.
+#[track_caller]
+pub fn compare(a: &GpuArray, b: &GpuArray, op: CompareOp) -> GpuArray {
+    same_device("compare", a, b);
+    assert_eq!(
+        a.elem(),
+        b.elem(),
+        "cuda compare: dtypes {} and {} differ",
+        a.elem().name(),
+        b.elem().name()
+    );
+    assert!(
+        a.elem() != GpuElem::Bool,
+        "cuda compare: bool operands; cast them first"
+    );
+    let shape = broadcast_shape(a.shape(), b.shape());
+    let out = GpuArray::alloc(a.gpu(), GpuElem::Bool, &shape);
+    let code = op as i32;
+    let (la, lb, n) = (
+        layout_of(a, &shape),
+        layout_of(b, &shape),
+        out.numel() as i64,
+    );
+    if n > 0 {
+        launch!(
+            a.gpu(),
+            format!("compare_{}", a.elem().name()),
+            grid(n as usize),
+            [*a.buf, la, *b.buf, lb, *out.buf, n, code]
+        );
+    }
+    out
+}
+
+/// `mask ? a : b` elementwise, all three broadcast together.
+#[track_caller]
+pub fn where_select(mask: &GpuArray, a: &GpuArray, b: &GpuArray) -> GpuArray {
+    same_device("where", mask, a);
+    same_device("where", a, b);
+    assert_eq!(
+        mask.elem(),
+        GpuElem::Bool,
+        "cuda where: the mask must be bool"
+    );
+    assert_eq!(
+        a.elem(),
+        b.elem(),
+        "cuda where: dtypes {} and {} differ",
+        a.elem().name(),
+        b.elem().name()
+    );
+    let shape = broadcast_shape(&broadcast_shape(mask.shape(), a.shape()), b.shape());
+    let out = GpuArray::alloc(a.gpu(), a.elem(), &shape);
+    let (lm, la, lb) = (
+        layout_of(mask, &shape),
+        layout_of(a, &shape),
+        layout_of(b, &shape),
+    );
+    let n = out.numel() as i64;
+    if n > 0 {
+        launch!(
+            a.gpu(),
+            format!("where_{}", a.elem().name()),
+            grid(n as usize),
+            [*mask.buf, lm, *a.buf, la, *b.buf, lb, *out.buf, n]
+        );
+    }
+    out
+}
+
+/// Copies `src` (read through its strides, broadcast to `dst`'s shape) into
+/// the view `dst`, converting the element type. `dst` must be a view of a
+/// buffer the caller has just allocated and nobody else holds.
+#[track_caller]
+fn copy_into(src: &GpuArray, dst: &GpuArray) {
+    let shape = dst.shape().to_vec();
+    let (ls, ld, n) = (
+        layout_of(src, &shape),
+        layout_of(dst, &shape),
+        dst.numel() as i64,
+    );
+    if n > 0 {
+        let name = format!("copy_{}_{}", src.elem().name(), dst.elem().name());
+        launch!(
+            src.gpu(),
+            name,
+            grid(n as usize),
+            [*src.buf, ls, *dst.buf, ld, n]
+        );
+    }
+}
+
+/// A contiguous copy of `x`.
+#[track_caller]
+pub fn contiguous(x: &GpuArray) -> GpuArray {
+    let out = GpuArray::alloc(x.gpu(), x.elem(), x.shape());
+    copy_into(x, &out);
+    out
+}
+
+/// `x` converted to element type `to` (bool: nonzero is true).
+#[track_caller]
+pub fn cast(x: &GpuArray, to: GpuElem) -> GpuArray {
+    let out = GpuArray::alloc(x.gpu(), to, x.shape());
+    copy_into(x, &out);
+    out
+}
+
+/// Concatenation of same-typed `parts` along `axis` (shapes agree elsewhere).
+#[track_caller]
+pub fn concat(parts: &[GpuArray], axis: usize) -> GpuArray {
+    let first = &parts[0];
+    let mut shape = first.shape().to_vec();
+    shape[axis] = parts.iter().map(|p| p.shape()[axis]).sum();
+    let out = GpuArray::alloc(first.gpu(), first.elem(), &shape);
+    let mut start = 0usize;
+    for p in parts {
+        same_device("concat", first, p);
+        let len = p.shape()[axis];
+        let slices: Vec<Slice> = (0..shape.len())
+            .map(|d| {
+                if d == axis {
+                    Slice::from(start..start + len)
+                } else {
+                    Slice::from(..)
+                }
+            })
+            .collect();
+        copy_into(p, &out.slice(&slices));
+        start += len;
+    }
+    out
+}
+
+/// A zero array of `shape` with `src` written into the region `slices`.
+#[track_caller]
+pub fn slice_place(shape: &[usize], slices: &[Slice], src: &GpuArray) -> GpuArray {
+    let out = GpuArray::zeros(src.gpu(), src.elem(), shape);
+    copy_into(src, &out.slice(slices));
+    out
+}
+
+/// A contiguous array of `shape` filled with `v` (converted to `elem`).
+#[track_caller]
+pub fn fill(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize], v: f64) -> GpuArray {
+    let out = GpuArray::alloc(gpu, elem, shape);
+    let n = out.numel() as i64;
+    if n > 0 {
+        launch!(
+            gpu,
+            format!("fill_{}", elem.name()),
+            grid(n as usize),
+            [*out.buf, n, v]
+        );
+    }
+    out
+}
+
+/// `[start, start + step, ..]` of length `n`.
+#[track_caller]
+pub fn arange(gpu: &Arc<Gpu>, elem: GpuElem, n: usize, start: f64, step: f64) -> GpuArray {
+    let out = GpuArray::alloc(gpu, elem, &[n]);
+    let len = n as i64;
+    if len > 0 {
+        launch!(
+            gpu,
+            format!("arange_{}", elem.name()),
+            grid(n),
+            [*out.buf, len, start, step]
+        );
+    }
+    out
+}
+
+/// `x` with the `axes` moved last: (view, rows, cols).
+fn rows_view(x: &GpuArray, axes: &[usize]) -> (GpuArray, usize, usize) {
+    let kept: Vec<usize> = (0..x.shape().len()).filter(|a| !axes.contains(a)).collect();
+    let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
+    let rows = kept.iter().map(|&a| x.shape()[a]).product();
+    let cols = axes.iter().map(|&a| x.shape()[a]).product();
+    (x.permute(&perm), rows, cols)
+}
+
+/// Reduces `x` over `axes` (sorted, distinct); the result drops them.
+#[track_caller]
+pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
+    let t = float("reduce", x);
+    let out_shape: Vec<usize> = (0..x.shape().len())
+        .filter(|a| !axes.contains(a))
+        .map(|a| x.shape()[a])
+        .collect();
+    let (v, rows, cols) = rows_view(x, axes);
+    let code = op as i32;
+    let lx = layout_of(&v, v.shape());
+    // Kept axes innermost in memory (reducing over leading axes): one thread
+    // per output, neighbouring threads read neighbouring elements. Otherwise
+    // blocks per row (split into chunks when there are few rows).
+    let kept_inner = v.shape().len() > axes.len() && {
+        let last_kept = v.shape().len() - axes.len() - 1;
+        v.strides()[last_kept] == 1
+    };
+    if rows == 0 || cols <= 32 || (kept_inner && rows >= 1024) {
+        let out = GpuArray::alloc(x.gpu(), x.elem(), &out_shape);
+        let (r, c) = (rows as i64, cols as i64);
+        if r > 0 {
+            launch!(
+                x.gpu(),
+                format!("reduce_rows_{t}"),
+                grid(rows),
+                [*v.buf, lx, *out.buf, r, c, code]
+            );
+        }
+        return out;
+    }
+    let chunks = 1024usize
+        .div_ceil(rows)
+        .clamp(1, cols.div_ceil(4096).max(1));
+    let chunk = cols.div_ceil(chunks);
+    let partial = GpuArray::alloc(x.gpu(), x.elem(), &[rows, chunks]);
+    let blocks = (rows * chunks).min(1 << 20) as u32;
+    let cfg = LaunchConfig {
+        grid_dim: (blocks, 1, 1),
+        block_dim: (BLOCK, 1, 1),
+        shared_mem_bytes: 0,
+    };
+    let (r, c, k, kl) = (rows as i64, cols as i64, chunks as i64, chunk as i64);
+    launch!(
+        x.gpu(),
+        format!("reduce_{t}"),
+        cfg,
+        [*v.buf, lx, *partial.buf, r, c, k, kl, code]
+    );
+    if chunks == 1 {
+        partial.reshape(&out_shape)
+    } else {
+        reduce(&partial, &[1], op).reshape(&out_shape)
+    }
+}
+
+/// Index of the largest (`max`) or smallest entry along `axis` (first on
+/// ties); an `I64` array without that axis.
+#[track_caller]
+pub fn arg_reduce(x: &GpuArray, axis: usize, max: bool) -> GpuArray {
+    let t = float("argmax/argmin", x);
+    let (v, rows, cols) = rows_view(x, &[axis]);
+    let mut out_shape = x.shape().to_vec();
+    out_shape.remove(axis);
+    let out = GpuArray::alloc(x.gpu(), GpuElem::I64, &out_shape);
+    let (lx, r, c, m) = (
+        layout_of(&v, v.shape()),
+        rows as i64,
+        cols as i64,
+        max as i32,
+    );
+    if rows > 0 && cols > 0 {
+        launch!(
+            x.gpu(),
+            format!("argreduce_{t}"),
+            grid(rows),
+            [*v.buf, lx, *out.buf, r, c, m]
+        );
+    }
+    out
+}
+
+/// Cumulative sum along `axis` (`reverse`: from the end).
+#[track_caller]
+pub fn cumsum(x: &GpuArray, axis: usize, reverse: bool) -> GpuArray {
+    let t = float("cumsum", x);
+    let (v, rows, cols) = rows_view(x, &[axis]);
+    let out = GpuArray::alloc(x.gpu(), x.elem(), v.shape());
+    let (lx, r, c, rev) = (
+        layout_of(&v, v.shape()),
+        rows as i64,
+        cols as i64,
+        reverse as i32,
+    );
+    if rows > 0 && cols > 0 {
+        launch!(
+            x.gpu(),
+            format!("cumsum_{t}"),
+            grid(rows),
+            [*v.buf, lx, *out.buf, r, c, rev]
+        );
+    }
+    // `out` is in the permuted order (axis last): move the axis back.
+    let nd = x.shape().len();
+    let mut back: Vec<usize> = (0..nd - 1).collect();
+    back.insert(axis, nd - 1);
+    out.permute(&back)
+}
+
+fn upload_indices(gpu: &Arc<Gpu>, idx: &[usize]) -> GpuArray {
+    let v: Vec<i64> = idx.iter().map(|&i| i as i64).collect();
+    GpuArray::from_host(gpu, &v, &[v.len()])
+}
+
+/// Entries `idx` along `axis` (indices may repeat).
+#[track_caller]
+pub fn index_select(x: &GpuArray, axis: usize, idx: &[usize]) -> GpuArray {
+    let mut shape = x.shape().to_vec();
+    shape[axis] = idx.len();
+    let out = GpuArray::alloc(x.gpu(), x.elem(), &shape);
+    let n = out.numel() as i64;
+    if n > 0 {
+        let ids = upload_indices(x.gpu(), idx);
+        let lx = Layout::over(&shape, &shape, x.strides(), x.offset());
+        let ax = axis as i32;
+        launch!(
+            x.gpu(),
+            format!("index_select_{}", x.elem().name()),
+            grid(n as usize),
+            [*x.buf, lx, *ids.buf, ax, *out.buf, n]
+        );
+    }
+    out
+}
+
+/// Scatter-add: zeros of `shape` where slab `j` of `src` along `axis` is
+/// added at `idx[j]` (atomic adds: repeated indices sum in no fixed order).
+#[track_caller]
+pub fn index_add(shape: &[usize], axis: usize, idx: &[usize], src: &GpuArray) -> GpuArray {
+    let t = float("index_add", src);
+    let out = GpuArray::zeros(src.gpu(), src.elem(), shape);
+    let n = src.numel() as i64;
+    if n > 0 {
+        let ids = upload_indices(src.gpu(), idx);
+        let ls = layout_of(src, src.shape());
+        let ly = Layout::over(shape, shape, &row_major(shape), 0);
+        let ax = axis as i32;
+        launch!(
+            src.gpu(),
+            format!("index_add_{t}"),
+            grid(n as usize),
+            [*src.buf, ls, *ids.buf, ax, *out.buf, ly, n]
+        );
+    }
+    out
+}
