@@ -74,6 +74,9 @@ pub(crate) enum Data {
     F64(ArcArray<f64, IxDyn>),
     I64(ArcArray<i64, IxDyn>),
     Bool(ArcArray<bool, IxDyn>),
+    /// Any dtype, on a CUDA device.
+    #[cfg(feature = "cuda")]
+    Cuda(nabla_kernels::cuda::GpuArray),
 }
 
 impl Data {
@@ -83,6 +86,8 @@ impl Data {
             Data::F64(_) => DType::F64,
             Data::I64(_) => DType::I64,
             Data::Bool(_) => DType::Bool,
+            #[cfg(feature = "cuda")]
+            Data::Cuda(g) => crate::device::dtype_of(g.elem()),
         }
     }
 
@@ -92,6 +97,8 @@ impl Data {
             Data::F64(a) => a.shape(),
             Data::I64(a) => a.shape(),
             Data::Bool(a) => a.shape(),
+            #[cfg(feature = "cuda")]
+            Data::Cuda(g) => g.shape(),
         }
     }
 
@@ -101,6 +108,8 @@ impl Data {
             Data::F64(a) => a.strides(),
             Data::I64(a) => a.strides(),
             Data::Bool(a) => a.strides(),
+            #[cfg(feature = "cuda")]
+            Data::Cuda(g) => g.strides(),
         }
     }
 }
@@ -155,6 +164,8 @@ macro_rules! float_map {
         match $data {
             $crate::dtype::Data::F32($v) => $crate::dtype::Data::F32(($body).into_shared()),
             $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
+            #[cfg(feature = "cuda")]
+            $crate::dtype::Data::Cuda(_) => $crate::device::no_gpu_path(),
             _ => $err,
         }
     };
@@ -170,6 +181,10 @@ macro_rules! float_map2 {
             ($crate::dtype::Data::F64($x), $crate::dtype::Data::F64($y)) => {
                 $crate::dtype::Data::F64(($body).into_shared())
             }
+            #[cfg(feature = "cuda")]
+            ($crate::dtype::Data::Cuda(_), _) | (_, $crate::dtype::Data::Cuda(_)) => {
+                $crate::device::no_gpu_path()
+            }
             _ => $err,
         }
     };
@@ -183,8 +198,34 @@ macro_rules! any_map {
             $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
             $crate::dtype::Data::I64($v) => $crate::dtype::Data::I64(($body).into_shared()),
             $crate::dtype::Data::Bool($v) => $crate::dtype::Data::Bool(($body).into_shared()),
+            #[cfg(feature = "cuda")]
+            $crate::dtype::Data::Cuda(_) => $crate::device::no_gpu_path(),
         }
     };
 }
 
-pub(crate) use {any_map, float_map, float_map2};
+/// Runs a device op and returns its array from the enclosing function when
+/// `$data` lives on a GPU: `on_gpu!(&x.data, |g| cuda::unary(g, op));`.
+/// Expands to nothing without the `cuda` feature.
+macro_rules! on_gpu {
+    ($data:expr, |$g:ident| $body:expr) => {
+        #[cfg(feature = "cuda")]
+        if let $crate::dtype::Data::Cuda($g) = $data {
+            return $crate::Array::from_data($crate::dtype::Data::Cuda($body));
+        }
+    };
+}
+
+/// Like [`on_gpu`] for ops with several array operands: when any operand is
+/// on a GPU, `$g` is the vector of all operands on that device (0-d host
+/// constants moved there; other mixes panic naming the devices).
+macro_rules! on_gpus {
+    ($op:expr, [$($x:expr),+], |$g:ident| $body:expr) => {
+        #[cfg(feature = "cuda")]
+        if let Some($g) = $crate::device::gpu_operands($op, &[$($x),+]) {
+            return $crate::Array::from_data($crate::dtype::Data::Cuda($body));
+        }
+    };
+}
+
+pub(crate) use {any_map, float_map, float_map2, on_gpu, on_gpus};

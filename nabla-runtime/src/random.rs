@@ -176,3 +176,33 @@ pub fn randn(shape: &[usize], dtype: DType) -> Array {
 pub fn rand(shape: &[usize], dtype: DType) -> Array {
     next_key().uniform(shape, dtype)
 }
+
+/// Standard normal samples from the global generator, placed on `device`.
+///
+/// Samples are drawn by the same counter-based generator as [`randn`] and
+/// copied to the device, so a seed gives the same values on every device
+/// (reproducible CPU/GPU comparisons); the cost is one host→device copy.
+///
+/// ```
+/// use nabla_runtime::{manual_seed, randn, randn_on, DType, Device};
+/// manual_seed(1);
+/// let a = randn(&[3], DType::F32).to_vec::<f32>();
+/// manual_seed(1);
+/// assert_eq!(randn_on(&[3], DType::F32, Device::Cpu).to_vec::<f32>(), a);
+/// ```
+#[track_caller]
+pub fn randn_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
+    randn(shape, dtype).to_device(device)
+}
+
+/// Uniform `[0, 1)` samples from the global generator, placed on `device`
+/// (same values as [`rand`] for the same seed; see [`randn_on`]).
+///
+/// ```
+/// use nabla_runtime::{rand_on, DType, Device};
+/// assert_eq!(rand_on(&[4], DType::F64, Device::Cpu).shape(), &[4]);
+/// ```
+#[track_caller]
+pub fn rand_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
+    rand(shape, dtype).to_device(device)
+}

@@ -1,7 +1,7 @@
 //! `GpuArray`: a strided view of a shared, immutable device buffer.
 
 use super::device::Gpu;
-use super::layout::{MAX_DIMS, row_major};
+use super::layout::{MAX_DIMS, row_major, sliced};
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use ndarray::Slice;
 use std::sync::Arc;
@@ -295,23 +295,8 @@ impl GpuArray {
     /// One `ndarray::Slice` per axis (ndarray's semantics, negative steps
     /// included); a view.
     pub fn slice(&self, slices: &[Slice]) -> GpuArray {
-        let mut shape = self.shape.clone();
-        let mut strides = self.strides.clone();
-        let mut offset = self.offset as isize;
-        for (d, s) in slices.iter().enumerate() {
-            let len = shape[d] as isize;
-            let abs = |i: isize| if i < 0 { (len + i).max(0) } else { i.min(len) };
-            let start = abs(s.start);
-            let end = s.end.map_or(len, abs).max(start);
-            let m = end - start;
-            let step = s.step.unsigned_abs() as isize;
-            if m > 0 {
-                offset += strides[d] * if s.step < 0 { end - 1 } else { start };
-            }
-            shape[d] = ((m + step - 1) / step) as usize;
-            strides[d] *= s.step;
-        }
-        self.view(shape, strides, offset as usize)
+        let (shape, strides, offset) = sliced(&self.shape, &self.strides, self.offset, slices);
+        self.view(shape, strides, offset)
     }
 }
 

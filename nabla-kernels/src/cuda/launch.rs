@@ -3,7 +3,7 @@
 
 use super::array::{Buf, GpuArray, GpuElem, check};
 use super::device::Gpu;
-use super::layout::{Layout, row_major};
+use super::layout::Layout;
 use crate::elementwise::{BinaryOp, CompareOp, UnaryOp, broadcast_shape};
 use crate::reduce::ReduceOp;
 use cudarc::driver::{LaunchArgs, LaunchConfig, PushKernelArg};
@@ -500,7 +500,7 @@ pub fn index_add(shape: &[usize], axis: usize, idx: &[usize], src: &GpuArray) ->
     if n > 0 {
         let ids = upload_indices(src.gpu(), idx);
         let ls = layout_of(src, src.shape());
-        let ly = Layout::over(shape, shape, &row_major(shape), 0);
+        let ly = Layout::contiguous(shape);
         let ax = axis as i32;
         launch!(
             src.gpu(),

@@ -73,9 +73,88 @@ pub(crate) fn row_major(shape: &[usize]) -> Vec<isize> {
     s
 }
 
+/// Shape, strides and offset of a strided view after one `ndarray::Slice`
+/// per axis (ndarray's semantics: negative indices count from the end; a
+/// negative step walks the range backwards from its last element).
+pub(crate) fn sliced(
+    shape: &[usize],
+    strides: &[isize],
+    offset: usize,
+    slices: &[ndarray::Slice],
+) -> (Vec<usize>, Vec<isize>, usize) {
+    let (mut shape, mut strides, mut offset) = (shape.to_vec(), strides.to_vec(), offset as isize);
+    for (d, s) in slices.iter().enumerate() {
+        let len = shape[d] as isize;
+        let abs = |i: isize| if i < 0 { (len + i).max(0) } else { i.min(len) };
+        let start = abs(s.start);
+        let end = s.end.map_or(len, abs).max(start);
+        let m = end - start;
+        let step = s.step.unsigned_abs() as isize;
+        if m > 0 {
+            offset += strides[d] * if s.step < 0 { end - 1 } else { start };
+        }
+        shape[d] = ((m + step - 1) / step) as usize;
+        strides[d] *= s.step;
+    }
+    (shape, strides, offset as usize)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ndarray::{ArrayD, IxDyn, Slice};
+
+    /// Reads the elements of a strided view of `data`, row-major.
+    fn gather(data: &[i64], shape: &[usize], strides: &[isize], offset: usize) -> Vec<i64> {
+        let n: usize = shape.iter().product();
+        (0..n)
+            .map(|mut i| {
+                let mut off = offset as isize;
+                for d in (0..shape.len()).rev() {
+                    off += (i % shape[d]) as isize * strides[d];
+                    i /= shape[d];
+                }
+                data[off as usize]
+            })
+            .collect()
+    }
+
+    #[test]
+    fn slicing_matches_ndarray() {
+        let data: Vec<i64> = (0..60).collect();
+        let a = ArrayD::from_shape_vec(IxDyn(&[3, 4, 5]), data.clone()).unwrap();
+        let cases = [
+            vec![
+                Slice::new(1, Some(3), 1),
+                Slice::new(0, None, 2),
+                Slice::new(-3, None, 1),
+            ],
+            vec![
+                Slice::new(0, None, -1),
+                Slice::new(1, Some(4), -2),
+                Slice::new(0, Some(5), 3),
+            ],
+            vec![
+                Slice::new(2, Some(2), 1),
+                Slice::new(0, None, 1),
+                Slice::new(0, None, 1),
+            ],
+            vec![
+                Slice::new(0, Some(-1), 1),
+                Slice::new(-1, None, -1),
+                Slice::new(4, Some(5), 1),
+            ],
+        ];
+        for slices in cases {
+            let want: Vec<i64> = a
+                .slice_each_axis(|ax| slices[ax.axis.index()])
+                .iter()
+                .copied()
+                .collect();
+            let (shape, strides, offset) = sliced(&[3, 4, 5], &[20, 5, 1], 0, &slices);
+            assert_eq!(gather(&data, &shape, &strides, offset), want, "{slices:?}");
+        }
+    }
 
     #[test]
     fn broadcast_axes_get_stride_zero_and_contiguity_is_detected() {

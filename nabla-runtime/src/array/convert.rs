@@ -21,6 +21,8 @@ impl Array {
                 .iter()
                 .map(|&v| T::from_f64(if v { 1.0 } else { 0.0 }))
                 .collect(),
+            #[cfg(feature = "cuda")]
+            Data::Cuda(g) => Array::from_data(crate::device::download(g)).to_vec(),
         }
     }
 
@@ -102,5 +104,7 @@ pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
         Data::F64(a) => go(a, dtype),
         Data::I64(a) => go(a, dtype),
         Data::Bool(a) => go(a, dtype),
+        #[cfg(feature = "cuda")]
+        Data::Cuda(g) => Data::Cuda(nabla_kernels::cuda::cast(g, crate::device::elem_of(dtype))),
     }
 }

@@ -134,7 +134,53 @@ impl Array {
     /// assert_eq!(x.full_like(5.0).to_vec::<f32>(), vec![5.0, 5.0]);
     /// ```
     pub fn full_like(&self, value: f64) -> Array {
-        filled(self.shape(), value, self.dtype())
+        Array::full_on(self.shape(), value, self.dtype(), self.device())
+    }
+
+    /// An array of `shape` filled with `value` on `device` (filled there,
+    /// nothing copied from the host).
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType, Device};
+    /// let x = Array::full_on(&[2], 3.0, DType::F64, Device::Cpu);
+    /// assert_eq!(x.to_vec::<f64>(), vec![3.0, 3.0]);
+    /// ```
+    #[track_caller]
+    pub fn full_on(shape: &[usize], value: f64, dtype: DType, device: crate::Device) -> Array {
+        match device {
+            crate::Device::Cpu => filled(shape, value, dtype),
+            #[cfg(feature = "cuda")]
+            crate::Device::Cuda(n) => Array::from_data(Data::Cuda(nabla_kernels::cuda::fill(
+                &crate::device::gpu(n),
+                crate::device::elem_of(dtype),
+                shape,
+                value,
+            ))),
+            #[cfg(not(feature = "cuda"))]
+            crate::Device::Cuda(_) => filled(shape, value, dtype).to_device(device),
+        }
+    }
+
+    /// Zeros of `shape` on `device`.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType, Device};
+    /// assert_eq!(Array::zeros_on(&[3], DType::F32, Device::Cpu).sum().item(), 0.0);
+    /// ```
+    #[track_caller]
+    pub fn zeros_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
+        Array::full_on(shape, 0.0, dtype, device)
+    }
+
+    /// Ones of `shape` on `device`.
+    ///
+    /// ```
+    /// use nabla_runtime::{Array, DType, Device};
+    /// assert_eq!(Array::ones_on(&[3], DType::F32, Device::Cpu).sum().item(), 3.0);
+    /// ```
+    #[track_caller]
+    pub fn ones_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
+        Array::full_on(shape, 1.0, dtype, device)
     }
 
     /// Zeros of this array's shape and dtype.

@@ -36,6 +36,8 @@ impl Array {
                 .iter()
                 .map(|&v| if v { "true".into() } else { "false".into() })
                 .collect(),
+            #[cfg(feature = "cuda")]
+            Data::Cuda(g) => Array::from_data(crate::device::download(g)).element_strings(),
         }
     }
 }

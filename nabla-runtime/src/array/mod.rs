@@ -9,7 +9,7 @@ pub use operators::Scalar;
 mod value_impl;
 
 use crate::autograd::GradMeta;
-use crate::dtype::{DType, Data, Device};
+use crate::dtype::{DType, Data};
 use std::sync::Arc;
 
 /// An n-dimensional array of `f32`, `f64`, `i64` or `bool` elements.
@@ -86,16 +86,6 @@ impl Array {
     /// ```
     pub fn dtype(&self) -> DType {
         self.data.dtype()
-    }
-
-    /// The device holding the storage.
-    ///
-    /// ```
-    /// # use nabla_runtime::{Array, Device};
-    /// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
-    /// ```
-    pub fn device(&self) -> Device {
-        Device::Cpu
     }
 }
 

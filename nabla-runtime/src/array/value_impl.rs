@@ -185,7 +185,7 @@ impl ArrayValue for Array {
         Array::matmul(self, o)
     }
     fn lift(&self, a: &Array) -> Self {
-        a.detach().cast(self.dtype())
+        a.detach().cast(self.dtype()).to_device(self.device())
     }
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
         x: &A::Args<Self>,

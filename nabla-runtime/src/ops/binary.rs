@@ -57,6 +57,9 @@ pub(crate) fn check_dtypes(op: &str, a: &Array, b: &Array) {
 #[track_caller]
 pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> Array {
     check_binary(name, a, b);
+    crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::binary(
+        &g[0], &g[1], op
+    ));
     Array::from_data(float_map2!(
         &a.data,
         &b.data,

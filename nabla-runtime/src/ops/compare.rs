@@ -8,6 +8,12 @@ use nabla_kernels::elementwise::{CompareOp, compare};
 
 #[track_caller]
 fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
+    if !(a.dtype() == crate::DType::I64 && b.dtype() == crate::DType::I64) {
+        check_binary(name, a, b);
+    }
+    crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::compare(
+        &g[0], &g[1], op
+    ));
     let out = match (&a.data, &b.data) {
         (Data::I64(x), Data::I64(y)) => {
             compare(x.mapv(|v| v as f64).view(), y.mapv(|v| v as f64).view(), op)

@@ -24,6 +24,7 @@ pub mod index_select {
                 x.shape()
             );
         }
+        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::index_select(g, axis, idx));
         Array::from_data(any_map!(&x.data, |a| nabla_kernels::index::index_select(
             a.view(),
             axis,
@@ -46,6 +47,12 @@ pub mod index_add {
     /// Forward.
     #[track_caller]
     pub fn forward(src: &Array, shape: &[usize], axis: usize, idx: &[usize]) -> Array {
+        if !src.dtype().is_float() {
+            not_float("index_add", src)
+        }
+        crate::dtype::on_gpu!(&src.data, |g| nabla_kernels::cuda::index_add(
+            shape, axis, idx, g
+        ));
         Array::from_data(float_map!(
             &src.data,
             |a| nabla_kernels::index::index_add(shape, axis, idx, a.view()),
@@ -68,16 +75,16 @@ pub mod select {
     /// Forward.
     #[track_caller]
     pub fn forward(mask: &Array, a: &Array, b: &Array) -> Array {
-        let Data::Bool(m) = &mask.data else {
+        if mask.dtype() != crate::DType::Bool {
             panic!(
                 "where: the mask must be a bool array, got {} {:?}; build it with a comparison such as x.gt(&y)",
                 mask.dtype(),
                 mask.shape()
             )
-        };
+        }
         check_dtypes("where", a, b);
         let shape = nabla_kernels::elementwise::try_broadcast_shape(a.shape(), b.shape())
-            .and_then(|s| nabla_kernels::elementwise::try_broadcast_shape(&s, m.shape()));
+            .and_then(|s| nabla_kernels::elementwise::try_broadcast_shape(&s, mask.shape()));
         if shape.is_none() {
             panic!(
                 "where: mask {:?}, a {:?} and b {:?} do not broadcast to one shape; make trailing dimensions equal or 1",
@@ -86,6 +93,23 @@ pub mod select {
                 b.shape()
             );
         }
+        // A host mask next to device operands is moved to their device
+        // (masks are data the caller built; values never move implicitly).
+        #[cfg(feature = "cuda")]
+        let moved_mask;
+        #[cfg(feature = "cuda")]
+        let mask = if mask.device() == crate::Device::Cpu && a.device() != crate::Device::Cpu {
+            moved_mask = mask.to_device(a.device());
+            &moved_mask
+        } else {
+            mask
+        };
+        crate::dtype::on_gpus!("where", [mask, a, b], |g| {
+            nabla_kernels::cuda::where_select(&g[0], &g[1], &g[2])
+        });
+        let Data::Bool(m) = &mask.data else {
+            unreachable!("bool checked above")
+        };
         Array::from_data(crate::dtype::float_map2!(
             &a.data,
             &b.data,

@@ -41,6 +41,13 @@ pub mod matmul {
         let mut out_shape = batch.clone();
         out_shape.extend([m, n]);
         let bsize: usize = batch.iter().product();
+        crate::dtype::on_gpus!("matmul", [a, b], |g| {
+            let (a3, b3) = (
+                gpu_batch3(&g[0], &batch, bsize),
+                gpu_batch3(&g[1], &batch, bsize),
+            );
+            nabla_kernels::cuda::matmul(&a3, &b3).reshape(&out_shape)
+        });
         Array::from_data(float_map2!(
             &a.data,
             &b.data,
@@ -68,6 +75,26 @@ pub mod matmul {
             },
             unreachable!()
         ))
+    }
+
+    /// A device operand as `[B, rows, cols]` broadcast to `batch` (a view
+    /// unless several batch axes must be merged).
+    #[cfg(feature = "cuda")]
+    fn gpu_batch3(
+        g: &nabla_kernels::cuda::GpuArray,
+        batch: &[usize],
+        bsize: usize,
+    ) -> nabla_kernels::cuda::GpuArray {
+        let nd = g.shape().len();
+        let (r, c) = (g.shape()[nd - 2], g.shape()[nd - 1]);
+        let mut full = batch.to_vec();
+        full.extend([r, c]);
+        let v = g.broadcast_to(&full);
+        match batch.len() {
+            0 => v.broadcast_to(&[1, r, c]),
+            1 => v,
+            _ => v.reshape(&[bsize, r, c]),
+        }
     }
 
     /// A `[B, rows, cols]` view (or copy, if the batch axes are not

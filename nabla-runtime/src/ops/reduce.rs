@@ -25,6 +25,13 @@ pub fn keep_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
 #[track_caller]
 fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -> Array {
     let keep = keep_shape(x.shape(), axes);
+    if !x.dtype().is_float() {
+        not_float(name, x)
+    }
+    crate::dtype::on_gpu!(&x.data, |g| {
+        let r = nabla_kernels::cuda::reduce(g, axes, op);
+        if keepdim { r.reshape(&keep) } else { r }
+    });
     Array::from_data(float_map!(
         &x.data,
         |a| {
@@ -183,6 +190,10 @@ pub mod cumsum {
     /// Forward.
     #[track_caller]
     pub fn forward(x: &Array, axis: usize, reverse: bool) -> Array {
+        if !x.dtype().is_float() {
+            not_float("cumsum", x)
+        }
+        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::cumsum(g, axis, reverse));
         Array::from_data(float_map!(
             &x.data,
             |a| kernels::cumsum(a.view(), axis, reverse),
@@ -383,6 +394,10 @@ impl Array {
     #[track_caller]
     pub fn argmax(&self, axis: isize) -> Array {
         let ax = crate::array::norm_axis("argmax", axis, self.ndim());
+        if !self.dtype().is_float() {
+            not_float("argmax", self)
+        }
+        crate::dtype::on_gpu!(&self.data, |g| nabla_kernels::cuda::arg_reduce(g, ax, true));
         Array::from_data(crate::dtype::Data::I64(match &self.data {
             crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
             crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
@@ -400,6 +415,12 @@ impl Array {
     #[track_caller]
     pub fn argmin(&self, axis: isize) -> Array {
         let ax = crate::array::norm_axis("argmin", axis, self.ndim());
+        if !self.dtype().is_float() {
+            not_float("argmin", self)
+        }
+        crate::dtype::on_gpu!(&self.data, |g| nabla_kernels::cuda::arg_reduce(
+            g, ax, false
+        ));
         Array::from_data(crate::dtype::Data::I64(match &self.data {
             crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
             crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),

@@ -27,6 +27,7 @@ pub mod reshape {
                 x.numel()
             );
         }
+        crate::dtype::on_gpu!(&x.data, |g| g.reshape(shape));
         let d = IxDyn(shape);
         Array::from_data(any_map!(
             &x.data,
@@ -68,6 +69,7 @@ pub mod permute {
                 x.ndim()
             );
         }
+        crate::dtype::on_gpu!(&x.data, |g| g.permute(perm));
         Array::from_data(any_map!(&x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
     }
     /// The inverse permutation.
@@ -102,6 +104,7 @@ pub mod broadcast_to {
                 x.shape()
             );
         }
+        crate::dtype::on_gpu!(&x.data, |g| g.broadcast_to(shape));
         let d = IxDyn(shape);
         Array::from_data(any_map!(&x.data, |a| a
             .broadcast(d.clone())
@@ -124,6 +127,7 @@ pub mod slice {
     /// Forward: a view of the same storage.
     #[track_caller]
     pub fn forward(x: &Array, slices: &[Slice]) -> Array {
+        crate::dtype::on_gpu!(&x.data, |g| g.slice(slices));
         Array::from_data(any_map!(&x.data, |a| {
             let mut v = a.clone();
             v.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
@@ -147,6 +151,12 @@ pub mod slice_place {
     /// Forward.
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize], slices: &[Slice]) -> Array {
+        if !x.dtype().is_float() {
+            crate::ops::unary::not_float("slice_place", x)
+        }
+        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::slice_place(
+            shape, slices, g
+        ));
         Array::from_data(crate::dtype::float_map!(
             &x.data,
             |a| nabla_kernels::index::slice_place(shape, slices, a.view()),
@@ -170,6 +180,13 @@ pub mod concat {
     #[track_caller]
     pub fn forward(parts: &[Array], axis: usize) -> Array {
         check(parts, axis);
+        #[cfg(feature = "cuda")]
+        {
+            let refs: Vec<&Array> = parts.iter().collect();
+            if let Some(g) = crate::device::gpu_operands("concat", &refs) {
+                return Array::from_data(Data::Cuda(nabla_kernels::cuda::concat(&g, axis)));
+            }
+        }
         macro_rules! join {
             ($variant:ident) => {{
                 let views: Vec<_> = parts
@@ -191,6 +208,8 @@ pub mod concat {
             Data::F64(_) => join!(F64),
             Data::I64(_) => join!(I64),
             Data::Bool(_) => join!(Bool),
+            #[cfg(feature = "cuda")]
+            Data::Cuda(_) => unreachable!("device arrays concatenated above"),
         })
     }
     #[track_caller]

@@ -14,6 +14,10 @@ use nabla_kernels::elementwise::{CompareOp, UnaryOp, unary as kernel};
 /// Runs a unary kernel on a float array.
 #[track_caller]
 pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
+    if !x.dtype().is_float() {
+        not_float(name, x)
+    }
+    crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::unary(g, op));
     Array::from_data(float_map!(
         &x.data,
         |a| kernel(a.view(), op),

@@ -1,0 +1,57 @@
+//! GPU availability, usable with or without the `cuda` feature.
+//!
+//! ```
+//! use nabla_runtime::{Array, DType, Device};
+//! let device = if nabla_runtime::cuda::is_available() { Device::Cuda(0) } else { Device::Cpu };
+//! let x = Array::ones(&[2, 2], DType::F32).to_device(device);
+//! assert_eq!(x.sum().item(), 4.0);
+//! ```
+
+/// True when this build has the `cuda` feature, the CUDA driver loads and
+/// at least one GPU is present. Never panics, never aborts.
+pub fn is_available() -> bool {
+    device_count() > 0
+}
+
+/// Number of usable CUDA devices (0 without the `cuda` feature).
+pub fn device_count() -> usize {
+    #[cfg(feature = "cuda")]
+    {
+        nabla_kernels::cuda::device_count()
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        0
+    }
+}
+
+/// Why no GPU can be used, for a skip message (`None` when one can).
+///
+/// ```
+/// if let Some(why) = nabla_runtime::cuda::unavailable_reason() {
+///     println!("running on the CPU: {why}");
+/// }
+/// ```
+pub fn unavailable_reason() -> Option<String> {
+    #[cfg(feature = "cuda")]
+    {
+        nabla_kernels::cuda::Gpu::get(0)
+            .err()
+            .map(|e| e.to_string())
+    }
+    #[cfg(not(feature = "cuda"))]
+    {
+        Some("this build of nabla has no GPU support (enable the `cuda` feature)".into())
+    }
+}
+
+/// Waits for all queued GPU work on device `n` (for timing; results never
+/// need it, host reads synchronise). A no-op without a GPU.
+pub fn synchronize(n: usize) {
+    #[cfg(feature = "cuda")]
+    if let Ok(g) = nabla_kernels::cuda::Gpu::get(n) {
+        let _ = g.synchronize();
+    }
+    #[cfg(not(feature = "cuda"))]
+    let _ = n;
+}
