@@ -8,11 +8,15 @@ use nabla::{Dual, ops};
 use ndarray::Slice;
 use serde_json::Value as Json;
 
-/// Reads a fixture file from `../shared/fixtures/`.
+/// Reads a fixture file from `../shared/fixtures/`, or from the folder in
+/// `NABLA_FIXTURES` (how test binaries find them on another machine, e.g.
+/// the GPU machine `scripts/gpu-check.sh` runs them on).
 pub fn fixture(name: &str) -> Json {
-    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/fixtures")
-        .join(name);
+    let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
+        std::path::PathBuf::from,
+    );
+    let path = dir.join(name);
     let text = std::fs::read_to_string(&path)
         .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
     serde_json::from_str(&text).expect("fixture is valid JSON")

@@ -110,7 +110,8 @@ impl GpuArray {
     /// An uninitialised-then-zeroed contiguous buffer of `elem` and `shape`.
     #[track_caller]
     pub(crate) fn zeros(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
-        let n = shape.iter().product::<usize>();
+        // Never a zero-byte allocation (empty arrays hold one unused element).
+        let n = shape.iter().product::<usize>().max(1);
         let s = &gpu.stream;
         let buf = match elem {
             GpuElem::F32 => Buf::F32(check(s.alloc_zeros(n))),
@@ -125,7 +126,7 @@ impl GpuArray {
     /// overwrites completely.
     #[track_caller]
     pub(crate) fn alloc(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
-        let n = shape.iter().product::<usize>();
+        let n = shape.iter().product::<usize>().max(1);
         let s = &gpu.stream;
         // SAFETY: every caller launches a kernel that writes all `n` elements
         // before the buffer is read.
@@ -153,6 +154,9 @@ impl GpuArray {
             shape.len() <= MAX_DIMS,
             "cuda: at most {MAX_DIMS} axes, got shape {shape:?}"
         );
+        if data.is_empty() {
+            return GpuArray::zeros(gpu, T::ELEM, shape);
+        }
         let slice = check(gpu.stream.clone_htod(data));
         GpuArray::from_buf(gpu, T::wrap(slice), shape)
     }

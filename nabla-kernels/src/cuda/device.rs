@@ -73,7 +73,7 @@ pub struct Gpu {
     pub(crate) stream: Arc<CudaStream>,
     module: OnceLock<Result<Arc<CudaModule>, GpuError>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
-    pub(crate) blas: OnceLock<Result<CudaBlas, GpuError>>,
+    blas: OnceLock<Result<Mutex<CudaBlas>, GpuError>>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -112,6 +112,11 @@ impl Gpu {
             return Ok(g.clone());
         }
         let ctx = CudaContext::new(ordinal).map_err(|e| err("creating a CUDA context", e))?;
+        // SAFETY: every op of this device runs on its one stream (kernels,
+        // copies, cuBLAS, frees), which orders all uses of every buffer, so
+        // cudarc's per-buffer events (two event records per kernel argument)
+        // are not needed.
+        unsafe { ctx.disable_event_tracking() };
         let gpu = Arc::new(Gpu {
             ordinal,
             stream: ctx.default_stream(),
@@ -162,11 +167,19 @@ impl Gpu {
         f
     }
 
-    pub(crate) fn blas(&self) -> &CudaBlas {
+    /// The cuBLAS handle (one caller at a time).
+    #[track_caller]
+    pub(crate) fn blas(&self) -> std::sync::MutexGuard<'_, CudaBlas> {
         self.blas
-            .get_or_init(|| CudaBlas::new(self.stream.clone()).map_err(|e| err("cuBLAS", e)))
+            .get_or_init(|| {
+                CudaBlas::new(self.stream.clone())
+                    .map(Mutex::new)
+                    .map_err(|e| err("cuBLAS", e))
+            })
             .as_ref()
             .unwrap_or_else(|e| panic!("cuBLAS unavailable on cuda:{}: {e}", self.ordinal))
+            .lock()
+            .unwrap()
     }
 }
 

@@ -1,0 +1,99 @@
+#!/usr/bin/env bash
+# The GPU check of the CUDA backend, in two halves:
+#
+#   scripts/gpu-check.sh build   # here (has the Rust toolchain): builds the GPU
+#                                # test, example and benchmark binaries (release,
+#                                # --features cuda, stripped) into target/gpu-check
+#   scripts/gpu-check.sh run     # on the GPU machine, from the repository root,
+#                                # with target/gpu-check carried there: runs the
+#                                # GPU tests, the example, the benchmarks and the
+#                                # PyTorch CUDA twin, and prints a summary
+#
+# `run` needs no Rust toolchain. It finds libnvrtc/libcublas in the CUDA
+# toolkit or in PyTorch's pip packages. Everything it prints is also written
+# to $OUT/gpu-check.log when $OUT is set (the device tool's output folder).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+DIR=target/gpu-check
+
+build() {
+  rm -rf "$DIR"
+  mkdir -p "$DIR/fixtures"
+  # Test binaries: the GPU integration tests and the kernel crate's own
+  # tests (NVRTC compile of every kernel, probing).
+  cargo test --release --features cuda --no-run --message-format=json \
+      -p nabla --test cuda -p nabla-kernels --lib 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        name = {"cuda": "cuda_tests", "nabla_kernels": "kernel_tests"}.get(m["target"]["name"])
+        if name:
+            shutil.copy(m["executable"], "'"$DIR"'/" + name)
+'
+  cargo build --release --features cuda --example gpu_mlp -q
+  cp target/release/examples/gpu_mlp "$DIR/"
+  cargo bench --features cuda --bench gpu --no-run --message-format=json 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "gpu":
+        shutil.copy(m["executable"], "'"$DIR"'/gpu_bench")
+'
+  strip "$DIR"/cuda_tests "$DIR"/kernel_tests "$DIR"/gpu_mlp "$DIR"/gpu_bench
+  cp ../shared/fixtures/*.json "$DIR/fixtures/"
+  ls -la "$DIR"
+  du -sh "$DIR"
+}
+
+find_libs() {
+  # CUDA libraries from a toolkit or from PyTorch's pip wheels.
+  local dirs=()
+  for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
+    [ -d "$d" ] && dirs+=("$d")
+  done
+  local site
+  site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
+  for s in $site; do
+    while IFS= read -r f; do dirs+=("$(dirname "$f")"); done < <(
+      find "$s/nvidia" -name 'libnvrtc.so*' -o -name 'libcublas.so*' 2>/dev/null | sort -u)
+  done
+  local joined
+  joined=$(printf '%s\n' "${dirs[@]}" | sort -u | paste -sd: -)
+  export LD_LIBRARY_PATH="${joined}${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+}
+
+run() {
+  [ -x "$DIR/cuda_tests" ] || { echo "no binaries in $DIR: run 'scripts/gpu-check.sh build' first"; exit 2; }
+  find_libs
+  export NABLA_FIXTURES="$PWD/$DIR/fixtures" RUST_BACKTRACE=1
+  local status=0
+  echo "== machine"
+  nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv 2>&1 || true
+  echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH"
+  echo "== kernel tests (NVRTC compile of every kernel, probing)"
+  "$DIR/kernel_tests" cuda --nocapture || status=1
+  echo "== GPU tests (fixtures on the device, CPU/GPU agreement)"
+  "$DIR/cuda_tests" --nocapture || status=1
+  echo "== example gpu_mlp"
+  "$DIR/gpu_mlp" || status=1
+  echo "== benchmarks"
+  CRITERION_HOME="$PWD/$DIR/criterion" "$DIR/gpu_bench" --bench 2>&1 | grep -E 'time:|thrpt:|^gpu' || status=1
+  if python3 benches/compare/torch_gpu_twin.py > "$DIR/torch.json"; then
+    python3 benches/compare/gpu_summary.py "$DIR/criterion" "$DIR/torch.json" || status=1
+  else
+    echo "PyTorch CUDA twin failed (is torch with CUDA installed?)"
+    status=1
+  fi
+  echo "== gpu-check status: $status"
+  return $status
+}
+
+case "${1:-}" in
+  build) build ;;
+  run)
+    if [ -n "${OUT:-}" ]; then run 2>&1 | tee "$OUT/gpu-check.log"; exit "${PIPESTATUS[0]}"; else run; fi ;;
+  *) echo "usage: $0 build|run"; exit 2 ;;
+esac
