@@ -150,3 +150,290 @@ fn the_library_trusts_the_rules() {
     let (_, t) = nabla::jvp(uses_scaled)((&a, &b), (&a.ones_like(), &b.zeros_like()));
     assert_eq!(t.item(), 8.0);
 }
+
+// ----- static parameters, batching rules, one-rule ops, custom kernels -----
+
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+static DAMPED_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// `k · x² + c · v` with static `k`, `c`, over a CPU kernel; elementwise
+/// batching rule.
+#[nabla::custom_op(jvp = damped_jvp, vjp = damped_vjp, batch = elementwise)]
+fn damped(x: &Array, v: &Array, k: f64, c: f64) -> Array {
+    DAMPED_CALLS.fetch_add(1, Ordering::SeqCst);
+    nabla::custom::cpu_kernel::<f64>(&[x, v], x.shape(), |ins, out| {
+        for ((o, &x), &v) in out.iter_mut().zip(ins[0].as_slice()).zip(ins[1].as_slice()) {
+            *o = k * x * x + c * v;
+        }
+    })
+}
+
+fn damped_jvp<V: ArrayValue>(
+    x: &V,
+    _v: &V,
+    _y: &V,
+    dx: Option<&V>,
+    dv: Option<&V>,
+    k: f64,
+    c: f64,
+) -> V {
+    let mut t = x.zeros_like();
+    if let Some(dx) = dx {
+        t = t.add(&dx.mul(&x.mul_scalar(2.0 * k)));
+    }
+    if let Some(dv) = dv {
+        t = t.add(&dv.mul_scalar(c));
+    }
+    t
+}
+
+fn damped_vjp<V: ArrayValue>(x: &V, _v: &V, _y: &V, ct: &V, k: f64, c: f64) -> (V, V) {
+    (ct.mul(&x.mul_scalar(2.0 * k)), ct.mul_scalar(c))
+}
+
+#[differentiable]
+fn damped_energy(x: &Array, v: &Array) -> Array {
+    let f = damped(x, v, 1.5, -0.25);
+    nabla::sum(&(&f * &f))
+}
+
+#[test]
+fn static_parameters_reach_the_forward_and_the_rules() {
+    nabla::manual_seed(5);
+    let x = nabla::randn(&[5], DType::F64);
+    let v = nabla::randn(&[5], DType::F64);
+    let want: Vec<f64> = x
+        .to_vec::<f64>()
+        .iter()
+        .zip(v.to_vec::<f64>())
+        .map(|(x, v)| 1.5 * x * x - 0.25 * v)
+        .collect();
+    assert_eq!(damped(&x, &v, 1.5, -0.25).to_vec::<f64>(), want);
+    let (gx, gv) = nabla::grad!(damped_energy, argnums = (0, 1))(&x, &v);
+    let e = |xs: &[Array]| damped_energy(&xs[0], &xs[1]);
+    let one = Array::scalar(1.0f64);
+    let fx = fd_grad(&e, &[x.clone(), v.clone()], &one, 0, 1e-6);
+    let fv = fd_grad(&e, &[x.clone(), v.clone()], &one, 1, 1e-6);
+    assert_close(&gx, &fx, 1e-6, "grad x with statics");
+    assert_close(&gv, &fv, 1e-6, "grad v with statics");
+    // Hessian in x: each column against central differences of the gradient.
+    let h = nabla::hessian(damped_energy)(&x, &v);
+    for j in 0..5 {
+        let mut d = vec![0.0; 5];
+        d[j] = 1e-5;
+        let dj = Array::from_vec(d, &[5]);
+        let col = (nabla::grad(damped_energy)(&(&x + &dj), &v)
+            - nabla::grad(damped_energy)(&(&x - &dj), &v))
+            / 2e-5;
+        assert_close(
+            &h.slice_axis(1, j..j + 1).reshape(&[5]),
+            &col,
+            1e-5,
+            &format!("hessian column {j}"),
+        );
+    }
+    // Imperative mode.
+    let (tx, tv) = (x.clone().requires_grad(), v.clone().requires_grad());
+    let f = damped(&tx, &tv, 1.5, -0.25);
+    (&f * &f).sum().backward();
+    assert_close(&tx.grad(), &fx, 1e-6, "tape grad with statics");
+}
+
+#[test]
+fn elementwise_batching_rule_runs_the_op_once_per_call() {
+    nabla::manual_seed(6);
+    let xs = nabla::randn(&[7, 5], DType::F64);
+    let v = nabla::randn(&[5], DType::F64);
+    let before = DAMPED_CALLS.load(Ordering::SeqCst);
+    let per = nabla::vmap!(nabla::grad!(damped_energy), in_axes = (0, None))(&xs, &v);
+    let calls = DAMPED_CALLS.load(Ordering::SeqCst) - before;
+    // One forward call for the whole batch (the default rule would make 7).
+    assert_eq!(calls, 1, "batch = elementwise must not loop over the batch");
+    for i in 0..7 {
+        let one = nabla::grad(damped_energy)(&xs.slice_axis(0, i..i + 1).reshape(&[5]), &v);
+        assert_close(
+            &per.slice_axis(0, i..i + 1).reshape(&[5]),
+            &one,
+            1e-12,
+            &format!("example {i}"),
+        );
+    }
+}
+
+static ROWSUM_RULE_CALLS: AtomicUsize = AtomicUsize::new(0);
+
+/// Sum of each row (`[n, m] -> [n]`) with a user batching rule.
+#[nabla::custom_op(jvp = rowsum_jvp, vjp = rowsum_vjp, batch = rowsum_batch)]
+fn rowsum(x: &Array) -> Array {
+    x.sum_axes(&[-1], false)
+}
+
+fn rowsum_jvp<V: ArrayValue>(x: &V, _y: &V, dx: Option<&V>) -> V {
+    match dx {
+        Some(d) => d.sum_axes(&[d.shape_vec().len() - 1], false),
+        None => x.sum_axes(&[x.shape_vec().len() - 1], false).zeros_like(),
+    }
+}
+
+fn rowsum_vjp<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
+    let mut s = ct.shape_vec();
+    s.push(1);
+    ct.reshape(&s).broadcast_to(&x.shape_vec())
+}
+
+/// The batched input is `[b, n, m]`: summing the last axis is still right.
+fn rowsum_batch<V: ArrayValue>(x: &V, batched: [bool; 1]) -> V {
+    assert!(batched[0]);
+    ROWSUM_RULE_CALLS.fetch_add(1, Ordering::SeqCst);
+    rowsum::forward(x)
+}
+
+#[differentiable]
+fn rowsum_loss(x: &Array) -> Array {
+    nabla::sum(&rowsum(x).square())
+}
+
+#[test]
+fn a_user_batching_rule_is_used_and_correct() {
+    nabla::manual_seed(8);
+    let xs = nabla::randn(&[4, 3, 2], DType::F64);
+    let before = ROWSUM_RULE_CALLS.load(Ordering::SeqCst);
+    let y = nabla::vmap(rowsum)(&xs);
+    assert!(
+        ROWSUM_RULE_CALLS.load(Ordering::SeqCst) > before,
+        "the rule ran"
+    );
+    assert_close(&y, &xs.sum_axes(&[2], false), 1e-12, "vmap(rowsum)");
+    let g = nabla::vmap(nabla::grad(rowsum_loss))(&xs);
+    for i in 0..4 {
+        let xi = xs.slice_axis(0, i..i + 1).reshape(&[3, 2]);
+        let gi = nabla::grad(rowsum_loss)(&xi);
+        assert_close(
+            &g.slice_axis(0, i..i + 1).reshape(&[3, 2]),
+            &gi,
+            1e-12,
+            &format!("example {i}"),
+        );
+    }
+}
+
+/// Only a VJP rule: reverse mode works; forward mode says what to add.
+#[nabla::custom_op(vjp = cube_vjp)]
+fn cube_rev(x: &Array) -> Array {
+    x * &(x * x)
+}
+
+fn cube_vjp<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
+    ct.mul(&x.square().mul_scalar(3.0))
+}
+
+/// Only a JVP rule: forward mode works; reverse mode says what to add.
+#[nabla::custom_op(jvp = cube_jvp)]
+fn cube_fwd(x: &Array) -> Array {
+    x * &(x * x)
+}
+
+fn cube_jvp<V: ArrayValue>(x: &V, _y: &V, dx: Option<&V>) -> V {
+    dx.map(|d| d.mul(&x.square().mul_scalar(3.0)))
+        .unwrap_or_else(|| x.zeros_like())
+}
+
+#[differentiable]
+fn rev_total(x: &Array) -> Array {
+    nabla::sum(&cube_rev(x))
+}
+
+#[differentiable]
+fn fwd_total(x: &Array) -> Array {
+    nabla::sum(&cube_fwd(x))
+}
+
+fn panic_message(f: impl FnOnce() + std::panic::UnwindSafe) -> String {
+    let e = std::panic::catch_unwind(f).expect_err("must panic");
+    e.downcast_ref::<String>()
+        .cloned()
+        .or_else(|| e.downcast_ref::<&str>().map(|s| s.to_string()))
+        .unwrap_or_default()
+}
+
+#[test]
+fn ops_with_one_rule_work_in_its_modes_and_name_the_missing_rule() {
+    let x = Array::from_vec(vec![1.0f64, -2.0], &[2]);
+    assert_eq!(nabla::grad(rev_total)(&x).to_vec::<f64>(), vec![3.0, 12.0]);
+    let t = x.clone().requires_grad();
+    cube_rev(&t).sum().backward();
+    assert_eq!(t.grad().to_vec::<f64>(), vec![3.0, 12.0]);
+    let (_, d) = nabla::jvp(fwd_total)((&x,), (&x.ones_like(),));
+    assert_eq!(d.item(), 15.0);
+    assert_eq!(
+        nabla::jacfwd(fwd_total)(&x).to_vec::<f64>(),
+        vec![3.0, 12.0]
+    );
+
+    let m = panic_message(|| {
+        nabla::jvp(rev_total)((&Array::scalar(1.0f64),), (&Array::scalar(1.0f64),));
+    });
+    assert!(
+        m.contains("`cube_rev` has no JVP rule") && m.contains("add `jvp = my_jvp`"),
+        "{m}"
+    );
+    let m = panic_message(|| {
+        nabla::grad(fwd_total)(&Array::scalar(1.0f64));
+    });
+    assert!(
+        m.contains("`cube_fwd` has no VJP rule") && m.contains("add `vjp = my_vjp`"),
+        "{m}"
+    );
+}
+
+#[test]
+fn cpu_kernels_see_strided_inputs_row_major() {
+    let x = Array::from_vec((0..6).map(|v| v as f64).collect(), &[2, 3]).transpose();
+    let y = nabla::custom::cpu_kernel::<f64>(&[&x], &[3, 2], |ins, out| {
+        assert_eq!(ins[0].shape(), &[3, 2]);
+        assert_eq!(ins[0].strides(), &[2, 1]);
+        assert_eq!(ins[0].get(&[2, 1]), 5.0);
+        out.copy_from_slice(ins[0].as_slice());
+    });
+    assert_eq!(y.to_vec::<f64>(), x.to_vec::<f64>());
+    let m = panic_message(|| {
+        nabla::custom::cpu_kernel::<f32>(&[&Array::scalar(1.0f64)], &[], |_, _| {});
+    });
+    assert!(m.contains("cpu_kernel: input 0 is a f64 array"), "{m}");
+}
+
+/// The CUDA kernel of the custom-op example compiles with NVRTC (skips
+/// without libnvrtc); with a GPU it matches the CPU kernel.
+#[cfg(feature = "cuda")]
+#[test]
+fn custom_cuda_kernel_compiles_and_matches_the_cpu() {
+    const K: nabla::custom::CudaKernel = nabla::custom::CudaKernel {
+        name: "axpy2",
+        source: r#"extern "C" __global__ void axpy2(const double* x, const double* y, double* out, long long n) {
+            long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+            if (i < n) out[i] = 2.0 * x[i] + y[i];
+        }"#,
+    };
+    match K.compile_for(90) {
+        Ok(()) => {}
+        Err(e) if e.contains("not found") => {
+            eprintln!("skipped NVRTC compile: {e}");
+        }
+        Err(e) => panic!("{e}"),
+    }
+    if !nabla::cuda::is_available() {
+        eprintln!("skipped launch: no GPU");
+        return;
+    }
+    let d = Device::Cuda(0);
+    let x = nabla::randn(&[1000], DType::F64);
+    let y = nabla::randn(&[1000], DType::F64);
+    let got = K.launch(
+        &[&x.to_device(d), &y.to_device(d)],
+        &[1000],
+        DType::F64,
+        nabla::custom::CudaLaunch::PerElement { block: 128 },
+    );
+    assert_close(&got, &(&x * 2.0 + &y), 1e-12, "custom CUDA kernel");
+}

@@ -1,9 +1,11 @@
-//! `#[custom_op(jvp = .., vjp = ..)]`: a user-defined primitive. The
-//! annotated function is the forward computation on arrays (it may call
-//! custom kernels); the two rules are generic functions over the value
-//! traits. The expansion gives the op the same interface as a
-//! `#[differentiable]` function (value, module, transform entry points), so
-//! it is called the same way everywhere.
+//! `#[custom_op(jvp = .., vjp = .., batch = ..)]`: a user-defined
+//! primitive. The annotated function is the forward computation on arrays
+//! (it may call custom kernels); the rules are generic functions over the
+//! value traits. Parameters that are not arrays are static (not
+//! differentiated) and are passed to every rule after its usual arguments.
+//! The expansion gives the op the same interface as a `#[differentiable]`
+//! function (value, module, transform entry points), so it is called the
+//! same way everywhere.
 
 use crate::codegen;
 use crate::ir::{Function, Kind, Output, Param, Tier, Var};
@@ -12,10 +14,22 @@ use quote::{format_ident, quote};
 use syn::spanned::Spanned;
 use syn::{FnArg, ItemFn, Pat, Path, ReturnType};
 
-/// Options: `jvp = path, vjp = path` (and optionally `crate = path`).
+/// The batching rule option.
+enum Batch {
+    /// No rule: the runtime loops over the batch.
+    Loop,
+    /// `batch = elementwise`: the op runs once on the stacked, broadcast inputs.
+    Elementwise,
+    /// `batch = path`: the user's rule.
+    Rule(Path),
+}
+
+/// Options: `jvp = path`, `vjp = path` (at least one), `batch = elementwise
+/// | path`, and `crate = path`.
 pub struct Rules {
     jvp: Option<Path>,
     vjp: Option<Path>,
+    batch: Batch,
     krate: TokenStream,
 }
 
@@ -24,6 +38,7 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
     let mut r = Rules {
         jvp: None,
         vjp: None,
+        batch: Batch::Loop,
         krate: quote!(::nabla),
     };
     let parser = syn::meta::parser(|meta| {
@@ -31,13 +46,20 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
             r.jvp = Some(meta.value()?.parse()?);
         } else if meta.path.is_ident("vjp") {
             r.vjp = Some(meta.value()?.parse()?);
+        } else if meta.path.is_ident("batch") {
+            let p: Path = meta.value()?.parse()?;
+            r.batch = if p.is_ident("elementwise") {
+                Batch::Elementwise
+            } else {
+                Batch::Rule(p)
+            };
         } else if meta.path.is_ident("crate") {
             let p: Path = meta.value()?.parse()?;
             r.krate = quote!(#p);
         } else {
-            return Err(
-                meta.error("unknown option; #[custom_op] takes `jvp = path` and `vjp = path`")
-            );
+            return Err(meta.error(
+                "unknown option; #[custom_op] takes `jvp = path`, `vjp = path` and `batch = elementwise | path`",
+            ));
         }
         Ok(())
     });
@@ -45,23 +67,22 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
     Ok(r)
 }
 
-/// Expands a custom op.
-pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
-    let sig = &item.sig;
-    let name = &sig.ident;
-    let (Some(jvp_rule), Some(vjp_rule)) = (&r.jvp, &r.vjp) else {
-        return Err(syn::Error::new(
-            name.span(),
-            "#[custom_op] needs both rules: `#[custom_op(jvp = my_jvp, vjp = my_vjp)]` (the JVP rule gives forward mode, the VJP rule reverse mode)",
-        ));
-    };
-    let mut names = Vec::new();
-    let mut by_ref = Vec::new();
-    for arg in &sig.inputs {
+/// One parameter of the forward function.
+struct Arg {
+    ident: syn::Ident,
+    ty: syn::Type,
+    /// An array input (else a static parameter).
+    array: bool,
+    by_ref: bool,
+}
+
+fn args(item: &ItemFn) -> syn::Result<Vec<Arg>> {
+    let mut out = Vec::new();
+    for arg in &item.sig.inputs {
         let FnArg::Typed(pt) = arg else {
             return Err(syn::Error::new(
                 arg.span(),
-                "a custom op is a free function of arrays",
+                "a custom op is a free function of arrays (and static parameters), not a method",
             ));
         };
         let Pat::Ident(pi) = &*pt.pat else {
@@ -70,22 +91,36 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
                 "custom op parameters must be plain names",
             ));
         };
-        let ty = quote!(#pt.ty).to_string();
-        let is_ref = matches!(&*pt.ty, syn::Type::Reference(_));
-        if !ty.contains("Array") {
-            return Err(syn::Error::new(
-                pt.ty.span(),
-                "custom op parameters must be arrays (`&Array` or `Array`)",
-            ));
-        }
-        names.push(pi.ident.clone());
-        by_ref.push(is_ref);
+        let ty = &*pt.ty;
+        let array = quote!(#ty).to_string().contains("Array");
+        out.push(Arg {
+            ident: pi.ident.clone(),
+            ty: ty.clone(),
+            array,
+            by_ref: matches!(ty, syn::Type::Reference(_)),
+        });
     }
-    let n = names.len();
+    Ok(out)
+}
+
+/// Expands a custom op.
+pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
+    let sig = &item.sig;
+    let name = &sig.ident;
+    if r.jvp.is_none() && r.vjp.is_none() {
+        return Err(syn::Error::new(
+            name.span(),
+            "#[custom_op] needs its rules: `#[custom_op(jvp = my_jvp, vjp = my_vjp)]` (the JVP rule gives forward mode, the VJP rule reverse mode; with only one, the other modes panic saying which rule to add)",
+        ));
+    }
+    let all = args(item)?;
+    let arrays: Vec<&Arg> = all.iter().filter(|a| a.array).collect();
+    let statics: Vec<&Arg> = all.iter().filter(|a| !a.array).collect();
+    let n = arrays.len();
     if n == 0 || n > 6 {
         return Err(syn::Error::new(
             sig.inputs.span(),
-            "a custom op takes one to six arrays",
+            "a custom op takes one to six arrays (`&Array` or `Array`), plus any static parameters",
         ));
     }
     if !matches!(&sig.output, ReturnType::Type(_, t) if quote!(#t).to_string().contains("Array")) {
@@ -102,27 +137,71 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
     let vjp = format_ident!("__nabla_{}_vjp", name);
     let masked = format_ident!("__nabla_{}_vjp_masked", name);
     let jvp = format_ident!("__nabla_{}_jvp", name);
+    let call_fn = format_ident!("__nabla_{}_call", name);
+    let name_str = name.to_string();
     let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
+    let sidx: Vec<syn::Index> = (0..statics.len()).map(syn::Index::from).collect();
     let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
-    let arrays: Vec<TokenStream> = (0..n).map(|_| quote!(#krate::Array)).collect();
-    let dots: Vec<syn::Ident> = names.iter().map(|i| format_ident!("{}_dot", i)).collect();
-    let primal_args: Vec<TokenStream> = idx
+    let array_tys: Vec<TokenStream> = (0..n).map(|_| quote!(#krate::Array)).collect();
+    let static_tys: Vec<&syn::Type> = statics.iter().map(|a| &a.ty).collect();
+    let array_names: Vec<&syn::Ident> = arrays.iter().map(|a| &a.ident).collect();
+    let static_names: Vec<&syn::Ident> = statics.iter().map(|a| &a.ident).collect();
+    let dots: Vec<syn::Ident> = array_names
         .iter()
-        .zip(&by_ref)
-        .map(|(i, r)| {
-            if *r {
-                quote!(&x.#i)
+        .map(|i| format_ident!("{}_dot", i))
+        .collect();
+    // The statics of `self` (the op value), by value, for the rules.
+    let self_statics: Vec<TokenStream> = sidx
+        .iter()
+        .map(|i| quote!(::core::clone::Clone::clone(&self.#i)))
+        .collect();
+
+    // The forward function's arguments, in their original order, from the
+    // array tuple `x` and the op value `self`.
+    let (mut a_k, mut s_k) = (0usize, 0usize);
+    let primal_args: Vec<TokenStream> = all
+        .iter()
+        .map(|a| {
+            if a.array {
+                let i = syn::Index::from(a_k);
+                a_k += 1;
+                if a.by_ref {
+                    quote!(&x.#i)
+                } else {
+                    quote!(::core::clone::Clone::clone(&x.#i))
+                }
             } else {
-                quote!(::core::clone::Clone::clone(&x.#i))
+                let i = syn::Index::from(s_k);
+                s_k += 1;
+                quote!(::core::clone::Clone::clone(&self.#i))
             }
         })
         .collect();
-    let name_str = name.to_string();
-    let cts = if n == 1 {
-        quote!((#vjp_rule(#(&x.#idx,)* y, ct),))
-    } else {
-        quote!(#vjp_rule(#(&x.#idx,)* y, ct))
+
+    let jvp_body = match &r.jvp {
+        Some(rule) => quote!(#rule(#(&x.#idx,)* y, #(dx.#idx.as_ref(),)* #(#self_statics),*)),
+        None => quote!(#krate::custom::missing_rule(#name_str, "jvp")),
     };
+    let vjp_body = match &r.vjp {
+        Some(rule) if n == 1 => quote!((#rule(#(&x.#idx,)* y, ct, #(#self_statics),*),)),
+        Some(rule) => quote!(#rule(#(&x.#idx,)* y, ct, #(#self_statics),*)),
+        None => quote!(#krate::custom::missing_rule(#name_str, "vjp")),
+    };
+    let batch_fn = match &r.batch {
+        Batch::Loop => quote!(),
+        Batch::Elementwise => quote! {
+            fn batch<__V: #krate::ArrayValue>(&self, x: &(#(#vs,)*), batched: &[bool]) -> ::core::option::Option<__V> {
+                ::core::option::Option::Some(#krate::custom::elementwise_batch::<Self, #krate::compose::#arity, __V>(self, x, batched))
+            }
+        },
+        Batch::Rule(rule) => quote! {
+            fn batch<__V: #krate::ArrayValue>(&self, x: &(#(#vs,)*), batched: &[bool]) -> ::core::option::Option<__V> {
+                let flags: [bool; #n] = ::core::array::from_fn(|i| batched[i]);
+                ::core::option::Option::Some(#rule(#(&x.#idx,)* flags, #(#self_statics),*))
+            }
+        },
+    };
+
     let mut orig = item.clone();
     orig.sig.ident = primal.clone();
     orig.attrs.retain(|a| !a.path().is_ident("doc"));
@@ -131,19 +210,13 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         .iter()
         .filter(|a| a.path().is_ident("doc"))
         .collect();
-    let user_types: Vec<&syn::Type> = sig
-        .inputs
+    let user_types: Vec<&syn::Type> = all.iter().map(|a| &a.ty).collect();
+    let user_names: Vec<&syn::Ident> = all.iter().map(|a| &a.ident).collect();
+    let call_owned: Vec<TokenStream> = arrays
         .iter()
-        .map(|a| match a {
-            FnArg::Typed(pt) => &*pt.ty,
-            FnArg::Receiver(_) => unreachable!("checked"),
-        })
-        .collect();
-    let call_owned: Vec<TokenStream> = names
-        .iter()
-        .zip(&by_ref)
-        .map(|(i, r)| {
-            if *r {
+        .map(|a| {
+            let i = &a.ident;
+            if a.by_ref {
                 quote!(::core::clone::Clone::clone(#i))
             } else {
                 quote!(#i)
@@ -156,30 +229,77 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         syn::Visibility::Public(_) => quote!(pub),
         syn::Visibility::Restricted(_) => quote!(pub(crate)),
     };
-    let call_fn = format_ident!("__nabla_{}_call", name);
+
+    // Generic parameter lists in the original order: arrays become `&__V`,
+    // statics keep their type.
+    let gen_params: Vec<TokenStream> = all
+        .iter()
+        .map(|a| {
+            let (i, t) = (&a.ident, codegen::with_lifetime(&a.ty));
+            if a.array {
+                quote!(#i: &__V)
+            } else {
+                quote!(#i: #t)
+            }
+        })
+        .collect();
+    let jvp_params: Vec<TokenStream> = gen_params
+        .iter()
+        .cloned()
+        .chain(
+            dots.iter()
+                .map(|d| quote!(#d: ::core::option::Option<&'__a __V>)),
+        )
+        .collect();
+    // The pullback's cotangents in parameter order (`Static` for statics).
+    let (mut a_k, np) = (0usize, all.len());
+    let full_cts: Vec<TokenStream> = all
+        .iter()
+        .map(|a| {
+            if a.array {
+                let i = syn::Index::from(a_k);
+                a_k += 1;
+                quote!(__c.#i)
+            } else {
+                quote!(#krate::transforms::Static)
+            }
+        })
+        .collect();
+    let cts_ty: Vec<TokenStream> = all
+        .iter()
+        .map(|a| {
+            if a.array {
+                quote!(__V)
+            } else {
+                quote!(#krate::transforms::Static)
+            }
+        })
+        .collect();
+    let make_op = quote!(#name::Op(#(::core::clone::Clone::clone(&#static_names),)*));
 
     // The same interface as a #[differentiable] function.
+    let mut k = 0usize;
     let f = Function {
         vis: vis.clone(),
         ident: name.clone(),
         tier: Tier::Array,
-        params: names
+        params: all
             .iter()
-            .zip(&user_types)
-            .zip(&by_ref)
-            .enumerate()
-            .map(|(k, ((i, t), r))| Param {
-                ident: i.clone(),
-                ty: (*t).clone(),
-                var: Some(k),
-                by_ref: *r,
+            .map(|a| Param {
+                ident: a.ident.clone(),
+                ty: a.ty.clone(),
+                var: a.array.then(|| {
+                    k += 1;
+                    k - 1
+                }),
+                by_ref: a.by_ref,
                 tree: None,
             })
             .collect(),
-        vars: names
+        vars: array_names
             .iter()
             .map(|i| Var {
-                ident: i.clone(),
+                ident: (*i).clone(),
                 kind: Kind::Value,
             })
             .collect(),
@@ -203,12 +323,15 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         #[allow(non_upper_case_globals)]
         #vis const #name: #name::Function = #name::Function;
 
-        #[doc = concat!("The custom op `", #name_str, "`: `Op` (its [`CustomOp`] impl) and the generated variants.")]
+        #[doc = concat!("The custom op `", #name_str, "`: `Op` (its [`CustomOp`] impl, holding the static parameters) and the generated variants.")]
         #vis mod #name {
+            #[allow(unused_imports)]
+            use super::*;
             #reexport use super::{#primal as primal, #fwd as forward, #jvp as jvp, #vjp as vjp};
-            /// The op's [`CustomOp`] implementation.
-            #[derive(Clone, Copy, Debug, Default)]
-            #reexport struct Op;
+            /// The op's [`CustomOp`] implementation; its fields are the
+            /// static parameters.
+            #[derive(Clone)]
+            #reexport struct Op(#(pub #static_tys,)*);
             /// The type of the op's function value.
             #[derive(Clone, Copy, Debug, Default)]
             #reexport struct Function;
@@ -216,20 +339,23 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
 
         impl #krate::custom::CustomOp<#krate::compose::#arity> for #name::Op {
             const NAME: &'static str = #name_str;
-            fn forward(x: &(#(#arrays,)*)) -> #krate::Array {
+            fn forward(&self, x: &(#(#array_tys,)*)) -> #krate::Array {
                 #primal(#(#primal_args),*)
             }
-            fn jvp<__V: #krate::ArrayValue>(x: &(#(#vs,)*), y: &__V, dx: &(#(::core::option::Option<#vs>,)*)) -> __V {
-                #jvp_rule(#(&x.#idx,)* y, #(dx.#idx.as_ref()),*)
+            #[allow(unreachable_code)]
+            fn jvp<__V: #krate::ArrayValue>(&self, x: &(#(#vs,)*), y: &__V, dx: &(#(::core::option::Option<#vs>,)*)) -> __V {
+                #jvp_body
             }
-            fn vjp<__V: #krate::ArrayValue>(x: &(#(#vs,)*), y: &__V, ct: &__V) -> (#(#vs,)*) {
-                #cts
+            #[allow(unreachable_code)]
+            fn vjp<__V: #krate::ArrayValue>(&self, x: &(#(#vs,)*), y: &__V, ct: &__V) -> (#(#vs,)*) {
+                #vjp_body
             }
+            #batch_fn
         }
 
         #[doc(hidden)]
-        #vis fn #call_fn(#(#names: #user_types),*) #ret {
-            #krate::custom::call::<#name::Op, #krate::compose::#arity>(&(#(#call_owned,)*))
+        #vis fn #call_fn(#(#user_names: #user_types),*) #ret {
+            #krate::custom::call::<#name::Op, #krate::compose::#arity>(&#make_op, &(#(#call_owned,)*))
         }
 
         impl ::core::ops::Deref for #name::Function {
@@ -240,33 +366,35 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         }
 
         #[doc(hidden)]
-        #vis fn #fwd<'__a, __V: #krate::ArrayValue + '__a>(#(#names: &__V),*) -> __V {
-            <__V as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&(#(::core::clone::Clone::clone(#names),)*))
+        #vis fn #fwd<'__a, __V: #krate::ArrayValue + '__a>(#(#gen_params),*) -> __V {
+            <__V as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&#make_op, &(#(::core::clone::Clone::clone(#array_names),)*))
         }
 
         #[doc(hidden)]
-        #vis fn #vjp<'__a, __V: #krate::ArrayValue + '__a>(#(#names: &__V),*)
-            -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>)
+        #vis fn #vjp<'__a, __V: #krate::ArrayValue + '__a>(#(#gen_params),*)
+            -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#cts_ty,)*) + use<__V>)
         {
-            let x = (#(::core::clone::Clone::clone(#names),)*);
-            let y = <__V as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&x);
+            let op = #make_op;
+            let x = (#(::core::clone::Clone::clone(#array_names),)*);
+            let y = <__V as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&op, &x);
             let out = ::core::clone::Clone::clone(&y);
             (y, move |ct: __V| {
-                <#name::Op as #krate::custom::CustomOp<#krate::compose::#arity>>::vjp::<__V>(&x, &out, &ct)
+                let __c = <#name::Op as #krate::custom::CustomOp<#krate::compose::#arity>>::vjp::<__V>(&op, &x, &out, &ct);
+                (#(#full_cts,)*)
             })
         }
 
         #[doc(hidden)]
-        #vis fn #masked<'__a, __V: #krate::ArrayValue + '__a>(#(#names: &__V,)* __want: [bool; #n])
-            -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>)
+        #vis fn #masked<'__a, __V: #krate::ArrayValue + '__a>(#(#gen_params,)* __want: [bool; #np])
+            -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#cts_ty,)*) + use<__V>)
         {
-            #vjp::<__V>(#(#names),*)
+            #vjp::<__V>(#(#user_names),*)
         }
 
         #[doc(hidden)]
-        #vis fn #jvp<'__a, __V: #krate::ArrayValue + '__a>(#(#names: &__V,)* #(#dots: ::core::option::Option<&'__a __V>),*) -> (__V, __V) {
-            let d = (#(#krate::Dual::new(::core::clone::Clone::clone(#names), #dots.cloned()),)*);
-            let y = <#krate::Dual<__V> as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&d);
+        #vis fn #jvp<'__a, __V: #krate::ArrayValue + '__a>(#(#jvp_params),*) -> (__V, __V) {
+            let d = (#(#krate::Dual::new(::core::clone::Clone::clone(#array_names), #dots.cloned()),)*);
+            let y = <#krate::Dual<__V> as #krate::ArrayValue>::apply_custom::<#name::Op, #krate::compose::#arity>(&#make_op, &d);
             let t = y.tangent_or_zero();
             (y.primal, t)
         }

@@ -57,12 +57,17 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// `#[custom_op(jvp = my_jvp, vjp = my_vjp)]` on `fn op(x: &Array, ..) ->
-/// Array`: a user-defined primitive. The function is the forward
-/// computation on arrays (custom kernels allowed); the rules are
-/// `fn my_jvp<V: ArrayValue>(x: &V, .., out: &V, dx: Option<&V>, ..) -> V`
-/// and `fn my_vjp<V: ArrayValue>(x: &V, .., out: &V, ct: &V) -> V` (a tuple
-/// of cotangents for several inputs).
+/// `#[custom_op(jvp = my_jvp, vjp = my_vjp, batch = ..)]` on `fn op(x:
+/// &Array, .., k: f64, ..) -> Array`: a user-defined primitive. The function
+/// is the forward computation on arrays (custom kernels allowed); parameters
+/// that are not arrays are static. The rules are
+/// `fn my_jvp<V: ArrayValue>(x: &V, .., out: &V, dx: Option<&V>, .., k: f64, ..) -> V`
+/// and `fn my_vjp<V: ArrayValue>(x: &V, .., out: &V, ct: &V, k: f64, ..) -> V`
+/// (a tuple of cotangents for several inputs); at least one is required.
+/// `batch = elementwise` runs the op once on the stacked inputs under
+/// `vmap`; `batch = my_batch` names a rule
+/// `fn my_batch<V: ArrayValue>(x: &V, .., batched: [bool; N], k: f64, ..) -> V`
+/// whose batched inputs carry the batch axis first, as must its output.
 #[proc_macro_attribute]
 pub fn custom_op(attr: TokenStream, item: TokenStream) -> TokenStream {
     let rules = match custom::rules(attr.into()) {

@@ -420,8 +420,9 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         Batched::unbatched(self.value.lift(a))
     }
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        op: &Op,
         x: &A::Args<Self>,
     ) -> Self {
-        crate::custom::apply_batched::<Op, A, V>(x)
+        crate::custom::apply_batched::<Op, A, V>(op, x)
     }
 }

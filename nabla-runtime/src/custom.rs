@@ -1,38 +1,56 @@
 //! User-defined primitives: a forward computation on arrays (which may call
-//! custom kernels) plus a JVP rule and a VJP rule written with the generic
-//! value operations. A custom op is called from `#[differentiable]` code,
-//! from imperative code (`backward()`), and under `vmap`, `jacfwd`,
-//! `jacrev`, `hessian` exactly like a built-in primitive: the runtime
-//! trusts the rules (it never re-derives them).
+//! custom kernels, see [`cpu_kernel`] and, with feature `cuda`,
+//! [`CudaKernel`]) plus a JVP rule and a VJP rule written with the generic
+//! value operations, an optional batching rule, and optional static
+//! (non-differentiable) parameters. A custom op is called from
+//! `#[differentiable]` code, from imperative code (`backward()`), and under
+//! `vmap`, `jacfwd`, `jacrev`, `hessian` exactly like a built-in primitive:
+//! the runtime trusts the rules (it never re-derives them).
 //!
-//! Declare one with `#[nabla::custom_op(jvp = .., vjp = ..)]` on the forward
-//! function (see the `nabla` crate), or implement [`CustomOp`] by hand.
+//! Declare one with `#[nabla::custom_op(jvp = .., vjp = .., batch = ..)]` on
+//! the forward function (see the `nabla` crate), or implement [`CustomOp`]
+//! by hand.
 //!
 //! How each value type applies an op ([`ArrayValue::apply_custom`]):
 //! `Array` runs `forward` and records the VJP rule on the tape; `Dual<V>`
 //! applies the op to the primals and the JVP rule to the tangents;
-//! `Batched<V>` runs the op once per batch entry and stacks the results (the
-//! default batching rule: correct for any op, slower than a vectorised one).
+//! `Batched<V>` calls the op's batching rule when it has one, and otherwise
+//! runs the op once per batch entry and stacks the results (the default
+//! batching rule: correct for any op, slower than a vectorised one).
 
 use crate::compose::Arity;
 use crate::{Array, ArrayValue, Batched, Dual};
 
-/// A primitive defined outside the library, of arity `A`.
-pub trait CustomOp<A: Arity>: Copy + 'static {
+mod kernels;
+#[cfg(feature = "cuda")]
+pub use kernels::{CudaKernel, CudaLaunch};
+pub use kernels::{Strided, cpu_kernel};
+
+/// A primitive defined outside the library, of arity `A`. The value of the
+/// op carries its static parameters (e.g. a spring constant), so rules and
+/// the forward can read them.
+pub trait CustomOp<A: Arity>: Clone + Send + Sync + 'static {
     /// Its name, for error messages and the tape.
     const NAME: &'static str;
     /// The forward computation on arrays.
-    fn forward(x: &A::Args<Array>) -> Array;
+    fn forward(&self, x: &A::Args<Array>) -> Array;
     /// The JVP rule: the output tangent from the inputs, the output and the
     /// input tangents (`None` = zero).
-    fn jvp<V: ArrayValue>(x: &A::Args<V>, y: &V, dx: &A::Args<Option<V>>) -> V;
+    fn jvp<V: ArrayValue>(&self, x: &A::Args<V>, y: &V, dx: &A::Args<Option<V>>) -> V;
     /// The VJP rule: one cotangent per input.
-    fn vjp<V: ArrayValue>(x: &A::Args<V>, y: &V, ct: &V) -> A::Args<V>;
+    fn vjp<V: ArrayValue>(&self, x: &A::Args<V>, y: &V, ct: &V) -> A::Args<V>;
+    /// The batching rule: `x[i]` carries the batch axis first when
+    /// `batched[i]` (at least one does); returns the output with the batch
+    /// axis first. `None` (the default) runs the op once per batch entry.
+    fn batch<V: ArrayValue>(&self, x: &A::Args<V>, batched: &[bool]) -> Option<V> {
+        let _ = (x, batched);
+        None
+    }
 }
 
 /// `Array`: run the forward, and record the VJP rule if an input is tracked.
-pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(x: &A::Args<Array>) -> Array {
-    let y = crate::no_grad(|| Op::forward(x));
+pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(op: &Op, x: &A::Args<Array>) -> Array {
+    let y = crate::no_grad(|| op.forward(x));
     let inputs: Vec<&Array> = (0..A::N).map(|i| A::get(x, i)).collect();
     if !crate::autograd::needs_grad(&inputs) {
         return y.detach();
@@ -40,13 +58,14 @@ pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(x: &A::Args<Array>) -> Arra
     let xr: Vec<Array> = inputs.iter().map(|a| a.detach()).collect();
     let yr = y.detach();
     let want: Vec<bool> = inputs.iter().map(|a| a.is_tracked()).collect();
+    let op = op.clone();
     crate::autograd::record(
         y.detach(),
         Op::NAME,
         &inputs,
         Box::new(move |ct: &Array| {
             let args = A::from_fn(|i| xr[i].clone());
-            let cts = Op::vjp::<Array>(&args, &yr, ct);
+            let cts = op.vjp::<Array>(&args, &yr, ct);
             (0..A::N)
                 .map(|i| want[i].then(|| A::get(&cts, i).clone()))
                 .collect()
@@ -56,38 +75,50 @@ pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(x: &A::Args<Array>) -> Arra
 
 /// `Dual<V>`: the op on the primals, the JVP rule on the tangents.
 pub(crate) fn apply_dual<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+    op: &Op,
     x: &A::Args<Dual<V>>,
 ) -> Dual<V> {
     let primals = A::map(x, |_, d: &Dual<V>| d.primal.clone());
-    let y = V::apply_custom::<Op, A>(&primals);
+    let y = V::apply_custom::<Op, A>(op, &primals);
     if (0..A::N).all(|i| A::get(x, i).tangent.is_none()) {
         return Dual::constant(y);
     }
     let tangents = A::map(x, |_, d: &Dual<V>| d.tangent.clone());
-    let t = Op::jvp::<V>(&primals, &y, &tangents);
+    let t = op.jvp::<V>(&primals, &y, &tangents);
     Dual::new(y, Some(t))
 }
 
-/// `Batched<V>`: once per batch entry, then stacked along axis 0.
+/// `Batched<V>`: the op's batching rule, or once per batch entry, stacked
+/// along axis 0.
 pub(crate) fn apply_batched<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+    op: &Op,
     x: &A::Args<Batched<V>>,
 ) -> Batched<V> {
     let Some(n) = (0..A::N).find_map(|i| A::get(x, i).batch_size()) else {
-        return Batched::unbatched(V::apply_custom::<Op, A>(&A::map(x, |_, b: &Batched<V>| {
-            b.value.clone()
-        })));
+        return Batched::unbatched(V::apply_custom::<Op, A>(
+            op,
+            &A::map(x, |_, b: &Batched<V>| b.value.clone()),
+        ));
     };
-    let fronts = A::map(x, |_, b: &Batched<V>| b.bdim.map(|_| b.front()));
+    let batched: Vec<bool> = (0..A::N).map(|i| A::get(x, i).bdim.is_some()).collect();
+    let fronts = A::map(x, |_, b: &Batched<V>| match b.bdim {
+        Some(_) => b.front(),
+        None => b.value.clone(),
+    });
+    if let Some(y) = op.batch::<V>(&fronts, &batched) {
+        return Batched::new(y, Some(0));
+    }
     let rows: Vec<V> = (0..n)
         .map(|k| {
-            let args = A::map(x, |i, b: &Batched<V>| match A::get(&fronts, i) {
-                Some(f) => {
+            let args = A::map(&fronts, |i, f: &V| {
+                if batched[i] {
                     let s = f.shape_vec();
                     f.index_select(0, &[k]).reshape(&s[1..])
+                } else {
+                    f.clone()
                 }
-                None => b.value.clone(),
             });
-            let y = V::apply_custom::<Op, A>(&args);
+            let y = V::apply_custom::<Op, A>(op, &args);
             let mut s = vec![1];
             s.extend(y.shape_vec());
             y.reshape(&s)
@@ -96,7 +127,79 @@ pub(crate) fn apply_batched<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
     Batched::new(V::concat(&rows, 0), Some(0))
 }
 
+/// The batching rule of an elementwise (shape-preserving, broadcasting)
+/// op, what `#[custom_op(batch = elementwise)]` uses: every input is
+/// broadcast to the batch size by the common per-example shape, and the op
+/// runs once on the stacked arrays.
+///
+/// ```
+/// use nabla_runtime::{custom::elementwise_batch, Array, ArrayValue};
+/// # use nabla_runtime::compose::A2;
+/// # #[derive(Clone)] struct Add;
+/// # impl nabla_runtime::custom::CustomOp<A2> for Add {
+/// #     const NAME: &'static str = "add";
+/// #     fn forward(&self, x: &(Array, Array)) -> Array { &x.0 + &x.1 }
+/// #     fn jvp<V: ArrayValue>(&self, _: &(V, V), y: &V, _: &(Option<V>, Option<V>)) -> V { y.zeros_like() }
+/// #     fn vjp<V: ArrayValue>(&self, _: &(V, V), _: &V, ct: &V) -> (V, V) { (ct.clone(), ct.clone()) }
+/// # }
+/// let a = Array::ones(&[4, 3], nabla_runtime::DType::F64); // batch of 4
+/// let b = Array::ones(&[3], nabla_runtime::DType::F64); // unbatched
+/// let y = elementwise_batch(&Add, &(a, b), &[true, false]);
+/// assert_eq!(y.shape(), &[4, 3]);
+/// ```
+pub fn elementwise_batch<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+    op: &Op,
+    x: &A::Args<V>,
+    batched: &[bool],
+) -> V {
+    let n = (0..A::N)
+        .find(|&i| batched[i])
+        .map(|i| A::get(x, i).shape_vec()[0])
+        .expect("a batching rule runs with at least one batched input");
+    let mut per = Vec::new();
+    for (i, &b) in batched.iter().enumerate().take(A::N) {
+        let s = A::get(x, i).shape_vec();
+        let s = if b { s[1..].to_vec() } else { s };
+        per = nabla_kernels::elementwise::try_broadcast_shape(&per, &s).unwrap_or_else(|| {
+            panic!(
+                "custom op `{}` (batch = elementwise): per-example input shapes {per:?} and {s:?} do not broadcast",
+                Op::NAME
+            )
+        });
+    }
+    let mut full = vec![n];
+    full.extend(&per);
+    let args = A::map(x, |i, v: &V| {
+        if batched[i] {
+            // Align the per-example axes to the right, behind the batch axis.
+            let s = v.shape_vec();
+            let mut padded = vec![n];
+            padded.extend(std::iter::repeat_n(1, per.len() + 1 - s.len()));
+            padded.extend(&s[1..]);
+            v.reshape(&padded).broadcast_to(&full)
+        } else {
+            v.broadcast_to(&full)
+        }
+    });
+    V::apply_custom::<Op, A>(op, &args)
+}
+
 /// Calls a custom op on arrays (what a declared op's plain call runs).
-pub fn call<Op: CustomOp<A>, A: Arity>(x: &A::Args<Array>) -> Array {
-    apply_array::<Op, A>(x)
+pub fn call<Op: CustomOp<A>, A: Arity>(op: &Op, x: &A::Args<Array>) -> Array {
+    apply_array::<Op, A>(op, x)
+}
+
+/// The panic of a rule the op does not have (`#[custom_op]` without `jvp`
+/// or without `vjp`): which modes need it and how to add it.
+#[track_caller]
+pub fn missing_rule(op: &str, rule: &str) -> ! {
+    let modes = if rule == "jvp" {
+        "forward mode (jvp, jacfwd, hessian)"
+    } else {
+        "reverse mode (grad, vjp, jacrev, backward)"
+    };
+    panic!(
+        "custom op `{op}` has no {} rule, so it cannot run in {modes}; add `{rule} = my_{rule}` to its #[custom_op(..)]",
+        rule.to_uppercase()
+    )
 }

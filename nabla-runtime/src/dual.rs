@@ -256,8 +256,9 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
         Dual::constant(self.primal.lift(a))
     }
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        op: &Op,
         x: &A::Args<Self>,
     ) -> Self {
-        crate::custom::apply_dual::<Op, A, V>(x)
+        crate::custom::apply_dual::<Op, A, V>(op, x)
     }
 }

@@ -333,6 +333,7 @@ pub trait ArrayValue: Value {
     fn lift(&self, a: &Array) -> Self;
     /// Applies a user-defined primitive (see [`crate::custom`]).
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        op: &Op,
         x: &A::Args<Self>,
     ) -> Self;
 }

@@ -1,9 +1,15 @@
 use nabla::prelude::*;
 
-// Missing the JVP rule.
-#[nabla::custom_op(vjp = only_vjp)]
-fn no_jvp(x: &Array) -> Array {
+// No rules at all.
+#[nabla::custom_op(batch = elementwise)]
+fn no_rules(x: &Array) -> Array {
     x.exp()
+}
+
+// No array to be the forward's input: only static parameters.
+#[nabla::custom_op(vjp = only_vjp)]
+fn no_arrays(k: f64) -> Array {
+    Array::scalar(k)
 }
 
 fn only_vjp<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {

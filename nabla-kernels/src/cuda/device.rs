@@ -73,6 +73,8 @@ pub struct Gpu {
     pub(crate) stream: Arc<CudaStream>,
     module: OnceLock<Result<Arc<CudaModule>, GpuError>>,
     functions: Mutex<HashMap<String, CudaFunction>>,
+    /// User kernels (custom ops), compiled once per source text.
+    user_modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     blas: OnceLock<Result<Mutex<CudaBlas>, GpuError>>,
 }
 
@@ -122,6 +124,7 @@ impl Gpu {
             stream: ctx.default_stream(),
             module: OnceLock::new(),
             functions: Mutex::new(HashMap::new()),
+            user_modules: Mutex::new(HashMap::new()),
             blas: OnceLock::new(),
         });
         gpus.insert(ordinal, gpu.clone());
@@ -167,6 +170,33 @@ impl Gpu {
         f
     }
 
+    /// Kernel `name` of a user's CUDA C `source` (a custom op's kernel),
+    /// compiled with NVRTC for this device on first use and cached.
+    #[track_caller]
+    pub(crate) fn user_function(&self, source: &str, name: &str) -> CudaFunction {
+        let mut modules = self.user_modules.lock().unwrap();
+        let module = match modules.get(source) {
+            Some(m) => m.clone(),
+            None => {
+                let ctx = self.stream.context();
+                let (major, minor) = ctx
+                    .compute_capability()
+                    .unwrap_or_else(|e| panic!("cuda:{}: compute capability: {e:?}", self.ordinal));
+                let image =
+                    compile_source(source, "custom_kernel.cu", major as u32 * 10 + minor as u32)
+                        .unwrap_or_else(|e| panic!("custom CUDA kernel `{name}`: {e}"));
+                let m = ctx
+                    .load_module(Ptx::from_binary(image))
+                    .unwrap_or_else(|e| panic!("custom CUDA kernel `{name}`: loading: {e:?}"));
+                modules.insert(source.to_string(), m.clone());
+                m
+            }
+        };
+        module.load_function(name).unwrap_or_else(|e| {
+            panic!("custom CUDA kernel `{name}` is not in its source (declare it `extern \"C\" __global__`): {e:?}")
+        })
+    }
+
     /// The cuBLAS handle (one caller at a time).
     #[track_caller]
     pub(crate) fn blas(&self) -> std::sync::MutexGuard<'_, CudaBlas> {
@@ -193,6 +223,20 @@ impl Gpu {
 /// assert!(!cubin.is_empty());
 /// ```
 pub fn compile_kernels(arch: u32) -> Result<Vec<u8>, GpuError> {
+    compile_source(KERNEL_SOURCE, "nabla_kernels.cu", arch)
+}
+
+/// Compiles CUDA C `source` (named `file` in messages) with NVRTC to a
+/// CUBIN for `sm_<arch>`; errors carry NVRTC's log. Needs only libnvrtc.
+///
+/// ```no_run
+/// let src = r#"extern "C" __global__ void twice(const float* x, float* y, long long n) {
+///     long long i = blockIdx.x * (long long)blockDim.x + threadIdx.x;
+///     if (i < n) y[i] = 2.0f * x[i];
+/// }"#;
+/// assert!(nabla_kernels::cuda::compile_source(src, "twice.cu", 90).is_ok());
+/// ```
+pub fn compile_source(source: &str, file: &str, arch: u32) -> Result<Vec<u8>, GpuError> {
     use cudarc::nvrtc::{result, sys};
     // SAFETY: only tries to dlopen libnvrtc by name.
     if !unsafe { sys::is_culib_present() } {
@@ -200,8 +244,9 @@ pub fn compile_kernels(arch: u32) -> Result<Vec<u8>, GpuError> {
             "NVRTC (libnvrtc.so) not found: install the CUDA runtime compiler or add it to LD_LIBRARY_PATH".into(),
         ));
     }
-    let src = CString::new(KERNEL_SOURCE).expect("kernel source has no NUL");
-    let name = CString::new("nabla_kernels.cu").unwrap();
+    let src = CString::new(source)
+        .map_err(|_| GpuError(format!("{file}: source contains a NUL byte")))?;
+    let name = CString::new(file).map_err(|_| GpuError(format!("{file}: bad file name")))?;
     let prog =
         result::create_program(&src, Some(&name)).map_err(|e| err("nvrtcCreateProgram", e))?;
     let opts = [
@@ -222,7 +267,7 @@ pub fn compile_kernels(arch: u32) -> Result<Vec<u8>, GpuError> {
                 })
                 .unwrap_or_default();
             Err(GpuError(format!(
-                "NVRTC failed to compile kernels.cu ({e:?}):\n{log}"
+                "NVRTC failed to compile {file} ({e:?}):\n{log}"
             )))
         }
         Ok(()) => {

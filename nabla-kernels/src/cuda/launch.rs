@@ -511,3 +511,86 @@ pub fn index_add(shape: &[usize], axis: usize, idx: &[usize], src: &GpuArray) ->
     }
     out
 }
+
+/// How to launch a user's kernel (a custom op's CUDA kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum UserLaunch {
+    /// One thread per output element: `block` threads per block and
+    /// `ceil(n / block)` blocks (the kernel must check `i < n`).
+    PerElement {
+        /// Threads per block (e.g. 256).
+        block: u32,
+    },
+    /// An explicit grid.
+    Grid {
+        /// Blocks per grid (x, y, z).
+        grid: (u32, u32, u32),
+        /// Threads per block (x, y, z).
+        block: (u32, u32, u32),
+        /// Dynamic shared memory per block, bytes.
+        shared_mem_bytes: u32,
+    },
+}
+
+/// Launches kernel `name` of the user's CUDA C `source` (compiled once per
+/// device and cached) as `name(const T* in0, .., const T* inK, T* out,
+/// long long n)`: every input is made contiguous first, `out` is a fresh
+/// contiguous array of `out_elem` and `out_shape`, `n` its element count.
+#[track_caller]
+pub fn launch_user(
+    source: &str,
+    name: &str,
+    inputs: &[GpuArray],
+    out_elem: GpuElem,
+    out_shape: &[usize],
+    how: UserLaunch,
+) -> GpuArray {
+    let gpu = inputs
+        .first()
+        .map(|x| x.gpu().clone())
+        .unwrap_or_else(|| panic!("custom CUDA kernel `{name}`: needs at least one device input"));
+    let ins: Vec<GpuArray> = inputs
+        .iter()
+        .map(|x| {
+            same_device(name, &inputs[0], x);
+            if x.is_contiguous() && x.offset() == 0 {
+                x.clone()
+            } else {
+                contiguous(x)
+            }
+        })
+        .collect();
+    let out = GpuArray::alloc(&gpu, out_elem, out_shape);
+    let n = out.numel() as i64;
+    let cfg = match how {
+        UserLaunch::PerElement { block } => LaunchConfig {
+            grid_dim: ((n as u64).div_ceil(block as u64).max(1) as u32, 1, 1),
+            block_dim: (block, 1, 1),
+            shared_mem_bytes: 0,
+        },
+        UserLaunch::Grid {
+            grid,
+            block,
+            shared_mem_bytes,
+        } => LaunchConfig {
+            grid_dim: grid,
+            block_dim: block,
+            shared_mem_bytes,
+        },
+    };
+    if n == 0 {
+        return out;
+    }
+    let f = gpu.user_function(source, name);
+    let mut args = gpu.stream.launch_builder(&f);
+    for x in &ins {
+        KernelArg::push(&*x.buf, &mut args);
+    }
+    KernelArg::push(&*out.buf, &mut args);
+    KernelArg::push(&n, &mut args);
+    // SAFETY: the documented parameter convention; inputs are contiguous
+    // from offset 0 and `out` holds `n` elements. What the kernel does with
+    // them is the user's responsibility (a custom kernel is unsafe code).
+    check(unsafe { args.launch(cfg) });
+    out
+}

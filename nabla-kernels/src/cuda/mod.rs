@@ -21,11 +21,13 @@ mod launch;
 mod layout;
 
 pub use array::{GpuArray, GpuElem, HostElem};
-pub use device::{Gpu, GpuError, KERNEL_SOURCE, compile_kernels, device_count, is_available};
+pub use device::{
+    Gpu, GpuError, KERNEL_SOURCE, compile_kernels, compile_source, device_count, is_available,
+};
 pub use gemm::matmul;
 pub use launch::{
-    arange, arg_reduce, binary, cast, compare, concat, contiguous, cumsum, fill, index_add,
-    index_select, reduce, slice_place, unary, where_select,
+    UserLaunch, arange, arg_reduce, binary, cast, compare, concat, contiguous, cumsum, fill,
+    index_add, index_select, launch_user, reduce, slice_place, unary, where_select,
 };
 pub use layout::MAX_DIMS;
 

@@ -188,8 +188,9 @@ impl ArrayValue for Array {
         a.detach().cast(self.dtype()).to_device(self.device())
     }
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+        op: &Op,
         x: &A::Args<Self>,
     ) -> Self {
-        crate::custom::apply_array::<Op, A>(x)
+        crate::custom::apply_array::<Op, A>(op, x)
     }
 }
