@@ -206,7 +206,11 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             carried,
             id,
             cond,
+            snapshots,
         } => {
+            if let (Mode::Sweep { active }, Some(snaps), None) = (mode, snapshots, cond) {
+                return revolve_sweep(f, s, active, *snaps);
+            }
             let cs: Vec<Ident> = (0..carried.len()).map(|j| carry(*id, j)).collect();
             let inits = carried.iter().map(|c| {
                 let v = f.name(c.init);
@@ -271,6 +275,81 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             let (out, tree, index) = (f.name(*out), f.name(*tree), f.name(*index));
             quote!(let #out = ::core::clone::Clone::clone(&#tree[#index]);)
         }
+    }
+}
+
+/// The vector of a checkpointed loop's iterator values (so the trip count
+/// is known before the loop runs).
+pub fn iters(id: usize) -> Ident {
+    format_ident!("__iters{}", id)
+}
+
+/// The step closures of a checkpointed loop (see `nabla::revolve`):
+/// `advance(i, state) -> state` runs iteration `i` plainly and
+/// `record(i, state) -> (state, residuals)` runs it keeping the residuals
+/// its reverse sweep needs. The state is the tuple of carried values.
+pub fn revolve_steps(f: &Function, s: &Stmt, active: &[bool]) -> (TokenStream, TokenStream) {
+    let Stmt::For {
+        pat,
+        body,
+        carried,
+        id,
+        ..
+    } = s
+    else {
+        return (quote!(), quote!());
+    };
+    let it = iters(*id);
+    let bind = if pat.to_string() == "_" {
+        quote!()
+    } else {
+        quote!(let #pat = ::core::clone::Clone::clone(&#it[__i]);)
+    };
+    let phis: Vec<&Ident> = carried.iter().map(|c| f.name(c.phi)).collect();
+    let nexts: Vec<TokenStream> = carried
+        .iter()
+        .map(|c| {
+            let v = f.name(c.next);
+            quote!(::core::clone::Clone::clone(&#v))
+        })
+        .collect();
+    let plain: Vec<TokenStream> = body.iter().map(|t| stmt(f, t, Mode::Forward)).collect();
+    let sweep: Vec<TokenStream> = body
+        .iter()
+        .map(|t| stmt(f, t, Mode::Sweep { active }))
+        .collect();
+    let res = loop_residuals(f, pat, body, carried, active);
+    (
+        quote!(|__i: usize, (#(#phis,)*)| { #bind #(#plain)* (#(#nexts,)*) }),
+        quote!(|__i: usize, (#(#phis,)*)| { #bind #(#sweep)* ((#(#nexts,)*), (#(#res,)*)) }),
+    )
+}
+
+/// The VJP's forward sweep of a checkpointed loop: the iterator's values
+/// are collected, then `Revolve::forward` runs the loop keeping only its
+/// snapshots and the last iteration's residuals (held, with the iterator
+/// values, in the loop's tape variable).
+fn revolve_sweep(f: &Function, s: &Stmt, active: &[bool], snaps: usize) -> TokenStream {
+    let Stmt::For {
+        iter, carried, id, ..
+    } = s
+    else {
+        return quote!();
+    };
+    let krate = &f.krate;
+    let (it, t) = (iters(*id), tape(*id));
+    let inits = carried.iter().map(|c| {
+        let v = f.name(c.init);
+        quote!(::core::clone::Clone::clone(&#v))
+    });
+    let outs = carried.iter().map(|c| f.name(c.out));
+    let (advance, record) = revolve_steps(f, s, active);
+    quote! {
+        let #it: ::std::vec::Vec<_> = ::core::iter::Iterator::collect(::core::iter::IntoIterator::into_iter(#iter));
+        let ((#(#outs,)*), #t) = {
+            let (__state, __revolve) = #krate::revolve::Revolve::forward(#it.len(), #snaps, (#(#inits,)*), #advance, #record);
+            (__state, (#it, __revolve))
+        };
     }
 }
 
