@@ -235,6 +235,21 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 }
             };
             let Some((k, test)) = cond else {
+                // The forward sweep sizes the tape from the iterator's
+                // length hint (exact for ranges): no regrowth while taping.
+                let (tape_decl, iter) = match mode {
+                    Mode::Forward => (tape_decl, iter.clone()),
+                    Mode::Sweep { .. } => {
+                        let (t, it) = (tape(*id), format_ident!("__loop{}", id));
+                        (
+                            quote! {
+                                let #it = ::core::iter::IntoIterator::into_iter(#iter);
+                                let mut #t = ::std::vec::Vec::with_capacity(::core::iter::Iterator::size_hint(&#it).0);
+                            },
+                            it.to_token_stream(),
+                        )
+                    }
+                };
                 return quote! {
                     #tape_decl
                     #(let mut #cs = #inits;)*
