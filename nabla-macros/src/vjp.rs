@@ -403,6 +403,19 @@ fn revolve_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             quote!(if let ::core::option::Option::Some(__g) = #fl { #private::acc(&mut #ci, __g); })
         });
     let rev = reverse_body(f, active, body);
+    // The cotangent slots of values the body defines live only within one
+    // iteration: declared inside the step's closure, they stay in registers
+    // instead of being reached through the closure's captures.
+    let mut inner = Vec::new();
+    defined(body, &mut inner);
+    inner.extend(carried.iter().map(|c| c.phi));
+    let locals = inner
+        .into_iter()
+        .filter(|&v| active[v] && f.vars[v].kind == Kind::Value)
+        .map(|v| {
+            let c = ct(f, v);
+            quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
+        });
     let (advance, record) = forward::revolve_steps(f, s, active);
     quote! {
         {
@@ -412,6 +425,7 @@ fn revolve_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 #advance,
                 #record,
                 |_, (#(#res,)*), (#(mut #flows,)*)| {
+                    #(#locals)*
                     #(#into_next)*
                     #rev
                     #(#from_phi)*
@@ -419,6 +433,33 @@ fn revolve_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 },
             );
             #(#into_init)*
+        }
+    }
+}
+
+/// The variables a body defines, nested bodies included.
+fn defined(body: &[Stmt], out: &mut Vec<VarId>) {
+    for s in body {
+        match s {
+            Stmt::Prim { out: v, .. }
+            | Stmt::Static { out: v, .. }
+            | Stmt::Constant { out: v, .. }
+            | Stmt::Leaf { out: v, .. } => out.push(*v),
+            Stmt::Call { outs, .. } => out.extend(outs),
+            Stmt::If {
+                then_body,
+                else_body,
+                merges,
+                ..
+            } => {
+                defined(then_body, out);
+                defined(else_body, out);
+                out.extend(merges.iter().map(|m| m.out));
+            }
+            Stmt::For { body, carried, .. } => {
+                defined(body, out);
+                out.extend(carried.iter().flat_map(|c| [c.phi, c.out]));
+            }
         }
     }
 }

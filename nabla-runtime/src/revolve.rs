@@ -82,15 +82,24 @@ pub fn min_forward_steps(n: usize, snapshots: usize) -> usize {
 }
 
 /// Where to store the next snapshot when reversing `l ≥ 2` steps with `s ≥
-/// 2` slots: the largest optimal number of steps to advance first.
+/// 2` slots: the largest optimal number of steps to advance first,
+/// `min(C(s+r−1, s), l − 1, l − C(s+r−2, s−1))`.
 fn split(l: usize, s: usize) -> usize {
-    let r = repetitions(l, s);
-    let l128 = l as u128;
-    let hi = beta(s, r - 1)
-        .min(l128 - 1)
-        .min(l128.saturating_sub(beta(s - 1, r - 1)));
-    // The lower bound holds by the analysis; keep at least one step.
-    hi.max(1) as usize
+    // r and C(s + r − 1, s) incrementally: C(s + r, s) = C(s + r − 1, s) ·
+    // (s + r) / r.
+    let (l, s) = (l as u128, s as u128);
+    let (mut r, mut below, mut at) = (0u128, 0u128, 1u128);
+    while at < l {
+        r += 1;
+        below = at;
+        at = at * (s + r) / r;
+    }
+    if r == 0 {
+        return 1;
+    }
+    // C(s + r − 2, s − 1) = C(s + r − 1, s) · s / (s + r − 1).
+    let left = below * s / (s + r - 1);
+    below.min(l - 1).min(l.saturating_sub(left)).max(1) as usize
 }
 
 /// The snapshots of one loop between its forward and reverse sweeps.
