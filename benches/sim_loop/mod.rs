@@ -70,7 +70,7 @@ pub fn sim_adjoint_by_hand(k: f64, c: f64, x0: f64) -> (f64, f64, f64) {
     (kb, cb, xb)
 }
 
-/// Checks the three gradients agree (to 1e-12 relative) and match central
+/// Prints the gradient and checks the three gradients agree (to 1e-12 relative) and match central
 /// differences; panics otherwise.
 pub fn check() {
     let (k, c, x0) = AT;
@@ -85,6 +85,8 @@ pub fn check() {
         (sim(k, c, x0 + eps) - sim(k, c, x0 - eps)) / (2.0 * eps),
     ];
     let close = |a: f64, b: f64, rel: f64| (a - b).abs() <= rel * a.abs().max(b.abs()).max(1.0);
+    // Compare with the JAX twin's first line.
+    println!("sim_loop gradient (k, c, x0) = {g:?}");
     for i in 0..3 {
         assert_eq!(g[i], r[i], "sim_loop: revolve vs taped gradient, input {i}");
         assert!(
