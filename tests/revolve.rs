@@ -335,3 +335,43 @@ fn nested_checkpointed_loops_give_the_plain_gradients() {
     assert_close(&cx, &gx, 0.0, "d/dx");
     assert_close(&cw, &gw, 0.0, "d/dw");
 }
+
+/// Any static iterator (collected first, so the trip count is known), a
+/// loop variable that is not an index, and a static carried value.
+#[differentiable]
+fn iter_plain(x: &Array, #[nondiff] rates: &[f64]) -> Array {
+    let mut h = x.clone();
+    let mut scale = 1.0;
+    for r in rates.iter().rev().copied() {
+        scale *= 0.9;
+        h = (&h * r).tanh() * scale + &h;
+    }
+    nabla::sum(&h.square())
+}
+
+#[differentiable]
+fn iter_snap(x: &Array, #[nondiff] rates: &[f64]) -> Array {
+    let mut h = x.clone();
+    let mut scale = 1.0;
+    #[nabla::checkpoint(snapshots = 2)]
+    for r in rates.iter().rev().copied() {
+        scale *= 0.9;
+        h = (&h * r).tanh() * scale + &h;
+    }
+    nabla::sum(&h.square())
+}
+
+#[test]
+fn static_iterators_and_static_carried_values() {
+    nabla::manual_seed(35);
+    let x = nabla::randn(&[3], DType::F64);
+    let rates: Vec<f64> = (0..11).map(|i| 0.3 + 0.05 * i as f64).collect();
+    for n in [0, 1, 2, 11] {
+        assert_close(
+            &nabla::grad(iter_snap)(&x, &rates[..n]),
+            &nabla::grad(iter_plain)(&x, &rates[..n]),
+            0.0,
+            &format!("{n} rates"),
+        );
+    }
+}
