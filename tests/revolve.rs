@@ -99,6 +99,7 @@ fn snap20(x: &Array, w: &Array, n: usize) -> Array {
 }
 
 type Loop = fn(&Array, &Array, usize) -> (Array, Array);
+type LoopW = fn(&Array, &Array, usize) -> Array;
 
 #[test]
 fn checkpointed_loops_give_the_plain_gradients_bit_for_bit() {
@@ -157,7 +158,7 @@ fn recomputations_match_the_binomial_formula_and_the_search() {
     let x = nabla::randn(&[2, 4], DType::F64);
     let w = nabla::randn(&[4, 4], DType::F64) * 0.4;
     for n in 0..=30 {
-        let variants: [(usize, fn(&Array, &Array, usize) -> Array); 3] = [
+        let variants: [(usize, LoopW); 3] = [
             (1, *nabla::grad!(snap1, argnums = 1)),
             (2, *nabla::grad!(snap2, argnums = 1)),
             (3, *nabla::grad!(snap3, argnums = 1)),
