@@ -294,7 +294,8 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
 }
 
 /// The vector of a checkpointed loop's iterator values (so the trip count
-/// is known before the loop runs).
+/// is known before the loop runs), or only their number when the loop
+/// variable is `_`.
 pub fn iters(id: usize) -> Ident {
     format_ident!("__iters{}", id)
 }
@@ -346,7 +347,11 @@ pub fn revolve_steps(f: &Function, s: &Stmt, active: &[bool]) -> (TokenStream, T
 /// values, in the loop's tape variable).
 fn revolve_sweep(f: &Function, s: &Stmt, active: &[bool], snaps: usize) -> TokenStream {
     let Stmt::For {
-        iter, carried, id, ..
+        pat,
+        iter,
+        carried,
+        id,
+        ..
     } = s
     else {
         return quote!();
@@ -359,10 +364,22 @@ fn revolve_sweep(f: &Function, s: &Stmt, active: &[bool], snaps: usize) -> Token
     });
     let outs = carried.iter().map(|c| f.name(c.out));
     let (advance, record) = revolve_steps(f, s, active);
+    // With `_` for the loop variable only the trip count is needed.
+    let (values, len) = if pat.to_string() == "_" {
+        (
+            quote!(let #it: usize = ::core::iter::Iterator::count(::core::iter::IntoIterator::into_iter(#iter));),
+            quote!(#it),
+        )
+    } else {
+        (
+            quote!(let #it: ::std::vec::Vec<_> = ::core::iter::Iterator::collect(::core::iter::IntoIterator::into_iter(#iter));),
+            quote!(#it.len()),
+        )
+    };
     quote! {
-        let #it: ::std::vec::Vec<_> = ::core::iter::Iterator::collect(::core::iter::IntoIterator::into_iter(#iter));
+        #values
         let ((#(#outs,)*), #t) = {
-            let (__state, __revolve) = #krate::revolve::Revolve::forward(#it.len(), #snaps, (#(#inits,)*), #advance, #record);
+            let (__state, __revolve) = #krate::revolve::Revolve::forward(#len, #snaps, (#(#inits,)*), #advance, #record);
             (__state, (#it, __revolve))
         };
     }

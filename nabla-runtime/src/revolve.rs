@@ -114,21 +114,30 @@ pub fn min_forward_steps(n: usize, snapshots: usize) -> usize {
 /// 2` slots: the largest optimal number of steps to advance first,
 /// `min(C(s+r−1, s), l − 1, l − C(s+r−2, s−1))`.
 fn split(l: usize, s: usize) -> usize {
+    let (l, s) = (l as u64, s as u64);
     // r and C(s + r − 1, s) incrementally: C(s + r, s) = C(s + r − 1, s) ·
-    // (s + r) / r.
-    let (l, s) = (l as u128, s as u128);
-    let (mut r, mut below, mut at) = (0u128, 0u128, 1u128);
+    // (s + r) / r (saturating: only compared with l).
+    let (mut r, mut below, mut at) = (0u64, 0u64, 1u64);
     while at < l {
         r += 1;
         below = at;
-        at = at * (s + r) / r;
+        at = mul_div(at, s + r, r);
     }
     if r == 0 {
         return 1;
     }
     // C(s + r − 2, s − 1) = C(s + r − 1, s) · s / (s + r − 1).
-    let left = below * s / (s + r - 1);
+    let left = mul_div(below, s, s + r - 1);
     below.min(l - 1).min(l.saturating_sub(left)).max(1) as usize
+}
+
+/// `a · b / c`, exact, saturating at `u64::MAX`; 64-bit arithmetic unless
+/// the product overflows (128-bit division is a slow library call).
+fn mul_div(a: u64, b: u64, c: u64) -> u64 {
+    match a.checked_mul(b) {
+        Some(p) => p / c,
+        None => u64::try_from(a as u128 * b as u128 / c as u128).unwrap_or(u64::MAX),
+    }
 }
 
 /// The snapshots of one loop between its forward and reverse sweeps.
@@ -234,19 +243,19 @@ impl<S: Clone, R> Revolve<S, R> {
         mut record: impl FnMut(usize, S) -> (S, R),
         mut reverse: impl FnMut(usize, R, C) -> C,
     ) -> C {
-        let Some(r) = self.last.take() else {
-            return ct;
-        };
-        let mut ct = reverse(self.n - 1, r, ct);
+        let mut ct = ct;
         let mut steps = Steps {
             advance: &mut advance,
             record: &mut record,
             reverse: &mut reverse,
+            last: self.last.take(),
         };
         // Unwind the first descent: the segment above each stored state,
         // innermost first; level j of the descent had `snapshots − 1 − j`
-        // free slots.
-        let mut end = self.n - 1;
+        // free slots. The innermost segment starts with the last iteration,
+        // whose residuals the forward sweep kept (so that every call of
+        // each closure comes from one place, where it can be inlined).
+        let mut end = self.n;
         while let Some(&(a, _)) = self.stack.last() {
             let free = self.snapshots - self.stack.len();
             ct = steps.segment(&mut self.stack, a, end, free, ct);
@@ -257,17 +266,19 @@ impl<S: Clone, R> Revolve<S, R> {
     }
 }
 
-/// The three step closures of a reverse sweep.
-struct Steps<'a, A, Rec, Rev> {
+/// The three step closures of a reverse sweep, and the residuals of the
+/// last iteration until they are used.
+struct Steps<'a, A, Rec, Rev, R> {
     advance: &'a mut A,
     record: &'a mut Rec,
     reverse: &'a mut Rev,
+    last: Option<R>,
 }
 
-impl<A, Rec, Rev> Steps<'_, A, Rec, Rev> {
+impl<A, Rec, Rev, R> Steps<'_, A, Rec, Rev, R> {
     /// Reverses iterations `a..b`; the state before `a` is on top of
     /// `stack`, and `free` more slots may be used.
-    fn segment<S: Clone, R, C>(
+    fn segment<S: Clone, C>(
         &mut self,
         stack: &mut Vec<(usize, S)>,
         a: usize,
@@ -287,11 +298,16 @@ impl<A, Rec, Rev> Steps<'_, A, Rec, Rev> {
         if b - a == 1 || free == 0 {
             // No slot to spare: re-advance from the stored state each time.
             for j in (a..b).rev() {
-                let mut s = from(stack);
-                for i in a..j {
-                    s = (self.advance)(i, s);
-                }
-                let (_, r) = (self.record)(j, s);
+                let r = match self.last.take() {
+                    Some(r) => r,
+                    None => {
+                        let mut s = from(stack);
+                        for i in a..j {
+                            s = (self.advance)(i, s);
+                        }
+                        (self.record)(j, s).1
+                    }
+                };
                 ct = (self.reverse)(j, r, ct);
             }
             return ct;
