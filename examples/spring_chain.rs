@@ -109,13 +109,13 @@ fn main() {
         t_plain
     );
     println!(
-        "peak heap during the gradient, steps checkpointed:     {:8.2} MiB ({:.3} of that), {:6.3} s",
+        "peak heap during the gradient, steps checkpointed:     {:8.2} MiB ({:.4} of that), {:6.3} s",
         mib(peak_ckpt),
         ratio(peak_ckpt),
         t_ckpt
     );
     println!(
-        "peak heap during the gradient, binomial, 20 snapshots: {:8.2} MiB ({:.3} of that), {:6.3} s",
+        "peak heap during the gradient, binomial, 20 snapshots: {:8.2} MiB ({:.4} of that), {:6.3} s",
         mib(peak_rev),
         ratio(peak_rev),
         t_rev
