@@ -13,6 +13,13 @@
 //!   tape (`requires_grad`, `backward`, `grad()`) on the same loss. Target:
 //!   ≤ 1.1× tape.
 //!
+//! - `sim_loop`: gradient of a 10 000-step f64 damped-oscillator simulation
+//!   (explicit Euler; `benches/sim_loop/`) vs the simulation itself and vs
+//!   a hand-written adjoint; also the gradient with the binomial schedule
+//!   (`#[nabla::checkpoint(snapshots = 20)]`). Targets: ≤ 3× the
+//!   simulation, ≤ 1.5× hand-written. JAX twin:
+//!   `benches/compare/jax_sim_loop_twin.py`.
+//!
 //! Diagnostics (no target): the tape's Rosenbrock gradient, and the MLP
 //! gradient with the data behind `stop_gradient` (see `docs/performance.md`).
 //!
@@ -27,6 +34,7 @@
 //! runs one group). See `docs/performance.md`, section "Macro (issue 3)".
 
 mod common;
+mod sim_loop;
 
 use criterion::Criterion;
 use nabla::prelude::*;
@@ -509,6 +517,70 @@ impl Report {
     }
 }
 
+// ----- sim_loop -----
+
+fn sim_loop_bench(c: &mut Criterion, report: &mut Report) {
+    use sim_loop::{AT, sim, sim_adjoint_by_hand, sim_revolve};
+    sim_loop::check();
+    let (k, cd, x0) = AT;
+    let grad = nabla::grad!(sim, argnums = (0, 1, 2));
+    let grad_revolve = nabla::grad!(sim_revolve, argnums = (0, 1, 2));
+    let mut g = c.benchmark_group("sim_loop");
+    g.sample_size(30)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    g.bench_function("simulation", |b| {
+        b.iter(|| sim(black_box(k), black_box(cd), black_box(x0)))
+    });
+    g.bench_function("macro_grad", |b| {
+        b.iter(|| grad(black_box(k), black_box(cd), black_box(x0)))
+    });
+    g.bench_function("hand_adjoint", |b| {
+        b.iter(|| sim_adjoint_by_hand(black_box(k), black_box(cd), black_box(x0)))
+    });
+    g.bench_function("macro_grad_snapshots_20", |b| {
+        b.iter(|| grad_revolve(black_box(k), black_box(cd), black_box(x0)))
+    });
+    g.finish();
+    let simulation = || {
+        black_box(sim(black_box(k), black_box(cd), black_box(x0)));
+    };
+    let by_macro = || {
+        black_box(grad(black_box(k), black_box(cd), black_box(x0)));
+    };
+    let by_hand = || {
+        black_box(sim_adjoint_by_hand(
+            black_box(k),
+            black_box(cd),
+            black_box(x0),
+        ));
+    };
+    let revolve = || {
+        black_box(grad_revolve(black_box(k), black_box(cd), black_box(x0)));
+    };
+    let group = "sim_loop";
+    report.ratio(
+        (group, "macro_grad", "simulation", Some(3.0)),
+        by_macro,
+        simulation,
+    );
+    report.ratio(
+        (group, "macro_grad", "hand_adjoint", Some(1.5)),
+        by_macro,
+        by_hand,
+    );
+    report.ratio(
+        (group, "macro_grad_snapshots_20", "simulation", None),
+        revolve,
+        simulation,
+    );
+    report.ratio(
+        (group, "macro_grad_snapshots_20", "macro_grad", None),
+        revolve,
+        by_macro,
+    );
+}
+
 /// Times `a` against `b` interleaved: `ROUNDS` rounds, each timing a block
 /// of calls of `a` and a block of calls of `b` (about `BLOCK` each, the
 /// order alternating between rounds), and takes the ratio of the per-call
@@ -616,6 +688,7 @@ fn main() {
     scalar_grad(&mut c, &mut report);
     rosenbrock_bench(&mut c, &mut report);
     mlp_loss_grad(&mut c, &mut report);
+    sim_loop_bench(&mut c, &mut report);
     c.final_summary();
     print_report(&report);
 }

@@ -139,6 +139,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
     let mut orig = item.clone();
     orig.sig.ident = primal.clone();
     orig.vis = vis.clone();
+    crate::loop_attr::strip(&mut orig);
     for arg in orig.sig.inputs.iter_mut() {
         if let syn::FnArg::Typed(pt) = arg {
             pt.attrs.retain(|a| !a.path().is_ident("nondiff"));

@@ -206,7 +206,11 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             carried,
             id,
             cond,
+            snapshots,
         } => {
+            if let (Mode::Sweep { active }, Some(snaps), None) = (mode, snapshots, cond) {
+                return revolve_sweep(f, s, active, *snaps);
+            }
             let cs: Vec<Ident> = (0..carried.len()).map(|j| carry(*id, j)).collect();
             let inits = carried.iter().map(|c| {
                 let v = f.name(c.init);
@@ -231,6 +235,21 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 }
             };
             let Some((k, test)) = cond else {
+                // The forward sweep sizes the tape from the iterator's
+                // length hint (exact for ranges): no regrowth while taping.
+                let (tape_decl, iter) = match mode {
+                    Mode::Forward => (tape_decl, iter.clone()),
+                    Mode::Sweep { .. } => {
+                        let (t, it) = (tape(*id), format_ident!("__loop{}", id));
+                        (
+                            quote! {
+                                let #it = ::core::iter::IntoIterator::into_iter(#iter);
+                                let mut #t = ::std::vec::Vec::with_capacity(::core::iter::Iterator::size_hint(&#it).0);
+                            },
+                            it.to_token_stream(),
+                        )
+                    }
+                };
                 return quote! {
                     #tape_decl
                     #(let mut #cs = #inits;)*
@@ -271,6 +290,98 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             let (out, tree, index) = (f.name(*out), f.name(*tree), f.name(*index));
             quote!(let #out = ::core::clone::Clone::clone(&#tree[#index]);)
         }
+    }
+}
+
+/// The vector of a checkpointed loop's iterator values (so the trip count
+/// is known before the loop runs), or only their number when the loop
+/// variable is `_`.
+pub fn iters(id: usize) -> Ident {
+    format_ident!("__iters{}", id)
+}
+
+/// The step closures of a checkpointed loop (see `nabla::revolve`):
+/// `advance(i, state) -> state` runs iteration `i` plainly and
+/// `record(i, state) -> (state, residuals)` runs it keeping the residuals
+/// its reverse sweep needs. The state is the tuple of carried values.
+pub fn revolve_steps(f: &Function, s: &Stmt, active: &[bool]) -> (TokenStream, TokenStream) {
+    let Stmt::For {
+        pat,
+        body,
+        carried,
+        id,
+        ..
+    } = s
+    else {
+        return (quote!(), quote!());
+    };
+    let it = iters(*id);
+    let bind = if pat.to_string() == "_" {
+        quote!()
+    } else {
+        quote!(let #pat = ::core::clone::Clone::clone(&#it[__i]);)
+    };
+    let phis: Vec<&Ident> = carried.iter().map(|c| f.name(c.phi)).collect();
+    let nexts: Vec<TokenStream> = carried
+        .iter()
+        .map(|c| {
+            let v = f.name(c.next);
+            quote!(::core::clone::Clone::clone(&#v))
+        })
+        .collect();
+    let plain: Vec<TokenStream> = body.iter().map(|t| stmt(f, t, Mode::Forward)).collect();
+    let sweep: Vec<TokenStream> = body
+        .iter()
+        .map(|t| stmt(f, t, Mode::Sweep { active }))
+        .collect();
+    let res = loop_residuals(f, pat, body, carried, active);
+    (
+        quote!(|__i: usize, (#(#phis,)*)| { #bind #(#plain)* (#(#nexts,)*) }),
+        quote!(|__i: usize, (#(#phis,)*)| { #bind #(#sweep)* ((#(#nexts,)*), (#(#res,)*)) }),
+    )
+}
+
+/// The VJP's forward sweep of a checkpointed loop: the iterator's values
+/// are collected, then `Revolve::forward` runs the loop keeping only its
+/// snapshots and the last iteration's residuals (held, with the iterator
+/// values, in the loop's tape variable).
+fn revolve_sweep(f: &Function, s: &Stmt, active: &[bool], snaps: usize) -> TokenStream {
+    let Stmt::For {
+        pat,
+        iter,
+        carried,
+        id,
+        ..
+    } = s
+    else {
+        return quote!();
+    };
+    let krate = &f.krate;
+    let (it, t) = (iters(*id), tape(*id));
+    let inits = carried.iter().map(|c| {
+        let v = f.name(c.init);
+        quote!(::core::clone::Clone::clone(&#v))
+    });
+    let outs = carried.iter().map(|c| f.name(c.out));
+    let (advance, record) = revolve_steps(f, s, active);
+    // With `_` for the loop variable only the trip count is needed.
+    let (values, len) = if pat.to_string() == "_" {
+        (
+            quote!(let #it: usize = ::core::iter::Iterator::count(::core::iter::IntoIterator::into_iter(#iter));),
+            quote!(#it),
+        )
+    } else {
+        (
+            quote!(let #it: ::std::vec::Vec<_> = ::core::iter::Iterator::collect(::core::iter::IntoIterator::into_iter(#iter));),
+            quote!(#it.len()),
+        )
+    };
+    quote! {
+        #values
+        let ((#(#outs,)*), #t) = {
+            let (__state, __revolve) = #krate::revolve::Revolve::forward(#len, #snaps, (#(#inits,)*), #advance, #record);
+            (__state, (#it, __revolve))
+        };
     }
 }
 

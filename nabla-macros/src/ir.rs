@@ -123,6 +123,10 @@ pub enum Stmt {
         carried: Vec<Carried>,
         id: usize,
         cond: Option<(usize, TokenStream)>,
+        /// `#[nabla::checkpoint(snapshots = s)]` on a `for` loop: the VJP
+        /// keeps at most `s` carried states and recomputes iterations by
+        /// the binomial (Revolve) schedule instead of keeping a tape.
+        snapshots: Option<usize>,
     },
     /// `let out = tree_leaves[index]`: one array of a tree parameter;
     /// `index` is a static variable (the leaf's position).

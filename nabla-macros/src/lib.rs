@@ -13,6 +13,7 @@ mod codegen;
 mod custom;
 mod forward;
 mod ir;
+mod loop_attr;
 mod optable;
 mod parse;
 mod transforms;
@@ -47,6 +48,7 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
             // type-checks; the errors point at the unsupported code.
             let err = e.to_compile_error();
             let mut plain = item.clone();
+            loop_attr::strip(&mut plain);
             for arg in plain.sig.inputs.iter_mut() {
                 if let syn::FnArg::Typed(pt) = arg {
                     pt.attrs.retain(|a| !a.path().is_ident("nondiff"));

@@ -207,6 +207,15 @@ impl Lowerer {
         }
     }
 
+    /// An error covering all of `tokens` (a whole attribute, say).
+    fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
+        let e = syn::Error::new_spanned(tokens, msg);
+        match &mut self.errors {
+            Some(all) => all.combine(e),
+            None => self.errors = Some(e),
+        }
+    }
+
     fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
         let n = self.names.entry(hint.to_string()).or_insert(0);
         *n += 1;
@@ -986,6 +995,16 @@ impl Lowerer {
             );
             return None;
         }
+        let snapshots = match crate::loop_attr::snapshots(&fl.attrs) {
+            Ok(n) => n,
+            Err(e) => {
+                match &mut self.errors {
+                    Some(all) => all.combine(e),
+                    None => self.errors = Some(e),
+                }
+                return None;
+            }
+        };
         let iter = self.static_expr(&fl.expr)?;
         if let Some(b) = find_break(&fl.body) {
             self.error(b, "`break` and `continue` are not supported in differentiable loops yet; loop over the exact range instead");
@@ -1001,6 +1020,7 @@ impl Lowerer {
             carried,
             id,
             cond: None,
+            snapshots,
         });
         Some(Operand::Tok(quote!(())))
     }
@@ -1071,6 +1091,13 @@ impl Lowerer {
             );
             return None;
         }
+        if let Some(a) = w.attrs.iter().find(|a| crate::loop_attr::is_checkpoint(a)) {
+            self.error_spanned(
+                a,
+                "binomial checkpointing needs the trip count before the loop starts, which a `while` loop does not have; loop over a range (`for i in 0..n`) with the exit test outside, or checkpoint the body's call with `nabla::checkpoint(step)(..)`",
+            );
+            return None;
+        }
         if let Expr::Let(l) = strip(&w.cond) {
             self.error(
                 l.span(),
@@ -1092,6 +1119,7 @@ impl Lowerer {
             carried,
             id,
             cond: Some((k, test)),
+            snapshots: None,
         });
         Some(Operand::Tok(quote!(())))
     }

@@ -308,6 +308,12 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             quote!(if let ::core::option::Option::Some(__g) = #co.take() { #private::acc(&mut #ct_tree[#index], __g); })
         }
         Stmt::For {
+            snapshots: Some(_),
+            cond: None,
+            carried,
+            ..
+        } if carried.iter().any(|c| active[c.out]) => revolve_reverse(f, active, s),
+        Stmt::For {
             pat,
             body,
             carried,
@@ -350,5 +356,110 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             }
         }
         _ => quote!(),
+    }
+}
+
+/// The reverse sweep of a checkpointed loop: `Revolve::reverse` with the
+/// loop's step closures (rebuilt here from the values the pullback owns) and
+/// one iteration's reverse sweep as a closure from the carried cotangents
+/// after the iteration to those before it.
+fn revolve_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
+    let Stmt::For {
+        pat,
+        body,
+        carried,
+        id,
+        ..
+    } = s
+    else {
+        return quote!();
+    };
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    let (it, t) = (forward::iters(*id), forward::tape(*id));
+    let res = forward::loop_residuals(f, pat, body, carried, active);
+    let live: Vec<&crate::ir::Carried> = carried.iter().filter(|c| active[c.out]).collect();
+    let flows: Vec<Ident> = (0..live.len())
+        .map(|j| format_ident!("__flow{}_{}", id, j))
+        .collect();
+    let starts = live.iter().map(|c| {
+        let co = ct(f, c.out);
+        quote!(#co.take())
+    });
+    let into_next = live.iter().zip(&flows).filter(|(c, _)| active[c.next]).map(|(c, fl)| {
+        let cn = ct(f, c.next);
+        quote!(if let ::core::option::Option::Some(__g) = #fl.take() { #private::acc(&mut #cn, __g); })
+    });
+    let from_phi = live.iter().zip(&flows).map(|(c, fl)| {
+        let cp = ct(f, c.phi);
+        quote!(#fl = #cp.take();)
+    });
+    let into_init = live
+        .iter()
+        .zip(&flows)
+        .filter(|(c, _)| active[c.init])
+        .map(|(c, fl)| {
+            let ci = ct(f, c.init);
+            quote!(if let ::core::option::Option::Some(__g) = #fl { #private::acc(&mut #ci, __g); })
+        });
+    let rev = reverse_body(f, active, body);
+    // The cotangent slots of values the body defines live only within one
+    // iteration: declared inside the step's closure, they stay in registers
+    // instead of being reached through the closure's captures.
+    let mut inner = Vec::new();
+    defined(body, &mut inner);
+    inner.extend(carried.iter().map(|c| c.phi));
+    let locals = inner
+        .into_iter()
+        .filter(|&v| active[v] && f.vars[v].kind == Kind::Value)
+        .map(|v| {
+            let c = ct(f, v);
+            quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
+        });
+    let (advance, record) = forward::revolve_steps(f, s, active);
+    quote! {
+        {
+            let (#it, __revolve) = #t;
+            let (#(#flows,)*) = __revolve.reverse(
+                (#(#starts,)*),
+                #advance,
+                #record,
+                |_, (#(#res,)*), (#(mut #flows,)*)| {
+                    #(#locals)*
+                    #(#into_next)*
+                    #rev
+                    #(#from_phi)*
+                    (#(#flows,)*)
+                },
+            );
+            #(#into_init)*
+        }
+    }
+}
+
+/// The variables a body defines, nested bodies included.
+fn defined(body: &[Stmt], out: &mut Vec<VarId>) {
+    for s in body {
+        match s {
+            Stmt::Prim { out: v, .. }
+            | Stmt::Static { out: v, .. }
+            | Stmt::Constant { out: v, .. }
+            | Stmt::Leaf { out: v, .. } => out.push(*v),
+            Stmt::Call { outs, .. } => out.extend(outs),
+            Stmt::If {
+                then_body,
+                else_body,
+                merges,
+                ..
+            } => {
+                defined(then_body, out);
+                defined(else_body, out);
+                out.extend(merges.iter().map(|m| m.out));
+            }
+            Stmt::For { body, carried, .. } => {
+                defined(body, out);
+                out.extend(carried.iter().flat_map(|c| [c.phi, c.out]));
+            }
+        }
     }
 }

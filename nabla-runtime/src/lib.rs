@@ -28,6 +28,7 @@ mod dual;
 pub mod functions;
 pub mod ops;
 pub mod random;
+pub mod revolve;
 pub mod rules;
 pub mod transforms;
 pub mod tree;
