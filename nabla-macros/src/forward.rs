@@ -262,13 +262,25 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                     #(let #outs = #cs;)*
                 };
             };
-            // while: the condition's statements, the test, then the body.
+            // while (or a `for` with `break`): the condition's statements,
+            // the test, then the body. A `for` first takes its next item.
             let (head, tail) = stmts.split_at(*k);
             let phis: Vec<&Ident> = carried.iter().map(|c| f.name(c.phi)).collect();
+            let (it_decl, next) = if iter.to_string() == "()" {
+                (quote!(), quote!())
+            } else {
+                let it = format_ident!("__loop{}", id);
+                (
+                    quote!(let mut #it = ::core::iter::IntoIterator::into_iter(#iter);),
+                    quote!(let ::core::option::Option::Some(#pat) = ::core::iter::Iterator::next(&mut #it) else { break; };),
+                )
+            };
             quote! {
                 #tape_decl
+                #it_decl
                 #(let mut #cs = #inits;)*
                 loop {
+                    #next
                     #(let #phis = #cs;)*
                     #(#head)*
                     if !(#test) {

@@ -151,8 +151,19 @@ fn mentions_array(ty: &Type) -> bool {
 pub fn lower(item: &ItemFn, opts: &Options) -> syn::Result<Function> {
     let mut l = Lowerer::new(item, opts);
     l.signature(item);
+    let desugared;
+    let mut body = &*item.block;
+    if l.errors.is_none() && crate::returns::has_early_return(body) {
+        match l.early_return_body(item) {
+            Some(b) => {
+                desugared = b;
+                body = &desugared;
+            }
+            None => body = &item.block,
+        }
+    }
     if l.errors.is_none()
-        && let Some(t) = l.block(&item.block, true)
+        && let Some(t) = l.block(body, true)
     {
         l.outputs(t);
     }
@@ -377,6 +388,43 @@ impl Lowerer {
                 "this function has no differentiable parameter; take at least one Array, f32 or f64 (integers, bools and #[nondiff] parameters are static)",
             ),
             _ => {}
+        }
+    }
+
+    /// The body with early `return`s rewritten (see `returns`), or `None`
+    /// after reporting why it cannot be.
+    fn early_return_body(&mut self, item: &ItemFn) -> Option<syn::Block> {
+        if matches!(self.f.ret_ty, Type::Tuple(_)) {
+            self.error(
+                item.sig.output.span(),
+                "early `return` with a tuple result is not supported yet; return one value, or restructure so the tuple is the last expression",
+            );
+            return None;
+        }
+        let Some(p) = self
+            .f
+            .params
+            .iter()
+            .find(|p| p.var.is_some() && p.tree.is_none())
+        else {
+            self.error(
+                item.sig.ident.span(),
+                "early `return` needs a plain differentiable parameter (Array, f32 or f64)",
+            );
+            return None;
+        };
+        let id = &p.ident;
+        let init: Expr = if p.by_ref || matches!(self.f.tier, Tier::Array) {
+            syn::parse_quote!(#id.clone())
+        } else {
+            syn::parse_quote!(#id)
+        };
+        match crate::returns::desugar(&item.block, &init) {
+            Ok(b) => Some(b),
+            Err(e) => {
+                self.push_error(e);
+                None
+            }
         }
     }
 
@@ -1006,9 +1054,49 @@ impl Lowerer {
             }
         };
         let iter = self.static_expr(&fl.expr)?;
-        if let Some(b) = find_break(&fl.body) {
-            self.error(b, "`break` and `continue` are not supported in differentiable loops yet; loop over the exact range instead");
-            return None;
+        let (skip, brk) = self.jump_flags();
+        let jumps = match crate::jumps::desugar(&fl.body, &skip, &brk) {
+            Ok(j) => j,
+            Err(e) => {
+                self.push_error(e);
+                return None;
+            }
+        };
+        let desugared;
+        let fl = match &jumps {
+            Some(d) => {
+                desugared = syn::ExprForLoop {
+                    body: d.body.clone(),
+                    ..fl.clone()
+                };
+                &desugared
+            }
+            None => fl,
+        };
+        if jumps.as_ref().is_some_and(|d| d.breaks) {
+            if let Some(a) = fl.attrs.iter().find(|a| crate::loop_attr::is_checkpoint(a)) {
+                self.error_spanned(
+                    a,
+                    "binomial checkpointing needs the trip count before the loop starts, which a loop with `break` does not have; loop over the exact range, or checkpoint the body's call with `nabla::checkpoint(step)(..)`",
+                );
+                return None;
+            }
+            // `break` sets a flag tested before each iteration, as a
+            // `while` condition is.
+            self.declare_flag(&brk);
+            let ((pat, k, test), body, carried) =
+                self.lower_loop(fl.for_token.span(), |p| p.loop_body_with_exit(fl, &brk))?;
+            let id = self.id();
+            self.f.body.push(Stmt::For {
+                pat,
+                iter,
+                body,
+                carried,
+                id,
+                cond: Some((k, test)),
+                snapshots: None,
+            });
+            return Some(Operand::Tok(quote!(())));
         }
         let (pat, body, carried) =
             self.lower_loop(fl.for_token.span(), |p| Some(p.loop_body(fl)))?;
@@ -1023,6 +1111,30 @@ impl Lowerer {
             snapshots,
         });
         Some(Operand::Tok(quote!(())))
+    }
+
+    /// Fresh names for a loop's `continue` and `break` flags (see `jumps`).
+    fn jump_flags(&mut self) -> (syn::Ident, syn::Ident) {
+        let n = self.id();
+        (
+            quote::format_ident!("__nabla_skip{}", n),
+            quote::format_ident!("__nabla_break{}", n),
+        )
+    }
+
+    /// `let mut flag = false;` (a static) in the current scope.
+    fn declare_flag(&mut self, flag: &syn::Ident) {
+        let stmt: syn::Stmt = syn::parse_quote!(let mut #flag = false;);
+        if let syn::Stmt::Local(l) = stmt {
+            self.local(&l);
+        }
+    }
+
+    fn push_error(&mut self, e: syn::Error) {
+        match &mut self.errors {
+            Some(all) => all.combine(e),
+            None => self.errors = Some(e),
+        }
     }
 
     /// `match` on a static (or data-derived) scrutinee, with patterns that
@@ -1105,10 +1217,33 @@ impl Lowerer {
             );
             return None;
         }
-        if let Some(b) = find_break(&w.body) {
-            self.error(b, "`break` and `continue` are not supported in differentiable loops yet; put the exit test in the `while` condition");
-            return None;
-        }
+        let (skip, brk) = self.jump_flags();
+        let jumps = match crate::jumps::desugar(&w.body, &skip, &brk) {
+            Ok(j) => j,
+            Err(e) => {
+                self.push_error(e);
+                return None;
+            }
+        };
+        let desugared;
+        let w = match &jumps {
+            Some(d) => {
+                let cond = &w.cond;
+                let cond: Expr = if d.breaks {
+                    self.declare_flag(&brk);
+                    syn::parse_quote!(!#brk && (#cond))
+                } else {
+                    (**cond).clone()
+                };
+                desugared = syn::ExprWhile {
+                    cond: Box::new(cond),
+                    body: d.body.clone(),
+                    ..w.clone()
+                };
+                &desugared
+            }
+            None => w,
+        };
         let ((k, test), body, carried) =
             self.lower_loop(w.while_token.span(), |p| p.while_body(w))?;
         let id = self.id();
@@ -1217,7 +1352,34 @@ impl Lowerer {
     /// variable's scope ends with the body.
     fn loop_body(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
         self.scopes.push(HashMap::new());
-        let pat = match &*fl.pat {
+        let pat = self.loop_var(fl);
+        self.branch_block(&fl.body, false);
+        self.scopes.pop();
+        pat
+    }
+
+    /// Like [`Self::loop_body`] for a loop with `break`: after binding the
+    /// loop variable, the exit test `!brk` (its statements counted, as a
+    /// `while` condition's are), then the body.
+    fn loop_body_with_exit(
+        &mut self,
+        fl: &syn::ExprForLoop,
+        brk: &syn::Ident,
+    ) -> Option<(TokenStream, usize, TokenStream)> {
+        self.scopes.push(HashMap::new());
+        let pat = self.loop_var(fl);
+        let test: Expr = syn::parse_quote!(!#brk);
+        let cond = self.expr(&test);
+        let k = self.f.body.len();
+        let test = cond.map(|op| self.tok(&op));
+        self.branch_block(&fl.body, false);
+        self.scopes.pop();
+        test.map(|t| (pat, k, t))
+    }
+
+    /// Binds a `for` loop's variable (a static name or `_`).
+    fn loop_var(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
+        match &*fl.pat {
             Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let v = self.fresh(&pi.ident.to_string(), Kind::Static);
                 self.bind(&pi.ident.to_string(), v);
@@ -1232,10 +1394,7 @@ impl Lowerer {
                 );
                 quote!(_)
             }
-        };
-        self.branch_block(&fl.body, false);
-        self.scopes.pop();
-        pat
+        }
     }
 
     /// Lowers a branch; its value (if wanted) becomes a variable.
@@ -1835,22 +1994,6 @@ fn binding_in(p: &Pat) -> Option<Span> {
 
 /// The span of a `break` or `continue` in a loop body (not in nested
 /// closures), if any.
-fn find_break(b: &syn::Block) -> Option<Span> {
-    struct Finder(Option<Span>);
-    impl<'ast> syn::visit::Visit<'ast> for Finder {
-        fn visit_expr_break(&mut self, e: &'ast syn::ExprBreak) {
-            self.0.get_or_insert(e.span());
-        }
-        fn visit_expr_continue(&mut self, e: &'ast syn::ExprContinue) {
-            self.0.get_or_insert(e.span());
-        }
-        fn visit_expr_closure(&mut self, _: &'ast syn::ExprClosure) {}
-    }
-    let mut f = Finder(None);
-    syn::visit::Visit::visit_block(&mut f, b);
-    f.0
-}
-
 fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),

@@ -9,13 +9,11 @@ fn looped(x: &Array) -> Array {
 }
 
 #[differentiable]
-fn breaks(x: &Array) -> Array {
+fn jump_in_expression(x: &Array) -> Array {
     let mut y = x.clone();
     for i in 0..3 {
-        if i == 2 {
-            break;
-        }
-        y = y.sin();
+        let k = if i == 2 { continue } else { 2.0 };
+        y = y.sin() * k;
     }
     y
 }

@@ -1,0 +1,285 @@
+//! `continue` and `break` in differentiable loops (rewritten into static
+//! flags before lowering): data-dependent and static jumps, variable trip
+//! counts, nested loops, `while` with jumps, against finite differences,
+//! the tape, forward mode and loops of single examples under `vmap`.
+
+mod common;
+
+use common::*;
+use nabla::prelude::*;
+
+/// Skips the elements whose running value went negative (data-dependent
+/// `continue`), accumulating the others.
+#[differentiable]
+fn skip_negative(x: &Array) -> Array {
+    let mut acc = x.slice_axis(0, 0..1) * 0.0;
+    let mut run = x.slice_axis(0, 0..1);
+    for i in 1..6 {
+        run = (&run + x.slice_axis(0, i..i + 1)).sin();
+        if run.item() < 0.0 {
+            continue;
+        }
+        acc = &acc + run.square();
+    }
+    nabla::sum(&acc)
+}
+
+/// Newton's method for √a with a data-dependent `break`: the trip count
+/// depends on the input.
+#[differentiable]
+fn newton_sqrt(a: f64) -> f64 {
+    let mut x = a;
+    for _ in 0..100 {
+        if (x * x - a).abs() < 1e-12 {
+            break;
+        }
+        x = 0.5 * (x + a / x);
+    }
+    x
+}
+
+/// Nested loops: `break` in the inner loop, static `continue` in the outer,
+/// a `continue` inside an `else` branch.
+#[differentiable]
+fn nested(w: &Array) -> Array {
+    let mut h = w.clone();
+    for i in 0..4 {
+        if i == 1 {
+            continue;
+        }
+        for j in 0..10 {
+            if j >= i + 2 {
+                break;
+            }
+            h = (&h * 0.9 + w * 0.1).tanh();
+        }
+        if i == 3 {
+            h = h.square();
+        } else {
+            h = &h + w;
+            continue;
+        }
+        h = &h * 1.5;
+    }
+    nabla::sum(&h)
+}
+
+/// `while` with both jumps.
+#[differentiable]
+fn while_jumps(x: &Array) -> Array {
+    let mut y = x.clone();
+    let mut n = 0usize;
+    while n < 20 {
+        n += 1;
+        if n.is_multiple_of(3) {
+            continue;
+        }
+        y = (&y * 1.1).sin() + x * 0.05;
+        if nabla::sum(&y).item() > 2.5 {
+            break;
+        }
+    }
+    nabla::sum(&(&y * &y))
+}
+
+fn check(f: impl Fn(&Array) -> Array, g: Array, x: &Array, what: &str) {
+    let fd = fd_grad(
+        &|v: &[Array]| f(&v[0]),
+        std::slice::from_ref(x),
+        &Array::scalar(1.0f64),
+        0,
+        1e-6,
+    );
+    assert_close(&g, &fd, 1e-6, what);
+}
+
+#[test]
+fn data_dependent_continue_matches_fd_tape_and_jvp() {
+    for seed in 0..6 {
+        nabla::manual_seed(seed);
+        let x = nabla::randn(&[6], DType::F64);
+        let g = nabla::grad(skip_negative)(&x);
+        check(
+            *skip_negative,
+            g.clone(),
+            &x,
+            &format!("continue, seed {seed}"),
+        );
+        let t = x.clone().requires_grad();
+        skip_negative(&t).backward();
+        assert_close(&t.grad(), &g, 1e-12, "tape");
+        let dir = nabla::randn(&[6], DType::F64);
+        let (_, d) = nabla::jvp(skip_negative)((&x,), (&dir,));
+        assert!(
+            (d.item() - (&g * &dir).sum().item()).abs() < 1e-10,
+            "jvp = grad · dir"
+        );
+    }
+}
+
+#[test]
+fn break_gives_a_variable_trip_count_and_exact_derivatives() {
+    for a in [0.25, 2.0, 9.0, 1e4] {
+        let x = newton_sqrt(a);
+        assert!(
+            (x - a.sqrt()).abs() < 1e-9 * a.sqrt().max(1.0),
+            "√{a} = {x}"
+        );
+        // d√a/da = 1/(2√a): the derivative of the converged iteration.
+        let g = nabla::grad(newton_sqrt)(a);
+        assert!((g - 0.5 / a.sqrt()).abs() < 1e-8, "d√{a}: {g}");
+        let h = nabla::grad(nabla::grad(newton_sqrt))(a);
+        assert!(
+            (h + 0.25 * a.powf(-1.5)).abs() < 1e-6 * a.powf(-1.5).max(1.0),
+            "d²√{a}: {h}"
+        );
+    }
+}
+
+#[test]
+fn nested_loops_with_jumps_match_fd_and_vmap_matches_a_loop() {
+    nabla::manual_seed(11);
+    let w = nabla::randn(&[3], DType::F64) * 0.5;
+    let g = nabla::grad(nested)(&w);
+    check(*nested, g, &w, "nested jumps");
+    let ws = nabla::randn(&[4, 3], DType::F64) * 0.5;
+    let batched = nabla::vmap(nabla::grad(nested))(&ws);
+    for i in 0..4 {
+        let wi = ws.slice_axis(0, i..i + 1).reshape(&[3]);
+        assert_close(
+            &batched.slice_axis(0, i..i + 1).reshape(&[3]),
+            &nabla::grad(nested)(&wi),
+            1e-12,
+            &format!("vmap example {i}"),
+        );
+    }
+    let h = nabla::hessian(nested)(&w);
+    assert_close(
+        &h,
+        &h.transpose(),
+        1e-10,
+        "Hessian through jumps is symmetric",
+    );
+}
+
+#[test]
+fn while_with_jumps_matches_fd() {
+    for seed in 0..4 {
+        nabla::manual_seed(20 + seed);
+        let x = nabla::randn(&[3], DType::F64) * 0.5 + 0.3;
+        let g = nabla::grad(while_jumps)(&x);
+        check(*while_jumps, g, &x, &format!("while jumps, seed {seed}"));
+    }
+}
+
+/// Doubles until above 100: `break` decides the trip count.
+#[differentiable]
+fn doubling(x: f64) -> f64 {
+    let mut y = x;
+    for _ in 0..30 {
+        if y > 100.0 {
+            break;
+        }
+        y *= 2.0;
+    }
+    y
+}
+
+/// Static `break` and `continue`: adds only the odd steps below 7.
+#[differentiable]
+fn odd_steps(x: &Array) -> Array {
+    let mut y = x * 0.0;
+    for i in 0..100 {
+        if i == 7 {
+            break;
+        }
+        if i % 2 == 0 {
+            continue;
+        }
+        y = &y + x * (i as f64);
+    }
+    nabla::sum(&y)
+}
+
+#[test]
+fn break_and_continue_change_the_trip_count() {
+    assert_eq!(doubling(1.0), 128.0);
+    assert_eq!(nabla::grad(doubling)(1.0), 128.0);
+    assert_eq!(doubling(3.0), 192.0);
+    assert_eq!(nabla::grad(doubling)(3.0), 64.0);
+    let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    // 1 + 3 + 5 = 9 per element.
+    assert_eq!(odd_steps(&x).item(), 27.0);
+    assert_eq!(nabla::grad(odd_steps)(&x).to_vec::<f64>(), vec![9.0, 9.0]);
+    let xs = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+    assert_eq!(
+        nabla::vmap(odd_steps)(&xs).to_vec::<f64>(),
+        vec![27.0, 63.0]
+    );
+}
+
+// ----- early `return` -----
+
+/// Returns from inside a loop once the running sum passes a threshold
+/// (data-dependent), else after the loop.
+#[differentiable]
+fn early_in_loop(x: &Array) -> Array {
+    let mut y = x.clone();
+    for _ in 0..10 {
+        y = y.sin() + x;
+        if nabla::sum(&y).item() > 2.0 {
+            return nabla::sum(&y.square());
+        }
+    }
+    nabla::sum(&y)
+}
+
+/// Early returns from branches at the top level and from a nested loop.
+#[differentiable]
+fn early_everywhere(x: f64) -> f64 {
+    if x < -1.0 {
+        return x * x;
+    }
+    let mut y = x;
+    for i in 0..5 {
+        for _ in 0..3 {
+            y = y * 0.9 + 0.3 * x;
+            if y > 1.5 {
+                return y * 10.0 + (i as f64);
+            }
+        }
+    }
+    y.sin()
+}
+
+#[test]
+fn early_return_inside_loops_matches_fd_and_the_tape() {
+    for seed in 0..8 {
+        nabla::manual_seed(40 + seed);
+        let x = nabla::randn(&[3], DType::F64) * 0.6;
+        let g = nabla::grad(early_in_loop)(&x);
+        check(
+            *early_in_loop,
+            g.clone(),
+            &x,
+            &format!("early return, seed {seed}"),
+        );
+        let t = x.clone().requires_grad();
+        early_in_loop(&t).backward();
+        assert_close(&t.grad(), &g, 1e-12, "tape");
+    }
+    for x in [-2.0, -0.5, 0.3, 0.9, 2.0, 5.0] {
+        let g = nabla::grad(early_everywhere)(x);
+        let fd = (early_everywhere(x + 1e-6) - early_everywhere(x - 1e-6)) / 2e-6;
+        assert!((g - fd).abs() < 1e-5, "x = {x}: {g} vs {fd}");
+        let h = nabla::grad(nabla::grad(early_everywhere))(x);
+        let fdh = (nabla::grad(early_everywhere)(x + 1e-5)
+            - nabla::grad(early_everywhere)(x - 1e-5))
+            / 2e-5;
+        assert!((h - fdh).abs() < 1e-4, "x = {x}: {h} vs {fdh}");
+    }
+    // The values themselves: each return path is taken somewhere.
+    assert_eq!(early_everywhere(-2.0), 4.0);
+    assert!(early_everywhere(5.0) >= 15.0);
+    assert!(early_everywhere(0.3).abs() <= 1.0);
+}
