@@ -20,6 +20,10 @@
 //!   simulation, ≤ 1.5× hand-written. JAX twin:
 //!   `benches/compare/jax_sim_loop_twin.py`.
 //!
+//! - `projectile`: gradient of the projectile example's miss distance
+//!   (1 000 steps, f64 scalars) vs the forward; the JAX twin
+//!   `benches/compare/jax_projectile_twin.py` gives the ≤ 1.0× JAX target.
+//!
 //! Diagnostics (no target): the tape's Rosenbrock gradient, and the MLP
 //! gradient with the data behind `stop_gradient` (see `docs/performance.md`).
 //!
@@ -34,6 +38,7 @@
 //! runs one group). See `docs/performance.md`, section "Macro (issue 3)".
 
 mod common;
+mod projectile;
 mod sim_loop;
 
 use criterion::Criterion;
@@ -581,6 +586,33 @@ fn sim_loop_bench(c: &mut Criterion, report: &mut Report) {
     );
 }
 
+// ----- projectile -----
+
+fn projectile_bench(c: &mut Criterion, report: &mut Report) {
+    use projectile::{AT, miss};
+    projectile::check();
+    let (s, a) = AT;
+    let grad = nabla::grad!(miss, argnums = (0, 1));
+    let mut g = c.benchmark_group("projectile");
+    g.sample_size(30)
+        .warm_up_time(Duration::from_millis(300))
+        .measurement_time(Duration::from_secs(1));
+    g.bench_function("forward", |b| b.iter(|| miss(black_box(s), black_box(a))));
+    g.bench_function("macro_grad", |b| {
+        b.iter(|| grad(black_box(s), black_box(a)))
+    });
+    g.finish();
+    report.ratio(
+        ("projectile", "macro_grad", "forward", None),
+        || {
+            black_box(grad(black_box(s), black_box(a)));
+        },
+        || {
+            black_box(miss(black_box(s), black_box(a)));
+        },
+    );
+}
+
 /// Times `a` against `b` interleaved: `ROUNDS` rounds, each timing a block
 /// of calls of `a` and a block of calls of `b` (about `BLOCK` each, the
 /// order alternating between rounds), and takes the ratio of the per-call
@@ -689,6 +721,7 @@ fn main() {
     rosenbrock_bench(&mut c, &mut report);
     mlp_loss_grad(&mut c, &mut report);
     sim_loop_bench(&mut c, &mut report);
+    projectile_bench(&mut c, &mut report);
     c.final_summary();
     print_report(&report);
 }

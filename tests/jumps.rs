@@ -283,3 +283,81 @@ fn early_return_inside_loops_matches_fd_and_the_tape() {
     assert!(early_everywhere(5.0) >= 15.0);
     assert!(early_everywhere(0.3).abs() <= 1.0);
 }
+
+// ----- loops over slices of arrays -----
+
+/// A stack of layers given as a slice: `for w in ws`.
+#[differentiable]
+fn through_layers(ws: &[Array], x: &Array) -> Array {
+    let mut h = x.clone();
+    for w in ws {
+        h = h.matmul(w).tanh();
+    }
+    nabla::sum(&h)
+}
+
+/// The same over `ws.iter()`, with a `continue`.
+#[differentiable]
+fn skip_small(ws: &[Array], x: &Array) -> Array {
+    let mut acc = nabla::sum(x) * 0.0;
+    for w in ws.iter() {
+        let s = nabla::sum(&(w * x));
+        if s.item() < 0.0 {
+            continue;
+        }
+        acc = &acc + &s.square();
+    }
+    acc
+}
+
+#[test]
+fn loops_over_slices_of_arrays() {
+    nabla::manual_seed(60);
+    let ws: Vec<Array> = (0..3)
+        .map(|_| nabla::randn(&[4, 4], DType::F64) * 0.5)
+        .collect();
+    let x = nabla::randn(&[2, 4], DType::F64);
+    let (gws, gx) = nabla::grad!(through_layers, argnums = (0, 1))(&ws, &x);
+    assert_eq!(gws.len(), 3);
+    let fx = fd_grad(
+        &|v: &[Array]| through_layers(&ws, &v[0]),
+        std::slice::from_ref(&x),
+        &Array::scalar(1.0f64),
+        0,
+        1e-6,
+    );
+    assert_close(&gx, &fx, 1e-6, "d/dx through a loop over a slice");
+    for k in 0..3 {
+        let f = |v: &[Array]| {
+            let mut w2 = ws.clone();
+            w2[k] = v[0].clone();
+            through_layers(&w2, &x)
+        };
+        let fw = fd_grad(
+            &f,
+            std::slice::from_ref(&ws[k]),
+            &Array::scalar(1.0f64),
+            0,
+            1e-6,
+        );
+        assert_close(&gws[k], &fw, 1e-6, &format!("d/dws[{k}]"));
+    }
+    let vs: Vec<Array> = (0..4).map(|_| nabla::randn(&[3], DType::F64)).collect();
+    let y = nabla::randn(&[3], DType::F64);
+    let g = nabla::grad(skip_small)(&vs, &y);
+    for k in 0..4 {
+        let f = |v: &[Array]| {
+            let mut v2 = vs.clone();
+            v2[k] = v[0].clone();
+            skip_small(&v2, &y)
+        };
+        let fw = fd_grad(
+            &f,
+            std::slice::from_ref(&vs[k]),
+            &Array::scalar(1.0f64),
+            0,
+            1e-6,
+        );
+        assert_close(&g[k], &fw, 1e-6, &format!("d/dvs[{k}] with continue"));
+    }
+}

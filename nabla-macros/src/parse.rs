@@ -1053,7 +1053,29 @@ impl Lowerer {
                 return None;
             }
         };
-        let iter = self.static_expr(&fl.expr)?;
+        // `for w in ws` over a slice/Vec of arrays (a tree parameter): a
+        // static index loop whose body starts with `let w = &ws[i];`.
+        let over_tree;
+        let (fl, iter) = match self.iterated_tree(&fl.expr) {
+            Some(ws) => {
+                let i = quote::format_ident!("__nabla_item{}", self.id());
+                let pat = &fl.pat;
+                if !matches!(&**pat, Pat::Ident(_) | Pat::Wild(_)) {
+                    self.error(
+                        pat.span(),
+                        "the loop variable over arrays must be a name or `_`",
+                    );
+                    return None;
+                }
+                let stmts = &fl.body.stmts;
+                let mut nf = fl.clone();
+                nf.pat = Box::new(syn::parse_quote!(#i));
+                nf.body = syn::parse_quote!({ let #pat = &#ws[#i]; #(#stmts)* });
+                over_tree = nf;
+                (&over_tree, quote!(0..#ws.skeleton.len()))
+            }
+            None => (fl, self.static_expr(&fl.expr)?),
+        };
         let (skip, brk) = self.jump_flags();
         let jumps = match crate::jumps::desugar(&fl.body, &skip, &brk) {
             Ok(j) => j,
@@ -1111,6 +1133,20 @@ impl Lowerer {
             snapshots,
         });
         Some(Operand::Tok(quote!(())))
+    }
+
+    /// The tree parameter a `for` loop iterates over: `ws`, `&ws` or
+    /// `ws.iter()` where `ws` is a slice or `Vec` of arrays.
+    fn iterated_tree(&self, e: &Expr) -> Option<syn::Ident> {
+        let base = match strip(e) {
+            Expr::Reference(r) => strip(&r.expr),
+            Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => strip(&m.receiver),
+            other => other,
+        };
+        let Expr::Path(p) = base else { return None };
+        let id = p.path.get_ident()?;
+        let v = self.lookup(&id.to_string())?;
+        (self.kind(v) == Kind::Tree).then(|| id.clone())
     }
 
     /// Fresh names for a loop's `continue` and `break` flags (see `jumps`).
