@@ -1885,6 +1885,12 @@ impl Lowerer {
         n: usize,
         span: Span,
     ) -> Vec<VarId> {
+        if path.get_ident().is_some_and(|i| *i == self.f.ident) {
+            self.error(
+                span,
+                "a differentiable function cannot call itself (its generated variants would nest without end); write the recursion as a loop with carried values (`for`/`while`, with `break` if needed)",
+            );
+        }
         let args = args
             .into_iter()
             .map(|o| match o {

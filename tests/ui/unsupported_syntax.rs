@@ -34,4 +34,12 @@ fn in_unsafe(x: &Array) -> Array {
     unsafe { x.sin() }
 }
 
+#[differentiable]
+fn recursive(x: &Array, n: usize) -> Array {
+    if n == 0 {
+        return x.clone();
+    }
+    recursive(&x.sin(), n - 1)
+}
+
 fn main() {}
