@@ -122,6 +122,8 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
             };
             let vb = sb.slice(ob.x.offset()..);
             let va = sa.slice(oa.x.offset()..);
+            // cuBLAS runs in the calling thread's current context.
+            check(gpu.stream.context().bind_to_thread());
             // SAFETY: shapes, leading dimensions and batch strides describe
             // memory inside the operands' buffers (checked by `operand`).
             unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut c) }
