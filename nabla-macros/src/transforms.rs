@@ -197,19 +197,28 @@ pub fn vmap(a: TransformArgs) -> TokenStream {
     quote!(::nabla::compose::vmap_with::<#in_axes, #out, _>(#f))
 }
 
-/// `jacfwd!`, `jacrev!`, `hessian!` with `argnums = i`.
+/// `jacfwd!`, `jacrev!`, `hessian!` with `argnums = i` (and `jacfwd!`/`jacrev!`
+/// with `argnums = (i, j, ..)`: a tuple of Jacobians).
 pub fn jacobian(a: TransformArgs, which: &str) -> TokenStream {
     if let Some(e) = only(&a, which, &["argnums"]) {
         return e;
     }
+    let f = &a.func;
+    if a.tuple && which != "hessian" {
+        // A tuple of Jacobians, one per selected argument (terminal).
+        let sel = argnums_type(&a);
+        let path: TokenStream = format!("::nabla::compose::{which}_many")
+            .parse()
+            .expect("path");
+        return quote!(#path::<#sel, _>(#f));
+    }
     if a.tuple || a.argnums.len() != 1 {
         return syn::Error::new(
             proc_macro2::Span::call_site(),
-            format!("`{which}!` takes one argument index (`argnums = i`)"),
+            "`hessian!` takes one argument index (`argnums = i`); for a cross block write `jacfwd!(jacrev!(f, argnums = i), argnums = j)`",
         )
         .to_compile_error();
     }
-    let f = &a.func;
     let i = a.argnums[0];
     let path: TokenStream = format!("::nabla::compose::{which}_with")
         .parse()

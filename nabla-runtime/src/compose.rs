@@ -36,6 +36,7 @@
 //! }
 //! ```
 
+pub use crate::compose_many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
 use crate::transforms::Argnum;
 use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
 use std::marker::PhantomData;
@@ -333,12 +334,12 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     }
 }
 
-fn numel(shape: &[usize]) -> usize {
+pub(crate) fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
 /// `n` one-hot rows shaped `[n, *shape]`, as a constant of `like`'s kind.
-fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
+pub(crate) fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
     let n = numel(shape);
     let mut s = vec![n];
     s.extend_from_slice(shape);
@@ -346,7 +347,7 @@ fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
 }
 
 /// `[*a, *b]`.
-fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
+pub(crate) fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
     a.iter().chain(b).copied().collect()
 }
 

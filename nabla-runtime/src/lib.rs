@@ -19,6 +19,7 @@ mod array;
 pub mod autograd;
 mod batched;
 pub mod compose;
+mod compose_many;
 pub mod composite;
 pub mod cuda;
 pub mod custom;

@@ -1,0 +1,139 @@
+//! Jacobians with respect to several arguments at once:
+//! `jacrev!(f, argnums = (0, 1))(&x, &y)` returns `(∂f/∂x, ∂f/∂y)`, each of
+//! shape `out ++ in_i`, as JAX returns a tuple for tuple `argnums`.
+//! `jacrev` gets all of them from one reverse pass (the cotangent basis on
+//! a batch axis yields every argument's cotangent); `jacfwd` runs one
+//! forward pass per selected argument. These are terminal (their result is
+//! a tuple, not one array); to nest, take one argument at a time, e.g. the
+//! cross Hessian block `jacfwd!(jacrev!(f, argnums = 0), argnums = 1)`.
+//!
+//! ```
+//! use nabla_runtime::{compose, transforms::Argnum, Array};
+//!
+//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! fn f(x: &Array, y: &Array) -> Array {
+//!     x * y
+//! }
+//!
+//! fn main() {
+//!     let (x, y) = (Array::from_vec(vec![1.0f64, 2.0], &[2]), Array::from_vec(vec![3.0f64, 4.0], &[2]));
+//!     let (jx, jy) = compose::jacrev_many::<(Argnum<0>, Argnum<1>), _>(f)(&x, &y);
+//!     assert_eq!(jx.to_vec::<f64>(), vec![3.0, 0.0, 0.0, 4.0]);
+//!     assert_eq!(jy.to_vec::<f64>(), vec![1.0, 0.0, 0.0, 2.0]);
+//! }
+//! ```
+
+use crate::compose::{A1, A2, A3, A4, A5, A6, ArgsOf, Arity, DiffFn, basis, cat, numel};
+use crate::transforms::Select;
+use crate::{Array, Batched, Dual, Value};
+use std::marker::PhantomData;
+use std::ops::Deref;
+
+/// Jacobians of `F` w.r.t. the arguments `S` selects (a tuple of
+/// `Argnum`s), by reverse (`REV`) or forward mode.
+pub struct JacMany<F, S, const REV: bool>(pub F, PhantomData<S>);
+
+impl<F: Copy, S, const REV: bool> Clone for JacMany<F, S, REV> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<F: Copy, S, const REV: bool> Copy for JacMany<F, S, REV> {}
+
+/// `jacrev` w.r.t. several arguments (`jacrev!(f, argnums = (i, j, ..))`).
+pub fn jacrev_many<S, F: DiffFn>(f: F) -> JacMany<F, S, true> {
+    JacMany(f, PhantomData)
+}
+
+/// `jacfwd` w.r.t. several arguments (`jacfwd!(f, argnums = (i, j, ..))`).
+pub fn jacfwd_many<S, F: DiffFn>(f: F) -> JacMany<F, S, false> {
+    JacMany(f, PhantomData)
+}
+
+/// Every argument's Jacobian from one reverse pass.
+fn jacrev_all<F: DiffFn>(x: &ArgsOf<F, Array>) -> ArgsOf<F, Array> {
+    let b = <F::Arity as Arity>::map(x, |_, v: &Array| Batched::unbatched(v.clone()));
+    let (y, pullback) = F::vjp::<Batched<Array>>(&b);
+    let ys = y.shape_vec();
+    let m = numel(&ys);
+    let like = <F::Arity as Arity>::get(x, 0);
+    let cts = pullback(Batched::new(basis(like, &ys), Some(0)));
+    <F::Arity as Arity>::map(&cts, |i, c: &Batched<Array>| {
+        let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+        c.materialize(m, 0).reshape(&cat(&ys, &xs))
+    })
+}
+
+/// Argument `k`'s Jacobian by one forward pass over a tangent basis.
+fn jacfwd_one<F: DiffFn>(x: &ArgsOf<F, Array>, k: usize) -> Array {
+    let xk = <F::Arity as Arity>::get(x, k);
+    let xs = xk.shape_vec();
+    let n = numel(&xs);
+    let tangent = Batched::new(basis(xk, &xs), Some(0));
+    let xd = <F::Arity as Arity>::map(x, |i, v: &Array| {
+        Dual::new(
+            Batched::unbatched(v.clone()),
+            (i == k).then(|| tangent.clone()),
+        )
+    });
+    let t = F::eval::<Dual<Batched<Array>>>(&xd).tangent_or_zero();
+    let ys = t.shape_vec();
+    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+}
+
+fn jac_many<F: DiffFn, const REV: bool>(
+    x: &ArgsOf<F, Array>,
+    wanted: &[usize],
+) -> ArgsOf<F, Array> {
+    if REV {
+        return jacrev_all::<F>(x);
+    }
+    <F::Arity as Arity>::map(x, |i, _: &Array| {
+        if wanted.contains(&i) {
+            jacfwd_one::<F>(x, i)
+        } else {
+            Array::scalar(0.0f64) // not selected: never returned
+        }
+    })
+}
+
+/// Makes a [`JacMany`] callable as a plain function of arrays.
+pub trait ManyCaller<F: DiffFn, S: Select<ArgsOf<F, Array>>, const REV: bool>: Arity {
+    /// `fn(&Array, ..) -> (Array, ..)`.
+    type Ptr: 'static;
+    /// The entry point.
+    const PTR: &'static Self::Ptr;
+}
+
+macro_rules! many_caller {
+    ($name:ident, $call:ident, $($a:ident),*) => {
+        fn $call<F: DiffFn<Arity = $name>, S: Select<ArgsOf<F, Array>>, const REV: bool>($($a: &Array),*) -> S::Out {
+            let x = ($($a.clone(),)*);
+            S::select(&jac_many::<F, REV>(&x, S::INDICES))
+        }
+        impl<F: DiffFn<Arity = $name>, S: Select<ArgsOf<F, Array>> + 'static, const REV: bool> ManyCaller<F, S, REV> for $name
+        where
+            S::Out: 'static,
+        {
+            type Ptr = fn($(many_caller!(@r $a)),*) -> S::Out;
+            const PTR: &'static Self::Ptr = &($call::<F, S, REV> as fn($(many_caller!(@r $a)),*) -> S::Out);
+        }
+    };
+    (@r $a:ident) => { &Array };
+}
+many_caller!(A1, many1, a);
+many_caller!(A2, many2, a, b);
+many_caller!(A3, many3, a, b, c);
+many_caller!(A4, many4, a, b, c, d);
+many_caller!(A5, many5, a, b, c, d, e);
+many_caller!(A6, many6, a, b, c, d, e, f);
+
+impl<F: DiffFn, S: Select<ArgsOf<F, Array>>, const REV: bool> Deref for JacMany<F, S, REV>
+where
+    F::Arity: ManyCaller<F, S, REV>,
+{
+    type Target = <F::Arity as ManyCaller<F, S, REV>>::Ptr;
+    fn deref(&self) -> &Self::Target {
+        <F::Arity as ManyCaller<F, S, REV>>::PTR
+    }
+}
