@@ -1955,6 +1955,14 @@ impl Lowerer {
     fn output_item(&mut self, op: Operand, ty: &Type) {
         match self.value_var(&op) {
             Some(v) => self.f.outputs.push(Output::Value(v)),
+            None if mentions_array(ty)
+                && !matches!(ty, Type::Path(p) if p.path.is_ident("Array")) =>
+            {
+                self.error(
+                    ty.span(),
+                    "a differentiable function returns an Array, f32/f64, or a tuple of them; a collection of arrays (e.g. `Vec<Array>`) is not supported as a result yet: return a tuple such as `(Array, Array)`",
+                );
+            }
             None => {
                 let t = self.tok(&op);
                 self.f.outputs.push(Output::Static(t, Box::new(ty.clone())));

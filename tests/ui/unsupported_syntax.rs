@@ -42,4 +42,9 @@ fn recursive(x: &Array, n: usize) -> Array {
     recursive(&x.sin(), n - 1)
 }
 
+#[differentiable]
+fn list_result(args: &[Array]) -> Vec<Array> {
+    vec![nabla::sum(&nabla::sin(&args[0]))]
+}
+
 fn main() {}
