@@ -361,3 +361,50 @@ fn loops_over_slices_of_arrays() {
         assert_close(&g[k], &fw, 1e-6, &format!("d/dvs[{k}] with continue"));
     }
 }
+
+// ----- loop variables borrowing static arguments -----
+
+/// `for r in rates.iter()` over a borrowed static slice: the loop variable
+/// is a reference (`&f64`) and the body dereferences it.
+#[differentiable]
+fn discounted(x: &Array, #[nondiff] rates: &[f64]) -> Array {
+    let mut v = x.clone();
+    for r in rates.iter() {
+        v = &v * (1.0 - *r) + v.square() * *r;
+    }
+    nabla::sum(&v)
+}
+
+/// And by value (`for k in 0..n`, `usize`) next to a borrowed one.
+#[differentiable]
+fn weighted_steps(x: &Array, #[nondiff] ws: &[f64]) -> Array {
+    let mut v = x.clone();
+    for (k, w) in ws.iter().enumerate() {
+        v = (&v * *w).sin() + x * (k as f64);
+    }
+    nabla::sum(&v)
+}
+
+#[test]
+fn loop_variables_borrowing_static_arguments() {
+    let x = Array::from_vec(vec![0.3f64, -0.2, 0.5], &[3]);
+    let rates = [0.1, 0.25, 0.05];
+    let g = nabla::grad(discounted)(&x, &rates);
+    let fd = fd_grad(
+        &|v: &[Array]| discounted(&v[0], &rates),
+        std::slice::from_ref(&x),
+        &Array::scalar(1.0f64),
+        0,
+        1e-6,
+    );
+    assert_close(&g, &fd, 1e-7, "borrowed loop variable");
+    let g2 = nabla::grad(weighted_steps)(&x, &rates);
+    let fd2 = fd_grad(
+        &|v: &[Array]| weighted_steps(&v[0], &rates),
+        std::slice::from_ref(&x),
+        &Array::scalar(1.0f64),
+        0,
+        1e-6,
+    );
+    assert_close(&g2, &fd2, 1e-7, "enumerate over a borrowed slice");
+}

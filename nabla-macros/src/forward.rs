@@ -37,6 +37,14 @@ pub fn carry(id: usize, j: usize) -> Ident {
     format_ident!("__carry{}_{}", id, j)
 }
 
+/// Whether the loop variable goes onto the tape: not `_`, and not the
+/// synthetic item of a rewritten loop (`for (a, b) in ..`, `for w in ws`),
+/// which the body only reads through statics that are taped themselves.
+pub fn tapes_loop_var(pat: &TokenStream) -> bool {
+    let s = pat.to_string();
+    s != "_" && !s.starts_with("__nabla_item")
+}
+
 /// The residuals one loop iteration keeps: the loop variable, the carried
 /// values at the start of the iteration and everything the body defines.
 pub fn loop_residuals(
@@ -47,7 +55,7 @@ pub fn loop_residuals(
     active: &[bool],
 ) -> Vec<TokenStream> {
     let mut r: Vec<TokenStream> = Vec::new();
-    if pat.to_string() != "_" {
+    if tapes_loop_var(pat) {
         r.push(pat.clone());
     }
     r.extend(carried.iter().map(|c| f.name(c.phi).to_token_stream()));
@@ -55,6 +63,46 @@ pub fn loop_residuals(
         residuals(f, body, active)
             .into_iter()
             .map(|i| i.to_token_stream()),
+    );
+    r
+}
+
+/// Which entries of [`loop_residuals`] are static (the loop variable, static
+/// carried values, static `let`s): those go onto the tape owned (see
+/// `transforms::private::Own`), since they may borrow static arguments.
+pub fn static_residuals(
+    f: &Function,
+    pat: &TokenStream,
+    body: &[Stmt],
+    carried: &[crate::ir::Carried],
+    active: &[bool],
+) -> Vec<bool> {
+    let statics: std::collections::HashSet<String> = body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Static { out, .. } => Some(f.name(*out).to_string()),
+            _ => None,
+        })
+        .chain(
+            carried
+                .iter()
+                .filter(|c| f.vars[c.phi].kind == crate::ir::Kind::Static)
+                .map(|c| f.name(c.phi).to_string()),
+        )
+        .collect();
+    let mut r: Vec<bool> = Vec::new();
+    if tapes_loop_var(pat) {
+        r.push(true);
+    }
+    r.extend(
+        carried
+            .iter()
+            .map(|c| statics.contains(&f.name(c.phi).to_string())),
+    );
+    r.extend(
+        residuals(f, body, active)
+            .iter()
+            .map(|i| statics.contains(&i.to_string())),
     );
     r
 }
@@ -227,7 +275,18 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 Mode::Forward => (quote!(), quote!()),
                 Mode::Sweep { active } => {
                     let t = tape(*id);
-                    let res = loop_residuals(f, pat, body, carried, active);
+                    let mut res = loop_residuals(f, pat, body, carried, active);
+                    // Statics are taped owned (a reference into a borrowed
+                    // static argument cannot outlive the call).
+                    let private = quote!(#krate::transforms::private);
+                    let statics = static_residuals(f, pat, body, carried, active);
+                    for (r, _) in res.iter_mut().zip(&statics).filter(|(_, s)| **s) {
+                        *r = quote!({
+                            #[allow(unused_imports)]
+                            use #private::{OwnRef as _, OwnVal as _};
+                            (&#private::Own(#r)).own()
+                        });
+                    }
                     (
                         quote!(let mut #t = ::std::vec::Vec::new();),
                         quote!(#t.push((#(#res,)*));),

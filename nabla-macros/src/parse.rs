@@ -1053,6 +1053,35 @@ impl Lowerer {
                 return None;
             }
         };
+        // `for (a, b) in it` (a tuple of names): one static item, then its
+        // fields.
+        let untupled;
+        let fl = match &*fl.pat {
+            Pat::Tuple(t)
+                if t.elems
+                    .iter()
+                    .all(|p| matches!(p, Pat::Ident(_) | Pat::Wild(_))) =>
+            {
+                let item = quote::format_ident!("__nabla_item{}", self.id());
+                let binds = t.elems.iter().enumerate().filter_map(|(k, p)| {
+                    let idx = syn::Index::from(k);
+                    match p {
+                        Pat::Ident(pi) => {
+                            let n = &pi.ident;
+                            Some(quote!(let #n = #item.#idx;))
+                        }
+                        _ => None,
+                    }
+                });
+                let stmts = &fl.body.stmts;
+                let mut nf = fl.clone();
+                nf.pat = Box::new(syn::parse_quote!(#item));
+                nf.body = syn::parse_quote!({ #(#binds)* #(#stmts)* });
+                untupled = nf;
+                &untupled
+            }
+            _ => fl,
+        };
         // `for w in ws` over a slice/Vec of arrays (a tree parameter): a
         // static index loop whose body starts with `let w = &ws[i];`.
         let over_tree;

@@ -321,7 +321,22 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             ..
         } if carried.iter().any(|c| active[c.out]) => {
             let t = forward::tape(*id);
-            let res = forward::loop_residuals(f, pat, body, carried, active);
+            let mut res = forward::loop_residuals(f, pat, body, carried, active);
+            // Statics come back owned; rebind each as it was (a reference
+            // again if it was one).
+            let statics = forward::static_residuals(f, pat, body, carried, active);
+            let mut rebinds = Vec::new();
+            for (k, (r, _)) in res
+                .iter_mut()
+                .zip(&statics)
+                .enumerate()
+                .filter(|(_, (_, s))| **s)
+            {
+                let held = format_ident!("__taped{}_{}", id, k);
+                rebinds.push(quote!(let #r = #held.1.back(&#held.0);));
+                *r = quote!(#held);
+            }
+            let rebind = quote!(#(#rebinds)*);
             let live: Vec<&crate::ir::Carried> = carried.iter().filter(|c| active[c.out]).collect();
             let flows: Vec<Ident> = (0..live.len())
                 .map(|j| format_ident!("__flow{}_{}", id, j))
@@ -347,6 +362,7 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 {
                     #(#starts)*
                     for (#(#res,)*) in #t.into_iter().rev() {
+                        #rebind
                         #(#into_next)*
                         #rev
                         #(#from_phi)*

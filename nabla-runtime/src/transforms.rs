@@ -251,6 +251,54 @@ pub fn jvp<F: JvpFn>(f: F) -> Jvp<F> {
 pub mod private {
     use super::*;
 
+    /// A loop variable on its way onto a residual tape: `(&Own(v)).own()`
+    /// gives `(owned value, Borrowed)` when `v` is a reference (method
+    /// resolution finds [`OwnRef`] first) and `(clone, Owned)` otherwise
+    /// ([`OwnVal`]); the marker's `back` restores the original kind.
+    pub struct Own<T>(pub T);
+    /// The loop variable was a reference.
+    pub struct Borrowed;
+    /// The loop variable was a value.
+    pub struct Owned;
+    /// See [`Own`].
+    pub trait OwnRef {
+        /// The owned value.
+        type O;
+        /// `(value, Borrowed)`.
+        fn own(&self) -> (Self::O, Borrowed);
+    }
+    impl<T: Clone> OwnRef for Own<&T> {
+        type O = T;
+        fn own(&self) -> (T, Borrowed) {
+            (self.0.clone(), Borrowed)
+        }
+    }
+    /// See [`Own`].
+    pub trait OwnVal {
+        /// The owned value.
+        type O;
+        /// `(value, Owned)`.
+        fn own(&self) -> (Self::O, Owned);
+    }
+    impl<T: Clone> OwnVal for &Own<T> {
+        type O = T;
+        fn own(&self) -> (T, Owned) {
+            (self.0.clone(), Owned)
+        }
+    }
+    impl Borrowed {
+        /// A reference to the taped value.
+        pub fn back<'a, T>(&self, x: &'a T) -> &'a T {
+            x
+        }
+    }
+    impl Owned {
+        /// A copy of the taped value.
+        pub fn back<T: Clone>(&self, x: &T) -> T {
+            x.clone()
+        }
+    }
+
     /// The cotangent that seeds `grad`: one, after checking the output is a
     /// scalar.
     pub trait Seed: Value {
