@@ -408,3 +408,34 @@ fn loop_variables_borrowing_static_arguments() {
     );
     assert_close(&g2, &fd2, 1e-7, "enumerate over a borrowed slice");
 }
+
+/// A static inside a branch that borrows a static argument (the branch
+/// residuals are held owned too).
+#[differentiable]
+fn pick_rate(x: &Array, #[nondiff] rates: &[f64], hi: bool) -> Array {
+    let y = if hi {
+        let r = &rates[1];
+        x * *r
+    } else {
+        let r = &rates[0];
+        x.square() * *r
+    };
+    nabla::sum(&y)
+}
+
+#[test]
+fn branch_statics_borrowing_static_arguments() {
+    let x = Array::from_vec(vec![0.3f64, -0.2, 0.5], &[3]);
+    let rates = [0.5, 2.0];
+    for hi in [false, true] {
+        let g = nabla::grad(pick_rate)(&x, &rates, hi);
+        let fd = fd_grad(
+            &|v: &[Array]| pick_rate(&v[0], &rates, hi),
+            std::slice::from_ref(&x),
+            &Array::scalar(1.0f64),
+            0,
+            1e-6,
+        );
+        assert_close(&g, &fd, 1e-7, &format!("branch static, hi = {hi}"));
+    }
+}

@@ -107,6 +107,65 @@ pub fn static_residuals(
     r
 }
 
+/// Residual expressions for a tape or branch holder: the static ones
+/// (`statics[k]`) are wrapped so they are held owned (see
+/// `transforms::private::Own`).
+pub fn owned_residuals(f: &Function, res: &[TokenStream], statics: &[bool]) -> Vec<TokenStream> {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    res.iter()
+        .zip(statics)
+        .map(|(r, &s)| {
+            if s {
+                quote!({
+                    #[allow(unused_imports)]
+                    use #private::{OwnRef as _, OwnVal as _};
+                    (&#private::Own(#r)).own()
+                })
+            } else {
+                r.clone()
+            }
+        })
+        .collect()
+}
+
+/// The other side of [`owned_residuals`]: patterns to destructure held
+/// residuals with, and the statements that rebind each static as it was (a
+/// reference again if it was one). `tag` keeps the names unique.
+pub fn rebound_residuals(
+    res: &[TokenStream],
+    statics: &[bool],
+    tag: &str,
+) -> (Vec<TokenStream>, TokenStream) {
+    let mut pats = Vec::new();
+    let mut rebinds = Vec::new();
+    for (k, (r, &s)) in res.iter().zip(statics).enumerate() {
+        if s {
+            let held = format_ident!("__held{}_{}", tag, k);
+            rebinds.push(quote!(let #r = #held.1.back(&#held.0);));
+            pats.push(quote!(#held));
+        } else {
+            pats.push(r.clone());
+        }
+    }
+    (pats, quote!(#(#rebinds)*))
+}
+
+/// Which of [`residuals`]`(body)` are static `let`s.
+pub fn static_flags(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<bool> {
+    let statics: std::collections::HashSet<String> = body
+        .iter()
+        .filter_map(|s| match s {
+            Stmt::Static { out, .. } => Some(f.name(*out).to_string()),
+            _ => None,
+        })
+        .collect();
+    residuals(f, body, active)
+        .iter()
+        .map(|i| statics.contains(&i.to_string()))
+        .collect()
+}
+
 /// The names a branch body defines that its reverse sweep may need.
 pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
     let mut names = Vec::new();
@@ -231,8 +290,13 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 },
                 Mode::Sweep { active } => {
                     let (th, eh) = branch_holders(*id);
-                    let tr = residuals(f, then_body, active);
-                    let er = residuals(f, else_body, active);
+                    let names = |b: &[Stmt]| -> Vec<TokenStream> {
+                        residuals(f, b, active).iter().map(|i| quote!(#i)).collect()
+                    };
+                    let tr =
+                        owned_residuals(f, &names(then_body), &static_flags(f, then_body, active));
+                    let er =
+                        owned_residuals(f, &names(else_body), &static_flags(f, else_body, active));
                     let some = quote!(::core::option::Option::Some);
                     let none = quote!(::core::option::Option::None);
                     quote! {
@@ -275,18 +339,13 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
                 Mode::Forward => (quote!(), quote!()),
                 Mode::Sweep { active } => {
                     let t = tape(*id);
-                    let mut res = loop_residuals(f, pat, body, carried, active);
                     // Statics are taped owned (a reference into a borrowed
                     // static argument cannot outlive the call).
-                    let private = quote!(#krate::transforms::private);
-                    let statics = static_residuals(f, pat, body, carried, active);
-                    for (r, _) in res.iter_mut().zip(&statics).filter(|(_, s)| **s) {
-                        *r = quote!({
-                            #[allow(unused_imports)]
-                            use #private::{OwnRef as _, OwnVal as _};
-                            (&#private::Own(#r)).own()
-                        });
-                    }
+                    let res = owned_residuals(
+                        f,
+                        &loop_residuals(f, pat, body, carried, active),
+                        &static_residuals(f, pat, body, carried, active),
+                    );
                     (
                         quote!(let mut #t = ::std::vec::Vec::new();),
                         quote!(#t.push((#(#res,)*));),

@@ -274,8 +274,22 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             ..
         } => {
             let (th, eh) = forward::branch_holders(*id);
-            let tr = forward::residuals(f, then_body, active);
-            let er = forward::residuals(f, else_body, active);
+            let names = |b: &[Stmt]| -> Vec<TokenStream> {
+                forward::residuals(f, b, active)
+                    .iter()
+                    .map(|i| quote!(#i))
+                    .collect()
+            };
+            let (tr, trebind) = forward::rebound_residuals(
+                &names(then_body),
+                &forward::static_flags(f, then_body, active),
+                &format!("then{id}"),
+            );
+            let (er, erebind) = forward::rebound_residuals(
+                &names(else_body),
+                &forward::static_flags(f, else_body, active),
+                &format!("else{id}"),
+            );
             // The merged cotangents flow into the branch that ran.
             let flow = |pick: fn(&crate::ir::Merge) -> VarId| {
                 let parts: Vec<TokenStream> = merges
@@ -295,9 +309,11 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             );
             quote! {
                 if let ::core::option::Option::Some((#(#tr,)*)) = #th {
+                    #trebind
                     #tflow
                     #trev
                 } else if let ::core::option::Option::Some((#(#er,)*)) = #eh {
+                    #erebind
                     #eflow
                     #erev
                 }
@@ -321,22 +337,12 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             ..
         } if carried.iter().any(|c| active[c.out]) => {
             let t = forward::tape(*id);
-            let mut res = forward::loop_residuals(f, pat, body, carried, active);
-            // Statics come back owned; rebind each as it was (a reference
-            // again if it was one).
-            let statics = forward::static_residuals(f, pat, body, carried, active);
-            let mut rebinds = Vec::new();
-            for (k, (r, _)) in res
-                .iter_mut()
-                .zip(&statics)
-                .enumerate()
-                .filter(|(_, (_, s))| **s)
-            {
-                let held = format_ident!("__taped{}_{}", id, k);
-                rebinds.push(quote!(let #r = #held.1.back(&#held.0);));
-                *r = quote!(#held);
-            }
-            let rebind = quote!(#(#rebinds)*);
+            // Statics come back owned; rebind each as it was.
+            let (res, rebind) = forward::rebound_residuals(
+                &forward::loop_residuals(f, pat, body, carried, active),
+                &forward::static_residuals(f, pat, body, carried, active),
+                &format!("loop{id}"),
+            );
             let live: Vec<&crate::ir::Carried> = carried.iter().filter(|c| active[c.out]).collect();
             let flows: Vec<Ident> = (0..live.len())
                 .map(|j| format_ident!("__flow{}_{}", id, j))
