@@ -179,12 +179,24 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         .collect();
 
     let jvp_body = match &r.jvp {
-        Some(rule) => quote!(#rule(#(&x.#idx,)* y, #(dx.#idx.as_ref(),)* #(#self_statics),*)),
+        Some(rule) => {
+            quote!(#rule::<__V>(#(&x.#idx,)* y, #(dx.#idx.as_ref(),)* #(#self_statics),*))
+        }
         None => quote!(#krate::custom::missing_rule(#name_str, "jvp")),
     };
     let vjp_body = match &r.vjp {
-        Some(rule) if n == 1 => quote!((#rule(#(&x.#idx,)* y, ct, #(#self_statics),*),)),
-        Some(rule) => quote!(#rule(#(&x.#idx,)* y, ct, #(#self_statics),*)),
+        // The value type is given explicitly, so a rule returning the wrong
+        // number of cotangents is reported as exactly that.
+        Some(rule) if n == 1 => quote!((#rule::<__V>(#(&x.#idx,)* y, ct, #(#self_statics),*),)),
+        Some(rule) => {
+            let want = quote!((#(#vs,)*));
+            let call = quote::quote_spanned!(rule.span()=> #rule::<__V>(#(&x.#idx,)* y, ct, #(#self_statics),*));
+            let bind = quote::quote_spanned!(rule.span()=> let cts: #want = #call;);
+            quote!({
+                #bind
+                cts
+            })
+        }
         None => quote!(#krate::custom::missing_rule(#name_str, "vjp")),
     };
     let batch_fn = match &r.batch {
@@ -197,7 +209,7 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         Batch::Rule(rule) => quote! {
             fn batch<__V: #krate::ArrayValue>(&self, x: &(#(#vs,)*), batched: &[bool]) -> ::core::option::Option<__V> {
                 let flags: [bool; #n] = ::core::array::from_fn(|i| batched[i]);
-                ::core::option::Option::Some(#rule(#(&x.#idx,)* flags, #(#self_statics),*))
+                ::core::option::Option::Some(#rule::<__V>(#(&x.#idx,)* flags, #(#self_statics),*))
             }
         },
     };
