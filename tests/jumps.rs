@@ -439,3 +439,82 @@ fn branch_statics_borrowing_static_arguments() {
         assert_close(&g, &fd, 1e-7, &format!("branch static, hi = {hi}"));
     }
 }
+
+// ----- match arms that bind -----
+
+/// An activation chosen by a static enum with data.
+#[derive(Clone, Debug)]
+pub enum Act {
+    Leaky(f64),
+    Scaled { gain: f64, name: String },
+    Tanh,
+}
+
+#[differentiable]
+fn activate(x: &Array, #[nondiff] act: &Act) -> Array {
+    let y = match act {
+        Act::Leaky(a) => x.relu() - (-x).relu() * *a,
+        Act::Scaled { gain, name } if name.len() > 3 => x.tanh() * *gain,
+        Act::Scaled { gain, .. } => x.sin() * *gain,
+        Act::Tanh => x.tanh(),
+    };
+    nabla::sum(&y.square())
+}
+
+/// A match on a data-derived integer with a binding and a guard.
+#[differentiable]
+fn by_bucket(x: &Array) -> Array {
+    let bucket = (nabla::sum(x).item().abs() * 2.0) as i64;
+    match bucket {
+        0 => nabla::sum(&x.square()),
+        n if n < 3 => nabla::sum(&x.exp()) * (n as f64),
+        n => nabla::sum(&x.sin()) * (n as f64),
+    }
+}
+
+#[test]
+fn match_arms_that_bind_static_values() {
+    let x = Array::from_vec(vec![0.3f64, -0.7, 0.5], &[3]);
+    let acts = [
+        Act::Leaky(0.1),
+        Act::Scaled {
+            gain: 2.0,
+            name: "wide".into(),
+        },
+        Act::Scaled {
+            gain: 3.0,
+            name: "ab".into(),
+        },
+        Act::Tanh,
+    ];
+    let want = [
+        |x: &Array| (x.relu() - (-x).relu() * 0.1).square().sum(),
+        |x: &Array| (x.tanh() * 2.0).square().sum(),
+        |x: &Array| (x.sin() * 3.0).square().sum(),
+        |x: &Array| x.tanh().square().sum(),
+    ];
+    for (act, w) in acts.iter().zip(want) {
+        assert_close(&activate(&x, act), &w(&x), 1e-12, &format!("{act:?} value"));
+        let g = nabla::grad(activate)(&x, act);
+        let fd = fd_grad(
+            &|v: &[Array]| activate(&v[0], act),
+            std::slice::from_ref(&x),
+            &Array::scalar(1.0f64),
+            0,
+            1e-6,
+        );
+        assert_close(&g, &fd, 1e-7, &format!("{act:?} grad"));
+    }
+    for s in [0.1, 0.6, 1.3, 2.9] {
+        let x = Array::from_vec(vec![s, 0.0, 0.0], &[3]);
+        let g = nabla::grad(by_bucket)(&x);
+        let fd = fd_grad(
+            &|v: &[Array]| by_bucket(&v[0]),
+            std::slice::from_ref(&x),
+            &Array::scalar(1.0f64),
+            0,
+            1e-7,
+        );
+        assert_close(&g, &fd, 1e-5, &format!("bucket at {s}"));
+    }
+}

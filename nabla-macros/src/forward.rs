@@ -171,6 +171,9 @@ pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
     let mut names = Vec::new();
     for s in body {
         match s {
+            // The tuple a binding `match` arm extracts is read only through
+            // its fields, which are residuals themselves.
+            Stmt::Static { out, .. } if f.name(*out).to_string().starts_with("__nabla_bound") => {}
             Stmt::Prim { out, .. }
             | Stmt::Static { out, .. }
             | Stmt::Constant { out, .. }

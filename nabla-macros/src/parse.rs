@@ -1207,12 +1207,6 @@ impl Lowerer {
     /// the last arm being the `else` (rustc checks the primal's match for
     /// exhaustiveness).
     fn lower_match(&mut self, m: &syn::ExprMatch, want_value: bool) -> Option<Operand> {
-        for arm in &m.arms {
-            if let Some(span) = binding_in(&arm.pat) {
-                self.error(span, "patterns in a differentiable `match` cannot bind variables yet; match on constants or enum variants without fields, or move the match outside");
-                return None;
-            }
-        }
         let scrut = self.static_expr(&m.expr)?;
         let v = self.materialize("__match", Operand::Tok(scrut));
         let id = self.f.vars[v].ident.clone();
@@ -1220,17 +1214,44 @@ impl Lowerer {
             self.error(m.match_token.span(), "an empty `match` has no value");
             return None;
         };
-        let block = |e: &Expr| -> syn::Block { syn::parse_quote!({ #e }) };
+        // An arm's body; names its pattern binds are static copies taken
+        // from the (static) scrutinee first.
+        let krate = self.f.krate.clone();
+        let bound = quote::format_ident!("__nabla_bound{}", self.id());
+        let block = |pat: &Pat, e: &Expr| -> syn::Block {
+            let mut names = Vec::new();
+            bindings(pat, &mut names);
+            if names.is_empty() {
+                return syn::parse_quote!({ #e });
+            }
+            // One extraction of all the names (before any is in scope), then
+            // its fields.
+            let fields = names.iter().enumerate().map(|(k, n)| {
+                let k = syn::Index::from(k);
+                quote!(let #n = #bound.#k;)
+            });
+            syn::parse_quote!({
+                let #bound = #krate::__match_bind!(#id, #pat, (#(#names,)*));
+                #(#fields)*
+                #e
+            })
+        };
         let mut chain: Expr = Expr::Block(syn::ExprBlock {
             attrs: Vec::new(),
             label: None,
-            block: block(&last.body),
+            block: block(&last.pat, &last.body),
         });
         for arm in rest.iter().rev() {
             let pat = &arm.pat;
             let guard = arm.guard.as_ref().map(|(_, g)| quote!(if #g));
-            let cond: Expr = syn::parse_quote!(::core::matches!(#id, #pat #guard));
-            let then_branch = block(&arm.body);
+            // Without a guard, match a reference (bindings never move out of
+            // the scrutinee); a guard sees its bindings by value, as written.
+            let cond: Expr = if guard.is_some() {
+                syn::parse_quote!(::core::matches!(#id, #pat #guard))
+            } else {
+                syn::parse_quote!(::core::matches!(&#id, #pat))
+            };
+            let then_branch = block(&arm.pat, &arm.body);
             chain = Expr::If(syn::ExprIf {
                 attrs: Vec::new(),
                 if_token: Default::default(),
@@ -2056,23 +2077,31 @@ fn compound(op: &BinOp) -> Option<Arith> {
 }
 
 /// The span of a variable binding in a pattern, if any.
-fn binding_in(p: &Pat) -> Option<Span> {
+/// The names a pattern binds (in an or-pattern, those of its first case).
+fn bindings(p: &Pat, out: &mut Vec<syn::Ident>) {
     match p {
-        Pat::Ident(pi) => Some(pi.span()),
-        Pat::Or(o) => o.cases.iter().find_map(binding_in),
-        Pat::Paren(pp) => binding_in(&pp.pat),
-        Pat::Reference(r) => binding_in(&r.pat),
-        Pat::Tuple(t) => t.elems.iter().find_map(binding_in),
-        Pat::TupleStruct(t) => t.elems.iter().find_map(binding_in),
-        Pat::Struct(st) => st.fields.iter().find_map(|f| binding_in(&f.pat)),
-        Pat::Slice(sl) => sl.elems.iter().find_map(binding_in),
-        Pat::Type(t) => binding_in(&t.pat),
-        _ => None,
+        Pat::Ident(pi) => {
+            out.push(pi.ident.clone());
+            if let Some((_, sub)) = &pi.subpat {
+                bindings(sub, out);
+            }
+        }
+        Pat::Or(o) => {
+            if let Some(first) = o.cases.first() {
+                bindings(first, out);
+            }
+        }
+        Pat::Paren(pp) => bindings(&pp.pat, out),
+        Pat::Reference(r) => bindings(&r.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::TupleStruct(t) => t.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::Struct(st) => st.fields.iter().for_each(|f| bindings(&f.pat, out)),
+        Pat::Slice(sl) => sl.elems.iter().for_each(|e| bindings(e, out)),
+        Pat::Type(t) => bindings(&t.pat, out),
+        _ => {}
     }
 }
 
-/// The span of a `break` or `continue` in a loop body (not in nested
-/// closures), if any.
 fn strip(e: &Expr) -> &Expr {
     match e {
         Expr::Paren(p) => strip(&p.expr),

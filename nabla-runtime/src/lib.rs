@@ -53,3 +53,22 @@ pub use random::{manual_seed, rand, rand_on, randn, randn_on};
 pub use transforms::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;
 pub use value::{ArrayValue, Value};
+
+/// A name bound by a pattern of a `match` in differentiable code, copied
+/// out of the (static) scrutinee; used by generated code only.
+#[doc(hidden)]
+#[macro_export]
+macro_rules! __match_bind {
+    ($scrut:expr, $pat:pat, $names:expr) => {{
+        // A clone of the scrutinee is matched, so the names have the
+        // types they have in the user's `match` (references into a
+        // borrowed scrutinee stay references) and nothing moves out of it.
+        #[allow(clippy::clone_on_copy)]
+        let scrutinee = ::core::clone::Clone::clone(&$scrut);
+        match scrutinee {
+            $pat => $names,
+            #[allow(unreachable_patterns)]
+            _ => ::core::unreachable!("the arm was chosen by the same pattern"),
+        }
+    }};
+}
