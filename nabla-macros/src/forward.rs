@@ -77,19 +77,6 @@ pub fn static_residuals(
     carried: &[crate::ir::Carried],
     active: &[bool],
 ) -> Vec<bool> {
-    let statics: std::collections::HashSet<String> = body
-        .iter()
-        .filter_map(|s| match s {
-            Stmt::Static { out, .. } => Some(f.name(*out).to_string()),
-            _ => None,
-        })
-        .chain(
-            carried
-                .iter()
-                .filter(|c| f.vars[c.phi].kind == crate::ir::Kind::Static)
-                .map(|c| f.name(c.phi).to_string()),
-        )
-        .collect();
     let mut r: Vec<bool> = Vec::new();
     if tapes_loop_var(pat) {
         r.push(true);
@@ -97,13 +84,9 @@ pub fn static_residuals(
     r.extend(
         carried
             .iter()
-            .map(|c| statics.contains(&f.name(c.phi).to_string())),
+            .map(|c| f.vars[c.phi].kind == crate::ir::Kind::Static),
     );
-    r.extend(
-        residuals(f, body, active)
-            .iter()
-            .map(|i| statics.contains(&i.to_string())),
-    );
+    r.extend(static_flags(f, body, active));
     r
 }
 

@@ -27,8 +27,7 @@ pub struct Desugared {
 
 /// The first `break`/`continue` of this loop inside `node` (not of nested
 /// loops or closures).
-fn first_jump(node: &impl Spanned, visit: impl FnOnce(&mut Finder)) -> Option<Span> {
-    let _ = node;
+fn first_jump(visit: impl FnOnce(&mut Finder)) -> Option<Span> {
     let mut f = Finder(None);
     visit(&mut f);
     f.0
@@ -55,7 +54,7 @@ impl<'ast> Visit<'ast> for Finder {
 }
 
 fn stmt_jump(s: &Stmt) -> Option<Span> {
-    first_jump(s, |f| f.visit_stmt(s))
+    first_jump(|f| f.visit_stmt(s))
 }
 
 /// Rewrites `body`'s jumps; `None` when it has none.
@@ -147,7 +146,7 @@ fn rewrite_if(
     breaks: &mut bool,
 ) -> syn::Result<syn::ExprIf> {
     let mut n = ei.clone();
-    if let Some(span) = first_jump(&*ei.cond, |f| f.visit_expr(&ei.cond)) {
+    if let Some(span) = first_jump(|f| f.visit_expr(&ei.cond)) {
         return Err(syn::Error::new(
             span,
             "`continue`/`break` cannot be part of an `if` condition",

@@ -211,20 +211,12 @@ impl Lowerer {
     }
 
     fn error(&mut self, span: Span, msg: impl std::fmt::Display) {
-        let e = syn::Error::new(span, msg);
-        match &mut self.errors {
-            Some(all) => all.combine(e),
-            None => self.errors = Some(e),
-        }
+        self.push_error(syn::Error::new(span, msg));
     }
 
     /// An error covering all of `tokens` (a whole attribute, say).
     fn error_spanned(&mut self, tokens: impl ToTokens, msg: impl std::fmt::Display) {
-        let e = syn::Error::new_spanned(tokens, msg);
-        match &mut self.errors {
-            Some(all) => all.combine(e),
-            None => self.errors = Some(e),
-        }
+        self.push_error(syn::Error::new_spanned(tokens, msg));
     }
 
     fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
@@ -1046,10 +1038,7 @@ impl Lowerer {
         let snapshots = match crate::loop_attr::snapshots(&fl.attrs) {
             Ok(n) => n,
             Err(e) => {
-                match &mut self.errors {
-                    Some(all) => all.combine(e),
-                    None => self.errors = Some(e),
-                }
+                self.push_error(e);
                 return None;
             }
         };
@@ -1105,14 +1094,7 @@ impl Lowerer {
             }
             None => (fl, self.static_expr(&fl.expr)?),
         };
-        let (skip, brk) = self.jump_flags();
-        let jumps = match crate::jumps::desugar(&fl.body, &skip, &brk) {
-            Ok(j) => j,
-            Err(e) => {
-                self.push_error(e);
-                return None;
-            }
-        };
+        let (jumps, brk) = self.desugar_jumps(&fl.body)?;
         let desugared;
         let fl = match &jumps {
             Some(d) => {
@@ -1178,13 +1160,23 @@ impl Lowerer {
         (self.kind(v) == Kind::Tree).then(|| id.clone())
     }
 
-    /// Fresh names for a loop's `continue` and `break` flags (see `jumps`).
-    fn jump_flags(&mut self) -> (syn::Ident, syn::Ident) {
+    /// A loop body with its `continue`/`break` rewritten (see `jumps`;
+    /// `None` inside when it has none) and the name of its break flag;
+    /// `None` after reporting an error.
+    fn desugar_jumps(
+        &mut self,
+        body: &syn::Block,
+    ) -> Option<(Option<crate::jumps::Desugared>, syn::Ident)> {
         let n = self.id();
-        (
-            quote::format_ident!("__nabla_skip{}", n),
-            quote::format_ident!("__nabla_break{}", n),
-        )
+        let skip = quote::format_ident!("__nabla_skip{}", n);
+        let brk = quote::format_ident!("__nabla_break{}", n);
+        match crate::jumps::desugar(body, &skip, &brk) {
+            Ok(j) => Some((j, brk)),
+            Err(e) => {
+                self.push_error(e);
+                None
+            }
+        }
     }
 
     /// `let mut flag = false;` (a static) in the current scope.
@@ -1303,14 +1295,7 @@ impl Lowerer {
             );
             return None;
         }
-        let (skip, brk) = self.jump_flags();
-        let jumps = match crate::jumps::desugar(&w.body, &skip, &brk) {
-            Ok(j) => j,
-            Err(e) => {
-                self.push_error(e);
-                return None;
-            }
-        };
+        let (jumps, brk) = self.desugar_jumps(&w.body)?;
         let desugared;
         let w = match &jumps {
             Some(d) => {

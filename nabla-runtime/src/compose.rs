@@ -334,12 +334,12 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     }
 }
 
-pub(crate) fn numel(shape: &[usize]) -> usize {
+fn numel(shape: &[usize]) -> usize {
     shape.iter().product()
 }
 
 /// `n` one-hot rows shaped `[n, *shape]`, as a constant of `like`'s kind.
-pub(crate) fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
+fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
     let n = numel(shape);
     let mut s = vec![n];
     s.extend_from_slice(shape);
@@ -347,7 +347,7 @@ pub(crate) fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
 }
 
 /// `[*a, *b]`.
-pub(crate) fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
+fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
     a.iter().chain(b).copied().collect()
 }
 
@@ -406,19 +406,54 @@ arg_index!(A4: 0, 1, 2, 3);
 arg_index!(A5: 0, 1, 2, 3, 4);
 arg_index!(A6: 0, 1, 2, 3, 4, 5);
 
+/// The Jacobians of `f` w.r.t. the arguments in `wanted` (shape
+/// `out ++ in_i`), all from one reverse pass over the cotangent basis;
+/// `None` for the others.
+pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    wanted: &[usize],
+) -> Vec<Option<V>> {
+    let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
+    let (y, pullback) = F::vjp::<Batched<V>>(&b);
+    let ys = y.shape_vec();
+    let m = numel(&ys);
+    let like = <F::Arity as Arity>::get(x, wanted[0]);
+    let cts = pullback(Batched::new(basis(like, &ys), Some(0)));
+    (0..<F::Arity as Arity>::N)
+        .map(|i| {
+            wanted.contains(&i).then(|| {
+                let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+                <F::Arity as Arity>::get(&cts, i)
+                    .materialize(m, 0)
+                    .reshape(&cat(&ys, &xs))
+            })
+        })
+        .collect()
+}
+
+/// The Jacobian of `f` w.r.t. argument `k` by one forward pass over a
+/// tangent basis on a batch axis.
+pub(crate) fn jacfwd_block<F: DiffFn, V: ArrayValue>(x: &ArgsOf<F, V>, k: usize) -> V {
+    let xk = <F::Arity as Arity>::get(x, k);
+    let xs = xk.shape_vec();
+    let n = numel(&xs);
+    let tangent = Batched::new(basis(xk, &xs), Some(0));
+    let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
+        Dual::new(
+            Batched::unbatched(v.clone()),
+            (i == k).then(|| tangent.clone()),
+        )
+    });
+    let t = F::eval::<Dual<Batched<V>>>(&xd).tangent_or_zero();
+    let ys = t.shape_vec();
+    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+}
+
 impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        let xs = <F::Arity as Arity>::get(x, I::I).shape_vec();
-        let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
-        let (y, pullback) = F::vjp::<Batched<V>>(&b);
-        let ys = y.shape_vec();
-        let m = numel(&ys);
-        let like = <F::Arity as Arity>::get(x, I::I);
-        let cts = pullback(Batched::new(basis(like, &ys), Some(0)));
-        <F::Arity as Arity>::get(&cts, I::I)
-            .materialize(m, 0)
-            .reshape(&cat(&ys, &xs))
+        let mut blocks = jacrev_blocks::<F, V>(x, &[I::I]);
+        blocks.swap_remove(I::I).expect("the wanted block")
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
@@ -436,19 +471,7 @@ impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
 impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacfwd<F, I> {
     type Arity = F::Arity;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        let xk = <F::Arity as Arity>::get(x, I::I);
-        let xs = xk.shape_vec();
-        let n = numel(&xs);
-        let tangent = Batched::new(basis(xk, &xs), Some(0));
-        let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
-            Dual::new(
-                Batched::unbatched(v.clone()),
-                (i == I::I).then(|| tangent.clone()),
-            )
-        });
-        let t = F::eval::<Dual<Batched<V>>>(&xd).tangent_or_zero();
-        let ys = t.shape_vec();
-        t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+        jacfwd_block::<F, V>(x, I::I)
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,

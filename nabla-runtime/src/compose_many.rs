@@ -23,9 +23,9 @@
 //! }
 //! ```
 
-use crate::compose::{A1, A2, A3, A4, A5, A6, ArgsOf, Arity, DiffFn, basis, cat, numel};
+use crate::Array;
+use crate::compose::{A1, A2, A3, A4, A5, A6, ArgsOf, Arity, DiffFn, jacfwd_block, jacrev_blocks};
 use crate::transforms::Select;
-use crate::{Array, Batched, Dual, Value};
 use std::marker::PhantomData;
 use std::ops::Deref;
 
@@ -50,51 +50,20 @@ pub fn jacfwd_many<S, F: DiffFn>(f: F) -> JacMany<F, S, false> {
     JacMany(f, PhantomData)
 }
 
-/// Every argument's Jacobian from one reverse pass.
-fn jacrev_all<F: DiffFn>(x: &ArgsOf<F, Array>) -> ArgsOf<F, Array> {
-    let b = <F::Arity as Arity>::map(x, |_, v: &Array| Batched::unbatched(v.clone()));
-    let (y, pullback) = F::vjp::<Batched<Array>>(&b);
-    let ys = y.shape_vec();
-    let m = numel(&ys);
-    let like = <F::Arity as Arity>::get(x, 0);
-    let cts = pullback(Batched::new(basis(like, &ys), Some(0)));
-    <F::Arity as Arity>::map(&cts, |i, c: &Batched<Array>| {
-        let xs = <F::Arity as Arity>::get(x, i).shape_vec();
-        c.materialize(m, 0).reshape(&cat(&ys, &xs))
-    })
-}
-
-/// Argument `k`'s Jacobian by one forward pass over a tangent basis.
-fn jacfwd_one<F: DiffFn>(x: &ArgsOf<F, Array>, k: usize) -> Array {
-    let xk = <F::Arity as Arity>::get(x, k);
-    let xs = xk.shape_vec();
-    let n = numel(&xs);
-    let tangent = Batched::new(basis(xk, &xs), Some(0));
-    let xd = <F::Arity as Arity>::map(x, |i, v: &Array| {
-        Dual::new(
-            Batched::unbatched(v.clone()),
-            (i == k).then(|| tangent.clone()),
-        )
-    });
-    let t = F::eval::<Dual<Batched<Array>>>(&xd).tangent_or_zero();
-    let ys = t.shape_vec();
-    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
-}
-
+/// The selected arguments' Jacobians (placeholders elsewhere, never
+/// returned by `Select`).
 fn jac_many<F: DiffFn, const REV: bool>(
     x: &ArgsOf<F, Array>,
     wanted: &[usize],
 ) -> ArgsOf<F, Array> {
-    if REV {
-        return jacrev_all::<F>(x);
-    }
-    <F::Arity as Arity>::map(x, |i, _: &Array| {
-        if wanted.contains(&i) {
-            jacfwd_one::<F>(x, i)
-        } else {
-            Array::scalar(0.0f64) // not selected: never returned
-        }
-    })
+    let mut blocks = if REV {
+        jacrev_blocks::<F, Array>(x, wanted)
+    } else {
+        (0..<F::Arity as Arity>::N)
+            .map(|i| wanted.contains(&i).then(|| jacfwd_block::<F, Array>(x, i)))
+            .collect()
+    };
+    <F::Arity as Arity>::from_fn(|i| blocks[i].take().unwrap_or_else(|| Array::scalar(0.0f64)))
 }
 
 /// Makes a [`JacMany`] callable as a plain function of arrays.

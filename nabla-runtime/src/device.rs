@@ -76,12 +76,9 @@ mod gpu {
     /// Copies device storage to the host.
     pub(crate) fn download(x: &GpuArray) -> Data {
         let shape = ndarray::IxDyn(x.shape());
-        let nd = |v| v;
         match x.elem() {
             GpuElem::F32 => Data::F32(
-                ndarray::ArcArray::from_shape_vec(shape, x.to_host::<f32>())
-                    .map(nd)
-                    .expect("shape"),
+                ndarray::ArcArray::from_shape_vec(shape, x.to_host::<f32>()).expect("shape"),
             ),
             GpuElem::F64 => Data::F64(
                 ndarray::ArcArray::from_shape_vec(shape, x.to_host::<f64>()).expect("shape"),
