@@ -76,6 +76,7 @@ pub struct Gpu {
     /// User kernels (custom ops), compiled once per source text.
     user_modules: Mutex<HashMap<String, Arc<CudaModule>>>,
     blas: OnceLock<Result<Mutex<CudaBlas>, GpuError>>,
+    sms: OnceLock<usize>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -119,6 +120,7 @@ impl Gpu {
         // cudarc's per-buffer events (two event records per kernel argument)
         // are not needed.
         unsafe { ctx.disable_event_tracking() };
+        keep_freed_memory(&ctx);
         let gpu = Arc::new(Gpu {
             ordinal,
             stream: ctx.default_stream(),
@@ -126,9 +128,21 @@ impl Gpu {
             functions: Mutex::new(HashMap::new()),
             user_modules: Mutex::new(HashMap::new()),
             blas: OnceLock::new(),
+            sms: OnceLock::new(),
         });
         gpus.insert(ordinal, gpu.clone());
         Ok(gpu)
+    }
+
+    /// The number of streaming multiprocessors (sizes reduction grids).
+    pub(crate) fn sm_count(&self) -> usize {
+        *self.sms.get_or_init(|| {
+            use cudarc::driver::sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT;
+            self.stream
+                .context()
+                .attribute(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT)
+                .map_or(1, |n| n.max(1) as usize)
+        })
     }
 
     /// The device number.
@@ -286,4 +300,28 @@ pub fn compile_source(source: &str, file: &str, arch: u32) -> Result<Vec<u8>, Gp
     // SAFETY: the program is not used after this.
     let _ = unsafe { result::destroy_program(prog) };
     out
+}
+
+/// Arrays are allocated from the device's default memory pool
+/// (`cuMemAllocAsync`). Its release threshold is 0 by default, so every
+/// synchronisation hands freed memory back to the driver and the next
+/// allocation maps it again: a 256 MiB output then costs more than the
+/// kernel that fills it. Like PyTorch's caching allocator, we keep freed
+/// memory in the pool (it is still reused by this process's allocations).
+fn keep_freed_memory(ctx: &CudaContext) {
+    use cudarc::driver::sys;
+    // SAFETY: plain driver calls on a valid device handle; `pool` and
+    // `threshold` outlive the calls. A failure only leaves the default.
+    unsafe {
+        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS
+        {
+            let mut threshold = u64::MAX;
+            sys::cuMemPoolSetAttribute(
+                pool,
+                sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
+                (&mut threshold as *mut u64).cast(),
+            );
+        }
+    }
 }

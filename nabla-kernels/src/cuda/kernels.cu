@@ -75,10 +75,35 @@ __device__ __forceinline__ T unary_op(int op, T v, double p, double q) {
     return v;
 }
 
-#define UNARY(T, NAME)                                                                     \
-    extern "C" __global__ void unary_##NAME(const T* x, Layout lx, T* y, i64 n, int op,  \
-                                            double p, double q) {                          \
-        GRID_LOOP(i, n) { y[i] = unary_op<T>(op, x[at(lx, i)], p, q); }                   \
+// Contiguous operands take the ILP path: each thread loads ILP elements a
+// block apart before computing any, so several loads are in flight per
+// thread (one at a time leaves HBM bandwidth unused). Launched with
+// `grid_ilp` (n / (block * ILP) blocks); the strided path grid-strides.
+#define ILP 4
+#define ILP_LOOP(b, n)                                                   \
+    for (i64 b = (i64)blockIdx.x * blockDim.x * ILP + threadIdx.x; b < (n); \
+         b += (i64)gridDim.x * blockDim.x * ILP)
+
+#define UNARY(T, NAME)                                                                      \
+    extern "C" __global__ void unary_##NAME(const T* __restrict__ x, Layout lx,           \
+                                            T* __restrict__ y, i64 n, int op, double p,    \
+                                            double q) {                                     \
+        if (lx.contiguous) {                                                                \
+            const T* xs = x + lx.offset;                                                    \
+            ILP_LOOP(b, n) {                                                                \
+                T v[ILP];                                                                   \
+                for (int k = 0; k < ILP; ++k) {                                             \
+                    i64 j = b + (i64)k * blockDim.x;                                        \
+                    v[k] = j < n ? xs[j] : (T)0;                                            \
+                }                                                                           \
+                for (int k = 0; k < ILP; ++k) {                                             \
+                    i64 j = b + (i64)k * blockDim.x;                                        \
+                    if (j < n) y[j] = unary_op<T>(op, v[k], p, q);                          \
+                }                                                                           \
+            }                                                                               \
+        } else {                                                                            \
+            GRID_LOOP(i, n) { y[i] = unary_op<T>(op, x[at(lx, i)], p, q); }                \
+        }                                                                                   \
     }
 UNARY(float, f32)
 UNARY(double, f64)
@@ -99,10 +124,28 @@ __device__ __forceinline__ T binary_op(int op, T a, T b) {
     return a;
 }
 
-#define BINARY(T, NAME)                                                                    \
-    extern "C" __global__ void binary_##NAME(const T* a, Layout la, const T* b, Layout lb, \
-                                             T* y, i64 n, int op) {                        \
-        GRID_LOOP(i, n) { y[i] = binary_op<T>(op, a[at(la, i)], b[at(lb, i)]); }          \
+#define BINARY(T, NAME)                                                                      \
+    extern "C" __global__ void binary_##NAME(const T* __restrict__ a, Layout la,             \
+                                             const T* __restrict__ b, Layout lb,             \
+                                             T* __restrict__ y, i64 n, int op) {             \
+        if (la.contiguous && lb.contiguous) {                                                \
+            const T* as = a + la.offset;                                                     \
+            const T* bs = b + lb.offset;                                                     \
+            ILP_LOOP(s, n) {                                                                 \
+                T u[ILP], v[ILP];                                                            \
+                for (int k = 0; k < ILP; ++k) {                                              \
+                    i64 j = s + (i64)k * blockDim.x;                                         \
+                    u[k] = j < n ? as[j] : (T)0;                                             \
+                    v[k] = j < n ? bs[j] : (T)0;                                             \
+                }                                                                            \
+                for (int k = 0; k < ILP; ++k) {                                              \
+                    i64 j = s + (i64)k * blockDim.x;                                         \
+                    if (j < n) y[j] = binary_op<T>(op, u[k], v[k]);                          \
+                }                                                                            \
+            }                                                                                \
+        } else {                                                                             \
+            GRID_LOOP(i, n) { y[i] = binary_op<T>(op, a[at(la, i)], b[at(lb, i)]); }        \
+        }                                                                                    \
     }
 BINARY(float, f32)
 BINARY(double, f64)
@@ -229,8 +272,25 @@ __device__ T block_reduce(int op, T v) {
             i64 row = blk / chunks, c = blk % chunks;                                         \
             i64 start = c * chunk, end = min(cols, start + chunk);                            \
             T acc = reduce_identity<T>(op);                                                   \
-            for (i64 j = start + threadIdx.x; j < end; j += blockDim.x)                       \
-                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
+            if (lx.contiguous) {                                                              \
+                /* four independent accumulators: four loads in flight */                     \
+                const T* xs = x + lx.offset + row * cols;                                     \
+                T acc1 = acc, acc2 = acc, acc3 = acc;                                         \
+                i64 bd = blockDim.x, j = start + threadIdx.x;                                 \
+                for (; j + 3 * bd < end; j += 4 * bd) {                                       \
+                    T v0 = xs[j], v1 = xs[j + bd], v2 = xs[j + 2 * bd], v3 = xs[j + 3 * bd];  \
+                    acc = reduce_combine<T>(op, acc, v0);                                     \
+                    acc1 = reduce_combine<T>(op, acc1, v1);                                   \
+                    acc2 = reduce_combine<T>(op, acc2, v2);                                   \
+                    acc3 = reduce_combine<T>(op, acc3, v3);                                   \
+                }                                                                             \
+                for (; j < end; j += bd) acc = reduce_combine<T>(op, acc, xs[j]);             \
+                acc = reduce_combine<T>(op, reduce_combine<T>(op, acc, acc1),                 \
+                                        reduce_combine<T>(op, acc2, acc3));                   \
+            } else {                                                                          \
+                for (i64 j = start + threadIdx.x; j < end; j += blockDim.x)                   \
+                    acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);              \
+            }                                                                                 \
             acc = block_reduce<T>(op, acc);                                                   \
             if (threadIdx.x == 0) y[blk] = acc;                                               \
             __syncthreads();                                                                  \

@@ -22,6 +22,14 @@ fn grid(n: usize) -> LaunchConfig {
     }
 }
 
+/// Launch shape of the ILP elementwise kernels (each thread handles
+/// `ILP` elements; must match `ILP` in kernels.cu).
+fn grid_ilp(n: usize) -> LaunchConfig {
+    grid(n.div_ceil(ILP))
+}
+
+const ILP: usize = 4;
+
 /// A kernel argument: a device buffer (its pointer) or a plain value.
 trait KernelArg {
     fn push<'a>(&'a self, args: &mut LaunchArgs<'a>);
@@ -134,7 +142,7 @@ pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
         launch!(
             x.gpu(),
             format!("unary_{t}"),
-            grid(n as usize),
+            grid_ilp(n as usize),
             [*x.buf, lx, *out.buf, n, code, p, q]
         );
     }
@@ -165,7 +173,7 @@ pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
         launch!(
             a.gpu(),
             format!("binary_{t}"),
-            grid(n as usize),
+            grid_ilp(n as usize),
             [*a.buf, la, *b.buf, lb, *out.buf, n, code]
         );
     }
@@ -386,8 +394,12 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
         }
         return out;
     }
-    let chunks = 1024usize
+    // Enough blocks to fill the device (8 per SM), and no block reading more
+    // than 16K elements, so a long row is spread over several waves of short
+    // blocks; never chunks under 4K elements.
+    let chunks = (8 * x.gpu().sm_count())
         .div_ceil(rows)
+        .max(cols.div_ceil(1 << 14))
         .clamp(1, cols.div_ceil(4096).max(1));
     let chunk = cols.div_ceil(chunks);
     let partial = GpuArray::alloc(x.gpu(), x.elem(), &[rows, chunks]);
