@@ -1,12 +1,19 @@
-//! The seed example: `jacfwd(jacrev(vmap(foo)))`, composed through
-//! variables, resolved at compile time.
+//! The seed example, as written in the brief: `jacfwd(jacrev(vmap(foo)))`
+//! of a function of a list of arrays returning a list, composed through
+//! variables and resolved at compile time.
 //!
 //! Run: `cargo run --release --example hessian`
 
 use nabla::prelude::*;
 
 #[differentiable]
-fn foo(x: &Array) -> Array {
+fn foo(args: &[Array]) -> Vec<Array> {
+    vec![nabla::sum(&nabla::sin(&args[0]))]
+}
+
+/// The same function of one array (one `Array` in, one out).
+#[differentiable]
+fn foo_single(x: &Array) -> Array {
     nabla::sum(&nabla::sin(x))
 }
 
@@ -15,16 +22,22 @@ fn main() {
     let foo_vmapped = nabla::vmap(foo);
     let foo_jacobian = nabla::jacrev(foo_vmapped);
     let foo_hessian = nabla::jacfwd(foo_jacobian);
-    let x = nabla::randn(&[2, 3], DType::F32);
-    let hessian_output = foo_hessian(&x);
+    let args = vec![nabla::randn(&[2, 3], DType::F32)];
+    let hessian_output = foo_hessian(&args);
+    let x = &args[0];
     println!("x:\n{x}\n");
-    println!("vmap(foo)(x) = {}", foo_vmapped(&x));
+    println!("vmap(foo)(args)[0] = {}", foo_vmapped(&args)[0]);
     println!(
-        "jacrev(vmap(foo))(x) has shape {:?} (= cos x per row)",
-        foo_jacobian(&x).shape()
+        "jacrev(vmap(foo))(args)[0] has shape {:?} (= cos x per row)",
+        foo_jacobian(&args)[0].shape()
     );
-    println!("Hessian shape: {:?}", hessian_output.shape()); // [2, 2, 3, 2, 3]
-    println!("Hessian: {hessian_output}");
+    println!("Hessian shape: {:?}", hessian_output[0].shape()); // [2, 2, 3, 2, 3]
+    println!("Hessian: {}", hessian_output[0]);
+
+    // The single-array form gives the same Hessian.
+    let single = nabla::jacfwd(nabla::jacrev(nabla::vmap(foo_single)))(x);
+    assert_eq!(single.to_vec::<f32>(), hessian_output[0].to_vec::<f32>());
+    let hessian_output = &hessian_output[0];
 
     // Check: H[i, j, a, k, b] = ∂²(Σ_c sin x[i, c]) / ∂x[j, a] ∂x[k, b]
     //                         = -sin x[i, a] if i = j = k and a = b, else 0.

@@ -310,6 +310,20 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
     }
 }
 
+/// `[Array]` or `Vec<Array>`: a list of arrays.
+fn is_list_of_arrays(ty: &Type) -> bool {
+    let is_array = |t: &Type| matches!(t, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Array"));
+    match ty {
+        Type::Slice(s) => is_array(&s.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            s.ident == "Vec"
+                && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                    if matches!(a.args.first(), Some(syn::GenericArgument::Type(t)) if is_array(t)))
+        }),
+        _ => false,
+    }
+}
+
 /// One `let` per tree parameter: `make(name, reference to the argument)`,
 /// where the argument is the parameter itself or, with `suffix`, its
 /// `<name><suffix>` companion (the tangent).
@@ -408,7 +422,10 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
     let mut out = TokenStream::new();
 
     let single = !f.tuple_output && matches!(f.outputs[0], Output::Value(_));
-    let aux = f.tuple_output && f.outputs.len() == 2 && matches!(f.outputs[0], Output::Value(_));
+    let aux = f.tuple_output
+        && !f.list_output
+        && f.outputs.len() == 2
+        && matches!(f.outputs[0], Output::Value(_));
     let out_ty_c = {
         let items: Vec<TokenStream> = f
             .outputs
@@ -521,11 +538,60 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
         out.extend(quote! {
             impl #krate::compose::DiffFn for #name::Function {
                 type Arity = #krate::compose::#arity;
+                type Out = #krate::compose::One;
                 fn eval<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> __V {
                     #fwd::<__V>(#(&x.#idx),*)
                 }
                 fn vjp<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
                     #vjp_name::<__V>(#(&x.#idx),*)
+                }
+            }
+        });
+    }
+    // `fn f(args: &[Array]) -> Vec<Array>` returning `vec![..]` (the seed's
+    // form) joins them as a list function: the list of arrays in, the list
+    // of outputs out. Generated code reads the list through a `TreeArg`
+    // whose skeleton only gives positions, so a list of placeholders of the
+    // right length stands in for it.
+    let list_fn = f.list_output
+        && f.tier == Tier::Array
+        && f.params.len() == 1
+        && f.params[0].var.is_some()
+        && f.params[0].tree.as_ref().is_some_and(is_list_of_arrays);
+    if list_fn {
+        let idx: Vec<syn::Index> = (0..f.outputs.len()).map(syn::Index::from).collect();
+        let n_out = f.outputs.len();
+        let somes = (0..n_out).map(|_| {
+            quote!(::core::option::Option::Some(
+                __it.next().expect("checked length")
+            ))
+        });
+        let tree = f.params[0].tree.as_ref();
+        let tree_arg = quote! {
+            let __sk = #krate::compose::list_skeleton(x.len());
+            let __t: #krate::tree::TreeArg<'_, #tree, __V> =
+                #krate::tree::TreeArg { skeleton: &__sk, leaves: ::core::clone::Clone::clone(x) };
+        };
+        out.extend(quote! {
+            impl #krate::compose::DiffFn for #name::Function {
+                type Arity = #krate::compose::AList;
+                type Out = #krate::compose::List;
+                fn eval<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> {
+                    #tree_arg
+                    let __y = #fwd::<__V>(&__t);
+                    ::std::vec![#(__y.#idx),*]
+                }
+                fn vjp<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>) -> (
+                    ::std::vec::Vec<__V>,
+                    impl ::core::ops::FnOnce(::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> + use<__V>,
+                ) {
+                    #tree_arg
+                    let (__y, __pullback) = #vjp_name::<__V>(&__t);
+                    (::std::vec![#(__y.#idx),*], move |__ct: ::std::vec::Vec<__V>| {
+                        #krate::compose::check_cotangents(__ct.len(), #n_out);
+                        let mut __it = __ct.into_iter();
+                        __pullback((#(#somes,)*)).0
+                    })
                 }
             }
         });

@@ -318,6 +318,7 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         body: Vec::new(),
         outputs: vec![Output::Value(0)],
         tuple_output: false,
+        list_output: false,
         ret_ty: match &sig.output {
             ReturnType::Type(_, t) => (**t).clone(),
             ReturnType::Default => unreachable!("checked"),

@@ -170,6 +170,9 @@ pub struct Function {
     pub outputs: Vec<Output>,
     /// True when the function returns a tuple (even of one element).
     pub tuple_output: bool,
+    /// True when it returns `vec![a, b, ..]` as a `Vec<Array>` (then also
+    /// `tuple_output`: the generated variants return a tuple).
+    pub list_output: bool,
     /// The declared return type.
     pub ret_ty: Type,
     /// Path of the facade crate in generated code (`::nabla` or `crate`).

@@ -44,6 +44,8 @@ pub fn options(attr: TokenStream) -> syn::Result<Options> {
 enum Tail {
     Single(Operand),
     Tuple(Vec<Operand>),
+    /// `vec![a, b, ..]` returned as a `Vec<Array>`.
+    List(Vec<Operand>),
 }
 
 /// A lowered expression: a variable, or static Rust tokens.
@@ -136,6 +138,25 @@ const STATIC_TYPES: &[&str] = &[
     "PathBuf",
 ];
 
+/// `Vec<Array>` (any path to `Array`).
+fn is_vec_of_arrays(ty: &Type) -> bool {
+    let Type::Path(p) = ty else { return false };
+    let Some(last) = p.path.segments.last() else {
+        return false;
+    };
+    if last.ident != "Vec" {
+        return false;
+    }
+    let syn::PathArguments::AngleBracketed(args) = &last.arguments else {
+        return false;
+    };
+    matches!(
+        args.args.first(),
+        Some(syn::GenericArgument::Type(Type::Path(a)))
+            if a.path.segments.last().is_some_and(|s| s.ident == "Array")
+    )
+}
+
 fn mentions_array(ty: &Type) -> bool {
     fn walk(ts: TokenStream) -> bool {
         ts.into_iter().any(|t| match t {
@@ -199,6 +220,7 @@ impl Lowerer {
                 body: Vec::new(),
                 outputs: Vec::new(),
                 tuple_output: false,
+                list_output: false,
                 ret_ty,
                 krate: opts.krate.clone(),
             },
@@ -785,7 +807,7 @@ impl Lowerer {
             Expr::Call(c) => self.call(c),
             Expr::Block(b) if b.label.is_none() => match self.block(&b.block, false)? {
                 Tail::Single(o) => Some(o),
-                Tail::Tuple(_) => None,
+                Tail::Tuple(_) | Tail::List(_) => None,
             },
             Expr::Tuple(t) => {
                 self.error(t.span(), "tuples are only supported as the returned value or directly in `let (a, b) = (x, y)`");
@@ -908,6 +930,21 @@ impl Lowerer {
                     items.push(self.expr(el)?);
                 }
                 Some(Tail::Tuple(items))
+            }
+            Expr::Macro(m) if top && m.mac.path.is_ident("vec") => {
+                let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
+                let Ok(elems) = m.mac.parse_body_with(parser) else {
+                    self.error(
+                        m.span(),
+                        "return a list of arrays as `vec![a, b, ..]`, one element per output (the `vec![x; n]` form is not supported)",
+                    );
+                    return None;
+                };
+                let mut items = Vec::new();
+                for el in &elems {
+                    items.push(self.expr(el)?);
+                }
+                Some(Tail::List(items))
             }
             _ => self.expr(e).map(Tail::Single),
         }
@@ -1258,7 +1295,7 @@ impl Lowerer {
                 if want_value {
                     match self.block(&b.block, false)? {
                         Tail::Single(o) => Some(o),
-                        Tail::Tuple(_) => None,
+                        Tail::Tuple(_) | Tail::List(_) => None,
                     }
                 } else {
                     self.branch_block(&b.block, false);
@@ -1492,7 +1529,7 @@ impl Lowerer {
         }
         match self.block(b, false)? {
             Tail::Single(op) => Some(self.materialize("__branch", op)),
-            Tail::Tuple(_) => None,
+            Tail::Tuple(_) | Tail::List(_) => None,
         }
     }
 
@@ -1983,6 +2020,36 @@ impl Lowerer {
                     self.output_item(op, ty);
                 }
             }
+            Tail::List(items) => {
+                if !is_vec_of_arrays(&ret_ty) {
+                    self.error(
+                        ret_ty.span(),
+                        "the function returns `vec![..]`, so its return type must be `Vec<Array>`",
+                    );
+                    return;
+                }
+                if items.is_empty() {
+                    self.error(
+                        ret_ty.span(),
+                        "the returned `vec![]` is empty; return at least one array",
+                    );
+                    return;
+                }
+                self.f.tuple_output = true;
+                self.f.list_output = true;
+                for op in items {
+                    match self.value_var(&op) {
+                        Some(v) => self.f.outputs.push(Output::Value(v)),
+                        None => {
+                            self.error(
+                                ret_ty.span(),
+                                "every element of the returned `vec![..]` must be an array computed from the differentiable inputs",
+                            );
+                            return;
+                        }
+                    }
+                }
+            }
             Tail::Single(op) => self.output_item(op, &ret_ty),
         }
     }
@@ -1995,7 +2062,7 @@ impl Lowerer {
             {
                 self.error(
                     ty.span(),
-                    "a differentiable function returns an Array, f32/f64, or a tuple of them; a collection of arrays (e.g. `Vec<Array>`) is not supported as a result yet: return a tuple such as `(Array, Array)`",
+                    "a differentiable function returns an Array, f32/f64, a tuple of them, or a `Vec<Array>` written as `vec![a, b, ..]` at the end of the body (one element per output); build the list there, or return a tuple such as `(Array, Array)`",
                 );
             }
             None => {

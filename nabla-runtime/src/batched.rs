@@ -419,7 +419,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

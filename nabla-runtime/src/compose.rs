@@ -42,17 +42,30 @@ use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
 use std::marker::PhantomData;
 use std::ops::Deref;
 
-/// The number of array arguments of a composable function, as a type:
-/// [`A1`] … [`A6`]. `Args<W>` is the tuple of arguments at value type `W`.
+/// The arguments of a composable function, as a type: a fixed number of
+/// arrays ([`A1`] … [`A6`], `Args<W>` a tuple) or a list of run-time length
+/// ([`AList`], `Args<W> = Vec<W>`, for `fn f(args: &[Array])`).
 pub trait Arity: 'static {
-    /// `(W,)`, `(W, W)`, …
+    /// `(W,)`, `(W, W)`, …, or `Vec<W>`.
     type Args<W: Clone>: Clone;
-    /// The number of arguments.
-    const N: usize;
+    /// The structure of a Jacobian w.r.t. one argument, for outputs `O`:
+    /// `O` when the argument is one array, a [`List`] of blocks when it is
+    /// a list of arrays.
+    type Jac<O: Structure>: Structure;
+    /// The number of arrays.
+    fn len<W: Clone>(x: &Self::Args<W>) -> usize;
     /// Maps every argument (with its index).
     fn map<W: Clone, U: Clone>(x: &Self::Args<W>, f: impl FnMut(usize, &W) -> U) -> Self::Args<U>;
-    /// Argument `i`.
+    /// Array `i`.
     fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W;
+    /// The arrays that `argnums = k` stands for (`[k]`, or the whole list).
+    fn arg_leaves<W: Clone>(x: &Self::Args<W>, k: usize) -> Vec<usize>;
+}
+
+/// A fixed number of array arguments ([`A1`] … [`A6`]).
+pub trait FixedArity: Arity {
+    /// The number of arguments.
+    const N: usize;
     /// The tuple whose argument `i` is `f(i)`.
     fn from_fn<W: Clone>(f: impl FnMut(usize) -> W) -> Self::Args<W>;
 }
@@ -64,18 +77,27 @@ macro_rules! arity {
         pub struct $name;
         impl Arity for $name {
             type Args<W: Clone> = ($(arity!(@w $i W),)*);
-            const N: usize = $n;
+            type Jac<O: Structure> = O;
+            fn len<W: Clone>(_: &Self::Args<W>) -> usize {
+                $n
+            }
             fn map<W: Clone, U: Clone>(x: &Self::Args<W>, mut f: impl FnMut(usize, &W) -> U) -> Self::Args<U> {
                 ($(f($i, &x.$i),)*)
-            }
-            fn from_fn<W: Clone>(mut f: impl FnMut(usize) -> W) -> Self::Args<W> {
-                ($(f($i),)*)
             }
             fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W {
                 match i {
                     $($i => &x.$i,)*
                     _ => panic!("argument {i} is out of range for a function of {} arguments", $n),
                 }
+            }
+            fn arg_leaves<W: Clone>(_: &Self::Args<W>, k: usize) -> Vec<usize> {
+                vec![k]
+            }
+        }
+        impl FixedArity for $name {
+            const N: usize = $n;
+            fn from_fn<W: Clone>(mut f: impl FnMut(usize) -> W) -> Self::Args<W> {
+                ($(f($i),)*)
             }
         }
     };
@@ -88,26 +110,102 @@ arity!(A4, 4, 0, 1, 2, 3);
 arity!(A5, 5, 0, 1, 2, 3, 4);
 arity!(A6, 6, 0, 1, 2, 3, 4, 5);
 
+/// Functions of one list of arrays (`fn f(args: &[Array]) -> ..`), the
+/// seed's form. `argnums = 0` is the whole list: a Jacobian is a [`List`]
+/// of blocks, one per (output, input array), output-major.
+#[derive(Clone, Copy, Debug)]
+pub struct AList;
+impl Arity for AList {
+    type Args<W: Clone> = Vec<W>;
+    type Jac<O: Structure> = List;
+    fn len<W: Clone>(x: &Vec<W>) -> usize {
+        x.len()
+    }
+    fn map<W: Clone, U: Clone>(x: &Vec<W>, mut f: impl FnMut(usize, &W) -> U) -> Vec<U> {
+        x.iter().enumerate().map(|(i, w)| f(i, w)).collect()
+    }
+    #[track_caller]
+    fn get<W: Clone>(x: &Vec<W>, i: usize) -> &W {
+        x.get(i)
+            .unwrap_or_else(|| panic!("array {i} is out of range for a list of {} arrays", x.len()))
+    }
+    fn arg_leaves<W: Clone>(x: &Vec<W>, _: usize) -> Vec<usize> {
+        (0..x.len()).collect()
+    }
+}
+
+/// The outputs of a composable function: one array ([`One`]) or a list of
+/// arrays ([`List`], `Vec<W>`).
+pub trait Structure: 'static {
+    /// `W` or `Vec<W>`.
+    type Of<W: Clone>: Clone;
+    /// The arrays, in order.
+    fn leaves<W: Clone>(x: Self::Of<W>) -> Vec<W>;
+    /// Built from its arrays.
+    fn from_leaves<W: Clone>(leaves: Vec<W>) -> Self::Of<W>;
+}
+
+/// One output array.
+#[derive(Clone, Copy, Debug)]
+pub struct One;
+impl Structure for One {
+    type Of<W: Clone> = W;
+    fn leaves<W: Clone>(x: W) -> Vec<W> {
+        vec![x]
+    }
+    fn from_leaves<W: Clone>(leaves: Vec<W>) -> W {
+        let n = leaves.len();
+        let mut it = leaves.into_iter();
+        match (it.next(), n) {
+            (Some(w), 1) => w,
+            _ => panic!("expected one array, got {n}"),
+        }
+    }
+}
+
+/// A list of output arrays (`Vec<Array>`).
+#[derive(Clone, Copy, Debug)]
+pub struct List;
+impl Structure for List {
+    type Of<W: Clone> = Vec<W>;
+    fn leaves<W: Clone>(x: Vec<W>) -> Vec<W> {
+        x
+    }
+    fn from_leaves<W: Clone>(leaves: Vec<W>) -> Vec<W> {
+        leaves
+    }
+}
+
 /// The argument tuple of `F` at value type `V`.
 pub type ArgsOf<F, V> = <<F as DiffFn>::Arity as Arity>::Args<V>;
+/// The output of `F` at value type `V` (`V`, or `Vec<V>`).
+pub type OutOf<F, V> = <<F as DiffFn>::Out as Structure>::Of<V>;
 
-/// A differentiable function of arrays returning one array, as generic
-/// programs. Implemented by `#[differentiable]` for such functions (one to
-/// six `Array` parameters) and by every transform of one.
+/// A differentiable function of arrays, as generic programs. Implemented by
+/// `#[differentiable]` for functions of one to six `Array` parameters
+/// returning one `Array`, and of one `&[Array]` returning a `vec![..]` of
+/// arrays, and by every transform of one.
 pub trait DiffFn: Copy + 'static {
-    /// How many arguments it takes.
+    /// Its arguments.
     type Arity: Arity;
+    /// Its outputs.
+    type Out: Structure;
     /// The function at value type `V`.
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V>;
     /// The output and the pullback (one cotangent per argument) at `V`.
+    #[allow(clippy::type_complexity)]
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
-    ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, Self>);
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, Self>,
+    );
 }
 
 /// Makes a transform of `G` callable as a plain function of arrays.
 pub trait Caller<G>: Arity {
-    /// `fn(&Array, ..) -> Array` with this arity.
+    /// `fn(&Array, ..) -> Array` with this arity (`fn(&[Array]) -> ..` for
+    /// lists; `Vec<Array>` results for list outputs).
     type Ptr: 'static;
     /// `G` evaluated on arrays.
     const PTR: &'static Self::Ptr;
@@ -115,12 +213,12 @@ pub trait Caller<G>: Arity {
 
 macro_rules! caller {
     ($name:ident, $call:ident, $($a:ident),*) => {
-        fn $call<G: DiffFn<Arity = $name>>($($a: &Array),*) -> Array {
+        fn $call<G: DiffFn<Arity = $name>>($($a: &Array),*) -> OutOf<G, Array> {
             G::eval::<Array>(&($($a.clone(),)*))
         }
         impl<G: DiffFn<Arity = $name>> Caller<G> for $name {
-            type Ptr = fn($(caller!(@r $a)),*) -> Array;
-            const PTR: &'static Self::Ptr = &($call::<G> as fn($(caller!(@r $a)),*) -> Array);
+            type Ptr = fn($(caller!(@r $a)),*) -> OutOf<G, Array>;
+            const PTR: &'static Self::Ptr = &($call::<G> as fn($(caller!(@r $a)),*) -> OutOf<G, Array>);
         }
     };
     (@r $a:ident) => { &Array };
@@ -131,6 +229,14 @@ caller!(A3, call3, a, b, c);
 caller!(A4, call4, a, b, c, d);
 caller!(A5, call5, a, b, c, d, e);
 caller!(A6, call6, a, b, c, d, e, f);
+
+fn call_list<G: DiffFn<Arity = AList>>(args: &[Array]) -> OutOf<G, Array> {
+    G::eval::<Array>(&args.to_vec())
+}
+impl<G: DiffFn<Arity = AList>> Caller<G> for AList {
+    type Ptr = fn(&[Array]) -> OutOf<G, Array>;
+    const PTR: &'static Self::Ptr = &(call_list::<G> as fn(&[Array]) -> OutOf<G, Array>);
+}
 
 /// An axis for `vmap`'s `in_axes`/`out_axes` (negative counts from the end).
 pub struct Axis<const A: isize>;
@@ -276,7 +382,7 @@ fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
     x: &ArgsOf<F, V>,
 ) -> (ArgsOf<F, Batched<V>>, usize) {
     let mut size: Option<(usize, usize)> = None;
-    for i in 0..<F::Arity as Arity>::N {
+    for i in 0..<F::Arity as Arity>::len(x) {
         if let Some(a) = I::axis(i) {
             let s = <F::Arity as Arity>::get(x, i).shape_vec();
             let ax = norm_in_axis("vmap", a, s.len());
@@ -307,20 +413,39 @@ fn out_axis<O: AxisSpec, V: ArrayValue>(y: &Batched<V>) -> usize {
 
 impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     type Arity = F::Arity;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
+    type Out = F::Out;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
         let (b, n) = batch_args::<F, I, V>(x);
-        let y = F::eval::<Batched<V>>(&b);
-        y.materialize(n, out_axis::<O, V>(&y))
+        let ys = F::Out::leaves(F::eval::<Batched<V>>(&b));
+        F::Out::from_leaves(
+            ys.iter()
+                .map(|y| y.materialize(n, out_axis::<O, V>(y)))
+                .collect(),
+        )
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
-    ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I, O>) {
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I, O>,
+    ) {
         let (b, n) = batch_args::<F, I, V>(x);
         let (y, pullback) = F::vjp::<Batched<V>>(&b);
-        let oa = out_axis::<O, V>(&y);
+        let ys = F::Out::leaves(y);
+        let oas: Vec<usize> = ys.iter().map(|y| out_axis::<O, V>(y)).collect();
         let axes = <F::Arity as Arity>::map(&b, |_, v: &Batched<V>| v.bdim);
-        (y.materialize(n, oa), move |ct: V| {
-            let cts = pullback(Batched::new(ct, Some(oa)));
+        let out = ys
+            .iter()
+            .zip(&oas)
+            .map(|(y, &oa)| y.materialize(n, oa))
+            .collect();
+        (F::Out::from_leaves(out), move |ct: OutOf<Self, V>| {
+            let cts = F::Out::leaves(ct)
+                .into_iter()
+                .zip(&oas)
+                .map(|(c, &oa)| Batched::new(c, Some(oa)))
+                .collect();
+            let cts = pullback(F::Out::from_leaves(cts));
             <F::Arity as Arity>::map(&cts, |i, c: &Batched<V>| {
                 match (<F::Arity as Arity>::get(&axes, i), c.bdim) {
                     // A mapped argument: its cotangent carries the batch axis.
@@ -346,32 +471,117 @@ fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
     like.lift(&Array::eye(n, DType::F64).reshape(&s))
 }
 
+/// The one-hot cotangent basis over several outputs at once: `total` rows
+/// on a batch axis, output `o` (of `shape`) one-hot on rows
+/// `offset .. offset + numel(shape)` and zero elsewhere. With one output
+/// this is [`basis`].
+fn block_basis<V: ArrayValue>(like: &V, total: usize, offset: usize, shape: &[usize]) -> V {
+    let m = numel(shape);
+    if offset == 0 && m == total {
+        return basis(like, shape);
+    }
+    let mut data = vec![0.0f64; total * m];
+    for r in 0..m {
+        data[(offset + r) * m + r] = 1.0;
+    }
+    like.lift(&Array::from_vec(data, &cat(&[total], shape)))
+}
+
 /// `[*a, *b]`.
 fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
     a.iter().chain(b).copied().collect()
 }
 
-/// `vjp` of `x ↦ ∂f/∂x_k` at cotangent `ct` (shape `out ++ in_k`): for every
-/// argument `j`, `Σ_o ∂²f_o/∂x_j∂x_k · ct[o, :]`, by forward-over-reverse
-/// with one-hot cotangents and the rows of `ct` as tangents of `x_k`,
-/// batched over `o`.
+/// Shapes, sizes and row offsets of a function's outputs in a block basis.
+struct OutRows {
+    shapes: Vec<Vec<usize>>,
+    offsets: Vec<usize>,
+    total: usize,
+}
+
+impl OutRows {
+    fn new(shapes: Vec<Vec<usize>>) -> OutRows {
+        let mut offsets = Vec::with_capacity(shapes.len());
+        let mut total = 0;
+        for s in &shapes {
+            offsets.push(total);
+            total += numel(s);
+        }
+        OutRows {
+            shapes,
+            offsets,
+            total,
+        }
+    }
+    /// Rows of output `o` taken from `[total, ..]`.
+    fn rows_of<V: ArrayValue>(&self, x: &V, o: usize) -> V {
+        if self.shapes.len() == 1 {
+            return x.clone();
+        }
+        let (a, m) = (self.offsets[o], numel(&self.shapes[o]));
+        let mut slices = vec![ndarray::Slice::from(..); x.shape_vec().len()];
+        slices[0] = ndarray::Slice::from(a..a + m);
+        x.slice(&slices)
+    }
+    /// The block-one-hot cotangents of every output, batched.
+    fn basis<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
+        (0..self.shapes.len())
+            .map(|o| {
+                let b = block_basis(like, self.total, self.offsets[o], &self.shapes[o]);
+                Batched::new(b, Some(0))
+            })
+            .collect()
+    }
+}
+
+/// `vjp` of `x ↦ J` (the Jacobian blocks `(output o, input i)` for the
+/// arrays `wanted`, output-major) at the cotangent blocks `cts`: for every
+/// argument `j`, `Σ_{o,i} Σ_r ∂²f_o[r]/∂x_j∂x_i · ct_{o,i}[r, :]`, by one
+/// forward-over-reverse pass: block-one-hot cotangents over all outputs on a
+/// batch axis, and as tangent of each `x_i` the rows of its `ct_{o,i}`
+/// stacked over `o`.
 fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
-    k: usize,
-    out_shape: &[usize],
-    ct: V,
+    wanted: &[usize],
+    cts: Vec<V>,
 ) -> ArgsOf<F, V> {
-    let xk = <F::Arity as Arity>::get(x, k).clone();
-    let xs = xk.shape_vec();
-    let m = numel(out_shape);
-    let rows = ct.reshape(&cat(&[m], &xs));
+    let nw = wanted.len();
+    let in_shapes: Vec<Vec<usize>> = wanted
+        .iter()
+        .map(|&i| <F::Arity as Arity>::get(x, i).shape_vec())
+        .collect();
+    let outs = OutRows::new(
+        (0..cts.len() / nw)
+            .map(|o| {
+                let s = cts[o * nw].shape_vec();
+                s[..s.len() - in_shapes[0].len()].to_vec()
+            })
+            .collect(),
+    );
+    let rows: Vec<V> = (0..nw)
+        .map(|w| {
+            let parts: Vec<V> = (0..outs.shapes.len())
+                .map(|o| cts[o * nw + w].reshape(&cat(&[numel(&outs.shapes[o])], &in_shapes[w])))
+                .collect();
+            if parts.len() == 1 {
+                parts.into_iter().next().expect("one part")
+            } else {
+                V::concat(&parts, 0)
+            }
+        })
+        .collect();
     let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
-        let t = (i == k).then(|| Batched::new(rows.clone(), Some(0)));
+        let t = wanted
+            .iter()
+            .position(|&w| w == i)
+            .map(|w| Batched::new(rows[w].clone(), Some(0)));
         Dual::new(Batched::unbatched(v.clone()), t)
     });
     let (_, pullback) = F::vjp::<Dual<Batched<V>>>(&xd);
-    let onehot = Dual::constant(Batched::new(basis(&xk, out_shape), Some(0)));
-    let g = pullback(onehot);
+    let like = <F::Arity as Arity>::get(x, wanted[0]);
+    let onehot = outs.basis(like).into_iter().map(Dual::constant).collect();
+    let g = pullback(F::Out::from_leaves(onehot));
+    let m = outs.total;
     <F::Arity as Arity>::map(&g, |i, d: &Dual<Batched<V>>| {
         let shape = <F::Arity as Arity>::get(x, i).shape_vec();
         let t = d.tangent_or_zero();
@@ -405,95 +615,146 @@ arg_index!(A3: 0, 1, 2);
 arg_index!(A4: 0, 1, 2, 3);
 arg_index!(A5: 0, 1, 2, 3, 4);
 arg_index!(A6: 0, 1, 2, 3, 4, 5);
+arg_index!(AList: 0);
 
-/// The Jacobians of `f` w.r.t. the arguments in `wanted` (shape
-/// `out ++ in_i`), all from one reverse pass over the cotangent basis;
-/// `None` for the others.
+/// The Jacobian blocks of `f` w.r.t. the arrays `wanted`, each shaped
+/// `out_o ++ in_i`, output-major (`blocks[o * wanted.len() + w]`), all
+/// from one reverse pass over a block-one-hot cotangent basis.
 pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-) -> Vec<Option<V>> {
+) -> Vec<V> {
+    let Some(&first) = wanted.first() else {
+        panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
+    };
     let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
     let (y, pullback) = F::vjp::<Batched<V>>(&b);
-    let ys = y.shape_vec();
-    let m = numel(&ys);
-    let like = <F::Arity as Arity>::get(x, wanted[0]);
-    let cts = pullback(Batched::new(basis(like, &ys), Some(0)));
-    (0..<F::Arity as Arity>::N)
-        .map(|i| {
-            wanted.contains(&i).then(|| {
-                let xs = <F::Arity as Arity>::get(x, i).shape_vec();
-                <F::Arity as Arity>::get(&cts, i)
-                    .materialize(m, 0)
-                    .reshape(&cat(&ys, &xs))
-            })
-        })
-        .collect()
+    let outs = OutRows::new(F::Out::leaves(y).iter().map(|y| y.shape_vec()).collect());
+    let like = <F::Arity as Arity>::get(x, first);
+    let cts = pullback(F::Out::from_leaves(outs.basis(like)));
+    let per_input: Vec<V> = wanted
+        .iter()
+        .map(|&i| <F::Arity as Arity>::get(&cts, i).materialize(outs.total, 0))
+        .collect();
+    let mut blocks = Vec::with_capacity(outs.shapes.len() * wanted.len());
+    for o in 0..outs.shapes.len() {
+        for (w, &i) in wanted.iter().enumerate() {
+            let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+            blocks.push(
+                outs.rows_of(&per_input[w], o)
+                    .reshape(&cat(&outs.shapes[o], &xs)),
+            );
+        }
+    }
+    blocks
 }
 
-/// The Jacobian of `f` w.r.t. argument `k` by one forward pass over a
-/// tangent basis on a batch axis.
-pub(crate) fn jacfwd_block<F: DiffFn, V: ArrayValue>(x: &ArgsOf<F, V>, k: usize) -> V {
-    let xk = <F::Arity as Arity>::get(x, k);
-    let xs = xk.shape_vec();
-    let n = numel(&xs);
-    let tangent = Batched::new(basis(xk, &xs), Some(0));
-    let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
-        Dual::new(
-            Batched::unbatched(v.clone()),
-            (i == k).then(|| tangent.clone()),
-        )
-    });
-    let t = F::eval::<Dual<Batched<V>>>(&xd).tangent_or_zero();
-    let ys = t.shape_vec();
-    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+/// The Jacobian blocks of `f` w.r.t. the arrays `wanted` (as
+/// [`jacrev_blocks`]), by one forward pass per wanted array over a tangent
+/// basis on a batch axis.
+pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    wanted: &[usize],
+) -> Vec<V> {
+    let per_input: Vec<Vec<V>> = wanted
+        .iter()
+        .map(|&k| {
+            let xk = <F::Arity as Arity>::get(x, k);
+            let xs = xk.shape_vec();
+            let n = numel(&xs);
+            let tangent = Batched::new(basis(xk, &xs), Some(0));
+            let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
+                Dual::new(
+                    Batched::unbatched(v.clone()),
+                    (i == k).then(|| tangent.clone()),
+                )
+            });
+            F::Out::leaves(F::eval::<Dual<Batched<V>>>(&xd))
+                .iter()
+                .map(|y| {
+                    let t = y.tangent_or_zero();
+                    let ys = t.shape_vec();
+                    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+                })
+                .collect()
+        })
+        .collect();
+    let n_out = per_input.first().map_or(0, |p| p.len());
+    let mut blocks = Vec::with_capacity(n_out * wanted.len());
+    for o in 0..n_out {
+        for p in &per_input {
+            blocks.push(p[o].clone());
+        }
+    }
+    blocks
+}
+
+/// The structure of `jacfwd(f)` / `jacrev(f)`'s output.
+type JacOut<F> = <<F as DiffFn>::Arity as Arity>::Jac<<F as DiffFn>::Out>;
+
+/// The VJP of a Jacobian transform: `J` and its pullback.
+#[allow(clippy::type_complexity)]
+fn jacobian_with_vjp<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    k: usize,
+    blocks: Vec<V>,
+) -> (
+    <JacOut<F> as Structure>::Of<V>,
+    impl FnOnce(<JacOut<F> as Structure>::Of<V>) -> ArgsOf<F, V> + use<F, V>,
+) {
+    let wanted = <F::Arity as Arity>::arg_leaves(x, k);
+    let x = x.clone();
+    (JacOut::<F>::from_leaves(blocks), move |ct| {
+        jacobian_vjp::<F, V>(&x, &wanted, JacOut::<F>::leaves(ct))
+    })
 }
 
 impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
     type Arity = F::Arity;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        let mut blocks = jacrev_blocks::<F, V>(x, &[I::I]);
-        blocks.swap_remove(I::I).expect("the wanted block")
+    type Out = JacOut<F>;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        JacOut::<F>::from_leaves(jacrev_blocks::<F, V>(x, &wanted))
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
-    ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I>) {
-        let j = Self::eval::<V>(x);
-        let n = <F::Arity as Arity>::get(x, I::I).shape_vec().len();
-        let out_shape = j.shape_vec()[..j.shape_vec().len() - n].to_vec();
-        let x = x.clone();
-        (j, move |ct: V| {
-            jacobian_vjp::<F, V>(&x, I::I, &out_shape, ct)
-        })
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+    ) {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        jacobian_with_vjp::<F, V>(x, I::I, jacrev_blocks::<F, V>(x, &wanted))
     }
 }
 
 impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacfwd<F, I> {
     type Arity = F::Arity;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        jacfwd_block::<F, V>(x, I::I)
+    type Out = JacOut<F>;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        JacOut::<F>::from_leaves(jacfwd_blocks::<F, V>(x, &wanted))
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
-    ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I>) {
-        let j = Self::eval::<V>(x);
-        let n = <F::Arity as Arity>::get(x, I::I).shape_vec().len();
-        let out_shape = j.shape_vec()[..j.shape_vec().len() - n].to_vec();
-        let x = x.clone();
-        (j, move |ct: V| {
-            jacobian_vjp::<F, V>(&x, I::I, &out_shape, ct)
-        })
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+    ) {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        jacobian_with_vjp::<F, V>(x, I::I, jacfwd_blocks::<F, V>(x, &wanted))
     }
 }
 
 /// `grad(f)` of a scalar-valued array function is composable too: it is
 /// the Jacobian of a function with a scalar output.
-impl<F: DiffFn, const I: usize> DiffFn
+impl<F: DiffFn<Out = One>, const I: usize> DiffFn
     for crate::transforms::Grad<F, Argnum<I>, crate::transforms::NoAux>
 where
     Argnum<I>: ArgIndex<F::Arity>,
+    F::Arity: FixedArity,
 {
     type Arity = F::Arity;
+    type Out = One;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
         let (y, pullback) = F::vjp::<V>(x);
         if !y.shape_vec().is_empty() && numel(&y.shape_vec()) != 1 {
@@ -510,7 +771,7 @@ where
     ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I>) {
         let g = Self::eval::<V>(x);
         let x = x.clone();
-        (g, move |ct: V| jacobian_vjp::<F, V>(&x, I, &[], ct))
+        (g, move |ct: V| jacobian_vjp::<F, V>(&x, &[I], vec![ct]))
     }
 }
 
@@ -554,4 +815,22 @@ fn scalar_grad_entry<G: ScalarFn1>(x: G::S) -> G::S {
 impl<F: ScalarFn1> GradFn<Argnum<0>, NoAux> for Grad<F, Argnum<0>, NoAux> {
     type Ptr = fn(F::S) -> F::S;
     const PTR: &'static Self::Ptr = &(scalar_grad_entry::<Self> as fn(F::S) -> F::S);
+}
+
+/// Placeholders standing in for a list argument's skeleton in generated
+/// code (only its length is read).
+#[doc(hidden)]
+pub fn list_skeleton(n: usize) -> Vec<Array> {
+    vec![Array::scalar(0.0f64); n]
+}
+
+/// A list function's pullback got `got` cotangents for `want` outputs.
+#[doc(hidden)]
+#[track_caller]
+pub fn check_cotangents(got: usize, want: usize) {
+    if got != want {
+        panic!(
+            "the pullback of a function returning {want} arrays got {got} cotangents; pass one per output"
+        );
+    }
 }

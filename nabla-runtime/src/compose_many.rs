@@ -24,7 +24,9 @@
 //! ```
 
 use crate::Array;
-use crate::compose::{A1, A2, A3, A4, A5, A6, ArgsOf, Arity, DiffFn, jacfwd_block, jacrev_blocks};
+use crate::compose::{
+    A1, A2, A3, A4, A5, A6, ArgsOf, DiffFn, FixedArity, One, jacfwd_blocks, jacrev_blocks,
+};
 use crate::transforms::Select;
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -52,22 +54,26 @@ pub fn jacfwd_many<S, F: DiffFn>(f: F) -> JacMany<F, S, false> {
 
 /// The selected arguments' Jacobians (placeholders elsewhere, never
 /// returned by `Select`).
-fn jac_many<F: DiffFn, const REV: bool>(
+fn jac_many<F: DiffFn<Out = One>, const REV: bool>(
     x: &ArgsOf<F, Array>,
     wanted: &[usize],
-) -> ArgsOf<F, Array> {
-    let mut blocks = if REV {
+) -> ArgsOf<F, Array>
+where
+    F::Arity: FixedArity,
+{
+    let blocks = if REV {
         jacrev_blocks::<F, Array>(x, wanted)
     } else {
-        (0..<F::Arity as Arity>::N)
-            .map(|i| wanted.contains(&i).then(|| jacfwd_block::<F, Array>(x, i)))
-            .collect()
+        jacfwd_blocks::<F, Array>(x, wanted)
     };
-    <F::Arity as Arity>::from_fn(|i| blocks[i].take().unwrap_or_else(|| Array::scalar(0.0f64)))
+    <F::Arity as FixedArity>::from_fn(|i| match wanted.iter().position(|&w| w == i) {
+        Some(w) => blocks[w].clone(),
+        None => Array::scalar(0.0f64),
+    })
 }
 
 /// Makes a [`JacMany`] callable as a plain function of arrays.
-pub trait ManyCaller<F: DiffFn, S: Select<ArgsOf<F, Array>>, const REV: bool>: Arity {
+pub trait ManyCaller<F: DiffFn, S: Select<ArgsOf<F, Array>>, const REV: bool>: FixedArity {
     /// `fn(&Array, ..) -> (Array, ..)`.
     type Ptr: 'static;
     /// The entry point.
@@ -76,11 +82,11 @@ pub trait ManyCaller<F: DiffFn, S: Select<ArgsOf<F, Array>>, const REV: bool>: A
 
 macro_rules! many_caller {
     ($name:ident, $call:ident, $($a:ident),*) => {
-        fn $call<F: DiffFn<Arity = $name>, S: Select<ArgsOf<F, Array>>, const REV: bool>($($a: &Array),*) -> S::Out {
+        fn $call<F: DiffFn<Arity = $name, Out = One>, S: Select<ArgsOf<F, Array>>, const REV: bool>($($a: &Array),*) -> S::Out {
             let x = ($($a.clone(),)*);
             S::select(&jac_many::<F, REV>(&x, S::INDICES))
         }
-        impl<F: DiffFn<Arity = $name>, S: Select<ArgsOf<F, Array>> + 'static, const REV: bool> ManyCaller<F, S, REV> for $name
+        impl<F: DiffFn<Arity = $name, Out = One>, S: Select<ArgsOf<F, Array>> + 'static, const REV: bool> ManyCaller<F, S, REV> for $name
         where
             S::Out: 'static,
         {

@@ -18,7 +18,7 @@
 //! runs the op once per batch entry and stacks the results (the default
 //! batching rule: correct for any op, slower than a vectorised one).
 
-use crate::compose::Arity;
+use crate::compose::FixedArity;
 use crate::{Array, ArrayValue, Batched, Dual};
 
 mod kernels;
@@ -29,7 +29,7 @@ pub use kernels::{Strided, cpu_kernel};
 /// A primitive defined outside the library, of arity `A`. The value of the
 /// op carries its static parameters (e.g. a spring constant), so rules and
 /// the forward can read them.
-pub trait CustomOp<A: Arity>: Clone + Send + Sync + 'static {
+pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
     /// Its name, for error messages and the tape.
     const NAME: &'static str;
     /// The forward computation on arrays.
@@ -49,7 +49,7 @@ pub trait CustomOp<A: Arity>: Clone + Send + Sync + 'static {
 }
 
 /// `Array`: run the forward, and record the VJP rule if an input is tracked.
-pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(op: &Op, x: &A::Args<Array>) -> Array {
+pub(crate) fn apply_array<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
     let y = crate::no_grad(|| op.forward(x));
     let inputs: Vec<&Array> = (0..A::N).map(|i| A::get(x, i)).collect();
     if !crate::autograd::needs_grad(&inputs) {
@@ -74,7 +74,7 @@ pub(crate) fn apply_array<Op: CustomOp<A>, A: Arity>(op: &Op, x: &A::Args<Array>
 }
 
 /// `Dual<V>`: the op on the primals, the JVP rule on the tangents.
-pub(crate) fn apply_dual<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+pub(crate) fn apply_dual<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
     op: &Op,
     x: &A::Args<Dual<V>>,
 ) -> Dual<V> {
@@ -90,7 +90,7 @@ pub(crate) fn apply_dual<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
 
 /// `Batched<V>`: the op's batching rule, or once per batch entry, stacked
 /// along axis 0.
-pub(crate) fn apply_batched<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+pub(crate) fn apply_batched<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
     op: &Op,
     x: &A::Args<Batched<V>>,
 ) -> Batched<V> {
@@ -147,7 +147,7 @@ pub(crate) fn apply_batched<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
 /// let y = elementwise_batch(&Add, &(a, b), &[true, false]);
 /// assert_eq!(y.shape(), &[4, 3]);
 /// ```
-pub fn elementwise_batch<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
+pub fn elementwise_batch<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
     op: &Op,
     x: &A::Args<V>,
     batched: &[bool],
@@ -185,7 +185,7 @@ pub fn elementwise_batch<Op: CustomOp<A>, A: Arity, V: ArrayValue>(
 }
 
 /// Calls a custom op on arrays (what a declared op's plain call runs).
-pub fn call<Op: CustomOp<A>, A: Arity>(op: &Op, x: &A::Args<Array>) -> Array {
+pub fn call<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
     apply_array::<Op, A>(op, x)
 }
 

@@ -255,7 +255,7 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -332,7 +332,7 @@ pub trait ArrayValue: Value {
     /// tangent, no batch axis. Transforms use it for basis vectors.
     fn lift(&self, a: &Array) -> Self;
     /// Applies a user-defined primitive (see [`crate::custom`]).
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self;

@@ -44,7 +44,13 @@ fn recursive(x: &Array, n: usize) -> Array {
 
 #[differentiable]
 fn list_result(args: &[Array]) -> Vec<Array> {
-    vec![nabla::sum(&nabla::sin(&args[0]))]
+    let ys = args.to_vec();
+    ys
+}
+
+#[differentiable]
+fn repeated_list(args: &[Array]) -> Vec<Array> {
+    vec![nabla::sum(&args[0]); 2]
 }
 
 fn main() {}

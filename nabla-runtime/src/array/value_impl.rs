@@ -187,7 +187,7 @@ impl ArrayValue for Array {
     fn lift(&self, a: &Array) -> Self {
         a.detach().cast(self.dtype()).to_device(self.device())
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::Arity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {
