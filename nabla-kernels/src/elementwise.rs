@@ -334,8 +334,125 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
     }
     if x.len() >= PARALLEL_THRESHOLD {
         Zip::from(&x).par_map_collect(|&v| f(v))
+    } else if let Some(out) = by_rows1(&x, &f) {
+        out
     } else {
         x.mapv(f)
+    }
+}
+
+/// The shortest rows worth a per-row loop (below, the generic iterator).
+const MIN_ROW: usize = 8;
+
+/// Whether a view of `ndim ≥ 2` axes is worth a per-row loop: a contiguous
+/// last axis of at least [`MIN_ROW`] elements and few enough axes for
+/// [`each_row2`].
+fn row_eligible<T>(v: &ArrayViewD<'_, T>) -> bool {
+    let nd = v.ndim();
+    (2..=MAX_ROW_AXES).contains(&nd) && v.shape()[nd - 1] >= MIN_ROW && v.strides()[nd - 1] == 1
+}
+
+/// `f` over `x` row by row, when its last axis is contiguous (a slice or a
+/// transpose of the outer axes, e.g. `x[:, 1:]`): one vectorised loop per
+/// row instead of ndarray's element-by-element iterator.
+fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<ArrayD<T>> {
+    if !row_eligible(x) {
+        return None;
+    }
+    let nd = x.ndim();
+    let (n, w) = (x.len(), x.shape()[nd - 1]);
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    {
+        let mut rows = out.spare_capacity_mut()[..n].chunks_mut(w);
+        let (p, st) = (x.as_ptr(), &x.strides()[..nd - 1]);
+        each_row2(&x.shape()[..nd - 1], st, st, |o, _| {
+            // SAFETY: `o` is the offset of a row of `x`, whose `w` elements
+            // are contiguous (last stride 1) and inside the view.
+            let row = unsafe { std::slice::from_raw_parts(p.offset(o), w) };
+            fill1_best(rows.next().expect("one chunk per row"), row, f);
+        });
+    }
+    // SAFETY: `each_row2` visited every row, so all `n` slots were written.
+    unsafe { out.set_len(n) };
+    Some(ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length"))
+}
+
+/// `f` over `a` and `b` (already broadcast to one shape) row by row, when
+/// both last axes are contiguous; outer axes may be strided or broadcast.
+fn by_rows2<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    a: &ArrayViewD<'_, T>,
+    b: &ArrayViewD<'_, T>,
+    f: &F,
+) -> Option<ArrayD<T>> {
+    if !row_eligible(a) || !row_eligible(b) {
+        return None;
+    }
+    let nd = a.ndim();
+    let (n, w) = (a.len(), a.shape()[nd - 1]);
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    {
+        let mut rows = out.spare_capacity_mut()[..n].chunks_mut(w);
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        each_row2(
+            &a.shape()[..nd - 1],
+            &a.strides()[..nd - 1],
+            &b.strides()[..nd - 1],
+            |oa, ob| {
+                // SAFETY: `oa`/`ob` are row offsets of `a`/`b`, each row `w`
+                // contiguous elements inside its view.
+                let (ra, rb) = unsafe {
+                    (
+                        std::slice::from_raw_parts(pa.offset(oa), w),
+                        std::slice::from_raw_parts(pb.offset(ob), w),
+                    )
+                };
+                fill2_best(rows.next().expect("one chunk per row"), ra, rb, f);
+            },
+        );
+    }
+    // SAFETY: as in `by_rows1`.
+    unsafe { out.set_len(n) };
+    Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
+}
+
+/// The most axes [`each_row2`] handles (more fall back to ndarray).
+pub(crate) const MAX_ROW_AXES: usize = 16;
+
+/// Calls `f(offset_a, offset_b)` with the element offsets of every row of
+/// two views of one shape whose outer axes (all but the last) are `outer`
+/// with strides `sa` and `sb`, in row-major order, without allocating.
+pub(crate) fn each_row2(
+    outer: &[usize],
+    sa: &[isize],
+    sb: &[isize],
+    mut f: impl FnMut(isize, isize),
+) {
+    let nd = outer.len();
+    debug_assert!(nd < MAX_ROW_AXES && sa.len() == nd && sb.len() == nd);
+    if outer.contains(&0) {
+        return;
+    }
+    let mut idx = [0usize; MAX_ROW_AXES];
+    let (mut oa, mut ob) = (0isize, 0isize);
+    loop {
+        f(oa, ob);
+        // Odometer: bump the last outer axis, carrying into earlier ones.
+        let mut k = nd;
+        loop {
+            if k == 0 {
+                return;
+            }
+            k -= 1;
+            idx[k] += 1;
+            oa += sa[k];
+            ob += sb[k];
+            if idx[k] < outer[k] {
+                break;
+            }
+            oa -= sa[k] * outer[k] as isize;
+            ob -= sb[k] * outer[k] as isize;
+            idx[k] = 0;
+        }
     }
 }
 
@@ -479,6 +596,8 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     let bv = b.broadcast(d).expect("shapes broadcast");
     if av.len() >= PARALLEL_THRESHOLD {
         Zip::from(&av).and(&bv).par_map_collect(|&x, &y| f(x, y))
+    } else if let Some(out) = by_rows2(&av, &bv, &f) {
+        out
     } else {
         Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))
     }
@@ -545,6 +664,47 @@ mod tests {
         let g = binary(t.view(), col.view(), BinaryOp::Mul);
         assert_eq!(g.shape(), &[3, 2]);
         assert_eq!(g[[2, 1]], 18.0);
+    }
+
+    #[test]
+    fn row_paths_match_the_generic_iterator() {
+        // Sliced (last axis contiguous, rows strided), broadcast rows, and a
+        // transpose (not eligible) all agree with element-by-element maths.
+        let big =
+            ndarray::Array2::from_shape_fn((5, 12), |(i, j)| (i * 12 + j) as f64 * 0.1).into_dyn();
+        let a = big.slice(ndarray::s![.., 1..11]).into_dyn();
+        let b = big.slice(ndarray::s![.., 0..10]).into_dyn();
+        let row = ndarray::Array1::from_shape_fn(10, |j| j as f64).into_dyn();
+        let want = |x: f64, y: f64| x * y - 1.0;
+        let check = |got: ArrayD<f64>, a: &ArrayViewD<'_, f64>, b: &ArrayViewD<'_, f64>| {
+            let d = IxDyn(got.shape());
+            let (av, bv) = (a.broadcast(d.clone()).unwrap(), b.broadcast(d).unwrap());
+            for ((g, &x), &y) in got.iter().zip(av.iter()).zip(bv.iter()) {
+                assert_eq!(*g, want(x, y));
+            }
+        };
+        check(zip_map(a.view(), b.view(), want), &a.view(), &b.view());
+        check(zip_map(a.view(), row.view(), want), &a.view(), &row.view());
+        let t = a.t();
+        let t2 = b.t();
+        check(zip_map(t.view(), t2.view(), want), &t.view(), &t2.view());
+        let m = map(a.view(), |v| v.sin());
+        for (g, &x) in m.iter().zip(a.iter()) {
+            assert_eq!(*g, x.sin());
+        }
+        assert_eq!(m.shape(), &[5, 10]);
+        // Three axes, outer ones permuted (rows reached through the odometer).
+        let c = ndarray::Array3::from_shape_fn((3, 4, 9), |(i, j, k)| (i * 36 + j * 9 + k) as f64)
+            .into_dyn();
+        let p = c.view().permuted_axes(vec![1, 0, 2]);
+        let q = c.slice(ndarray::s![.., .., ..]).into_dyn();
+        let q = q.view().permuted_axes(vec![1, 0, 2]);
+        let r = zip_map(p.view(), q.view(), want);
+        check(r, &p.view(), &q.view());
+        let m3 = map(p.view(), |v| v + 0.5);
+        for (g, &x) in m3.iter().zip(p.iter()) {
+            assert_eq!(*g, x + 0.5);
+        }
     }
 
     #[test]

@@ -143,6 +143,8 @@ pub trait Structure: 'static {
     fn leaves<W: Clone>(x: Self::Of<W>) -> Vec<W>;
     /// Built from its arrays.
     fn from_leaves<W: Clone>(leaves: Vec<W>) -> Self::Of<W>;
+    /// Maps every array (with its index), keeping the structure.
+    fn map<W: Clone, U: Clone>(x: Self::Of<W>, f: impl FnMut(usize, W) -> U) -> Self::Of<U>;
 }
 
 /// One output array.
@@ -161,6 +163,9 @@ impl Structure for One {
             _ => panic!("expected one array, got {n}"),
         }
     }
+    fn map<W: Clone, U: Clone>(x: W, mut f: impl FnMut(usize, W) -> U) -> U {
+        f(0, x)
+    }
 }
 
 /// A list of output arrays (`Vec<Array>`).
@@ -173,6 +178,9 @@ impl Structure for List {
     }
     fn from_leaves<W: Clone>(leaves: Vec<W>) -> Vec<W> {
         leaves
+    }
+    fn map<W: Clone, U: Clone>(x: Vec<W>, mut f: impl FnMut(usize, W) -> U) -> Vec<U> {
+        x.into_iter().enumerate().map(|(i, w)| f(i, w)).collect()
     }
 }
 
@@ -416,12 +424,9 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     type Out = F::Out;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
         let (b, n) = batch_args::<F, I, V>(x);
-        let ys = F::Out::leaves(F::eval::<Batched<V>>(&b));
-        F::Out::from_leaves(
-            ys.iter()
-                .map(|y| y.materialize(n, out_axis::<O, V>(y)))
-                .collect(),
-        )
+        F::Out::map(F::eval::<Batched<V>>(&b), |_, y| {
+            y.materialize(n, out_axis::<O, V>(&y))
+        })
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
@@ -431,21 +436,16 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     ) {
         let (b, n) = batch_args::<F, I, V>(x);
         let (y, pullback) = F::vjp::<Batched<V>>(&b);
-        let ys = F::Out::leaves(y);
-        let oas: Vec<usize> = ys.iter().map(|y| out_axis::<O, V>(y)).collect();
+        // The output axis of every output (one entry for `One`).
+        let mut oas = Vec::new();
+        let out = F::Out::map(y, |_, y| {
+            let oa = out_axis::<O, V>(&y);
+            oas.push(oa);
+            y.materialize(n, oa)
+        });
         let axes = <F::Arity as Arity>::map(&b, |_, v: &Batched<V>| v.bdim);
-        let out = ys
-            .iter()
-            .zip(&oas)
-            .map(|(y, &oa)| y.materialize(n, oa))
-            .collect();
-        (F::Out::from_leaves(out), move |ct: OutOf<Self, V>| {
-            let cts = F::Out::leaves(ct)
-                .into_iter()
-                .zip(&oas)
-                .map(|(c, &oa)| Batched::new(c, Some(oa)))
-                .collect();
-            let cts = pullback(F::Out::from_leaves(cts));
+        (out, move |ct: OutOf<Self, V>| {
+            let cts = pullback(F::Out::map(ct, |o, c| Batched::new(c, Some(oas[o]))));
             <F::Arity as Arity>::map(&cts, |i, c: &Batched<V>| {
                 match (<F::Arity as Arity>::get(&axes, i), c.bdim) {
                     // A mapped argument: its cotangent carries the batch axis.
@@ -636,6 +636,17 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
         .iter()
         .map(|&i| <F::Arity as Arity>::get(&cts, i).materialize(outs.total, 0))
         .collect();
+    if outs.shapes.len() == 1 {
+        // One output: every input's cotangent rows are its block.
+        return per_input
+            .into_iter()
+            .zip(wanted)
+            .map(|(p, &i)| {
+                let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+                p.reshape(&cat(&outs.shapes[0], &xs))
+            })
+            .collect();
+    }
     let mut blocks = Vec::with_capacity(outs.shapes.len() * wanted.len());
     for o in 0..outs.shapes.len() {
         for (w, &i) in wanted.iter().enumerate() {
@@ -680,6 +691,9 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
         })
         .collect();
     let n_out = per_input.first().map_or(0, |p| p.len());
+    if n_out == 1 {
+        return per_input.into_iter().flatten().collect();
+    }
     let mut blocks = Vec::with_capacity(n_out * wanted.len());
     for o in 0..n_out {
         for p in &per_input {

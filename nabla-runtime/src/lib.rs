@@ -18,6 +18,7 @@
 mod array;
 pub mod autograd;
 mod batched;
+mod buffers;
 pub mod compose;
 mod compose_many;
 pub mod composite;
@@ -38,6 +39,7 @@ mod value;
 pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
 pub use batched::Batched;
+pub use buffers::keep_freed_buffers;
 pub use compose::{hessian, jacfwd, jacrev, vmap};
 pub use composite::{
     cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,

@@ -35,6 +35,7 @@ pub struct Array {
 impl Array {
     /// Wraps storage with no autograd history.
     pub(crate) fn from_data(data: Data) -> Array {
+        crate::buffers::keep_freed_buffers();
         Array { data, grad: None }
     }
 
