@@ -227,6 +227,20 @@ pub fn binary<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: BinaryOp
     }
 }
 
+/// `a · b · c` (broadcast) in one pass: the VJP and JVP of `square` and of
+/// constant-scaled products without a second sweep over the data.
+///
+/// ```
+/// use nabla_kernels::elementwise::mul_scaled;
+/// let a = ndarray::arr1(&[1.0f64, 2.0]).into_dyn();
+/// let b = ndarray::arr1(&[3.0f64, 4.0]).into_dyn();
+/// assert_eq!(mul_scaled(a.view(), b.view(), 2.0).as_slice().unwrap(), &[6.0, 16.0]);
+/// ```
+pub fn mul_scaled<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, c: f64) -> ArrayD<T> {
+    let c = T::from_f64(c);
+    zip_map(a, b, move |x, y| x * y * c)
+}
+
 /// Compares `a` and `b` (broadcast) elementwise.
 ///
 /// ```

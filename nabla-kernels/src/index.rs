@@ -61,13 +61,13 @@ pub fn slice_place<T: Float>(
 }
 
 /// Copies `src` into `dst` (same shape) row by row when both last axes are
-/// contiguous (a slice of a wider array, e.g. `x[:, 1:]`); false when not
+/// contiguous (a 1-D slice is one row; `x[:, 1:]` has one per row); false when not
 /// eligible (the caller then assigns element by element).
 fn copy_rows<T: Float>(dst: &mut ndarray::ArrayViewMutD<'_, T>, src: &ArrayViewD<'_, T>) -> bool {
     use crate::elementwise::{MAX_ROW_AXES, each_row2};
     let nd = dst.ndim();
     if dst.shape() != src.shape()
-        || !(2..=MAX_ROW_AXES).contains(&nd)
+        || !(1..=MAX_ROW_AXES).contains(&nd)
         || dst.strides()[nd - 1] != 1
         || src.strides()[nd - 1] != 1
     {

@@ -212,6 +212,9 @@ impl<V: ArrayValue> Value for Batched<V> {
     fn add_scalar(&self, c: f64) -> Self {
         self.map(|v| v.add_scalar(c))
     }
+    fn mul_scaled(&self, o: &Self, c: f64) -> Self {
+        self.binary(o, |a, b| a.mul_scaled(b, c))
+    }
     fn mul_scalar(&self, c: f64) -> Self {
         self.map(|v| v.mul_scalar(c))
     }

@@ -136,6 +136,13 @@ impl<V: Value> Value for Dual<V> {
     fn mul_scalar(&self, c: f64) -> Self {
         self.linear(self.primal.mul_scalar(c), |t| t.mul_scalar(c))
     }
+    fn mul_scaled(&self, o: &Self, c: f64) -> Self {
+        self.binary(
+            o,
+            self.primal.mul_scaled(&o.primal, c),
+            |a, b, y, da, db| binary::mul_scaled::jvp(a, b, y, da, db, c),
+        )
+    }
     dual_unary! {
         exp => exp, ln => log, sin => sin, cos => cos, tan => tan, tanh => tanh, sigmoid => sigmoid,
         relu => relu, sqrt => sqrt, rsqrt => rsqrt, abs => abs, square => square, recip => reciprocal,

@@ -56,6 +56,10 @@ pub trait Value: Clone + Sized {
     fn add_scalar(&self, c: f64) -> Self;
     /// `self * c`, keeping the dtype.
     fn mul_scalar(&self, c: f64) -> Self;
+    /// `self · o · c` (one pass where the type has a fused kernel).
+    fn mul_scaled(&self, o: &Self, c: f64) -> Self {
+        self.mul(o).mul_scalar(c)
+    }
     fn exp(&self) -> Self;
     fn ln(&self) -> Self;
     fn sin(&self) -> Self;

@@ -33,6 +33,9 @@ impl Value for Array {
     fn mul_scalar(&self, c: f64) -> Self {
         self.affine(c, 0.0)
     }
+    fn mul_scaled(&self, o: &Self, c: f64) -> Self {
+        Array::mul_scaled(self, o, c)
+    }
     fn exp(&self) -> Self {
         Array::exp(self)
     }

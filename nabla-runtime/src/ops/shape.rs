@@ -106,10 +106,16 @@ pub mod broadcast_to {
         }
         crate::dtype::on_gpu!(&x.data, |g| g.broadcast_to(shape));
         let d = IxDyn(shape);
-        Array::from_data(any_map!(&x.data, |a| a
-            .broadcast(d.clone())
-            .expect("checked")
-            .to_owned()))
+        Array::from_data(any_map!(&x.data, |a| match a.first() {
+            // One element (a reduction's cotangent): a fill, not a copy
+            // through ndarray's element iterator.
+            Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), v.clone()),
+            _ => a
+                .broadcast(d.clone())
+                .expect("checked")
+                .to_owned()
+                .into_shared(),
+        }))
     }
     /// JVP rule.
     pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
