@@ -109,7 +109,7 @@ pub mod broadcast_to {
         Array::from_data(any_map!(&x.data, |a| match a.first() {
             // One element (a reduction's cotangent): a fill, not a copy
             // through ndarray's element iterator.
-            Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), v.clone()),
+            Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), *v),
             _ => a
                 .broadcast(d.clone())
                 .expect("checked")
