@@ -79,6 +79,18 @@ run() {
   "$DIR/cuda_tests" --nocapture || status=1
   echo "== example gpu_mlp"
   "$DIR/gpu_mlp" || status=1
+  echo "== kernel cache: the example with an empty cache (NVRTC compiles), then a filled one"
+  local cache
+  cache=$(mktemp -d)
+  for run in cold warm; do
+    local t0 t1
+    t0=$(date +%s.%N)
+    NABLA_CACHE_DIR="$cache" "$DIR/gpu_mlp" > /dev/null || status=1
+    t1=$(date +%s.%N)
+    echo "$run cache: gpu_mlp took $(python3 -c "print(f'{$t1 - $t0:.2f}')") s"
+  done
+  ls "$cache"
+  rm -rf "$cache"
   echo "== benchmarks"
   CRITERION_HOME="$PWD/$DIR/criterion" "$DIR/gpu_bench" --bench 2>&1 | grep -E 'time:|thrpt:|^gpu' || status=1
   if python3 benches/compare/torch_gpu_twin.py > "$DIR/torch.json"; then

@@ -278,6 +278,60 @@ fn generated_programs_and_transforms_agree_with_the_cpu() {
     );
 }
 
+/// f32 kernels at sizes that reach every path: 16-byte vector loads with a
+/// scalar tail (odd lengths), a contiguous view that starts off 16-byte
+/// alignment (offset 1), and long rows split into chunks. Compared with the
+/// CPU in f64: a dropped or repeated element moves a sum by about 1, far
+/// above f32 rounding of a 1e5-term sum (≈1e-4 relative here).
+#[test]
+fn f32_vector_paths_agree_with_the_cpu() {
+    let Some(dev) = gpu() else { return };
+    let _rng = seeded(9);
+    let n = 1_000_003;
+    let x = nabla::randn(&[n], DType::F32);
+    let xg = x.to_device(dev);
+    let x64 = x.cast(DType::F64);
+    let unaligned = xg.slice_axis(0, 1..n);
+    let unaligned_cpu = x64.slice_axis(0, 1..n);
+    for (name, got, want) in [
+        ("tanh", xg.tanh(), x64.tanh()),
+        ("exp", xg.exp(), x64.exp()),
+        ("neg (run-time op)", xg.neg(), x64.neg()),
+        ("tanh, offset 1", unaligned.tanh(), unaligned_cpu.tanh()),
+        (
+            "square, offset 1",
+            unaligned.square(),
+            unaligned_cpu.square(),
+        ),
+    ] {
+        assert_close(&got.cast(DType::F64), &want, 1e-6, name);
+    }
+    assert_close(&xg.sum().cast(DType::F64), &x64.sum(), 1e-4, "sum");
+    assert_close(
+        &unaligned.sum().cast(DType::F64),
+        &unaligned_cpu.sum(),
+        1e-4,
+        "sum, offset 1",
+    );
+    assert_close(&xg.max().cast(DType::F64), &x64.max(), 0.0, "max");
+    let m = nabla::randn(&[3, 100_003], DType::F32);
+    let (mg, m64) = (m.to_device(dev), m.cast(DType::F64));
+    assert_close(
+        &mg.sum_axes(&[1], false).cast(DType::F64),
+        &m64.sum_axes(&[1], false),
+        1e-4,
+        "row sums",
+    );
+    assert_close(
+        &mg.slice_axis(1, 5..100_003)
+            .sum_axes(&[1], false)
+            .cast(DType::F64),
+        &m64.slice_axis(1, 5..100_003).sum_axes(&[1], false),
+        1e-4,
+        "row sums of a slice",
+    );
+}
+
 #[test]
 fn big_reductions_and_gemms_agree_with_the_cpu() {
     let Some(dev) = gpu() else { return };

@@ -168,7 +168,11 @@ impl Gpu {
                 let (major, minor) = ctx
                     .compute_capability()
                     .map_err(|e| err("compute capability", e))?;
-                let image = compile_kernels(major as u32 * 10 + minor as u32)?;
+                let image = super::kernel_cache::cached_cubin(
+                    KERNEL_SOURCE,
+                    "nabla_kernels.cu",
+                    major as u32 * 10 + minor as u32,
+                )?;
                 ctx.load_module(Ptx::from_binary(image))
                     .map_err(|e| err("loading the compiled kernels", e))
             })
@@ -196,9 +200,12 @@ impl Gpu {
                 let (major, minor) = ctx
                     .compute_capability()
                     .unwrap_or_else(|e| panic!("cuda:{}: compute capability: {e:?}", self.ordinal));
-                let image =
-                    compile_source(source, "custom_kernel.cu", major as u32 * 10 + minor as u32)
-                        .unwrap_or_else(|e| panic!("custom CUDA kernel `{name}`: {e}"));
+                let image = super::kernel_cache::cached_cubin(
+                    source,
+                    "custom_kernel.cu",
+                    major as u32 * 10 + minor as u32,
+                )
+                .unwrap_or_else(|e| panic!("custom CUDA kernel `{name}`: {e}"));
                 let m = ctx
                     .load_module(Ptx::from_binary(image))
                     .unwrap_or_else(|e| panic!("custom CUDA kernel `{name}`: loading: {e:?}"));

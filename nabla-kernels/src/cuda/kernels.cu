@@ -84,22 +84,68 @@ __device__ __forceinline__ T unary_op(int op, T v, double p, double q) {
     for (i64 b = (i64)blockIdx.x * blockDim.x * ILP + threadIdx.x; b < (n); \
          b += (i64)gridDim.x * blockDim.x * ILP)
 
+// The contiguous ILP loop with the op known at compile time (OP >= 0: the
+// `switch` in unary_op folds away) or at run time (OP = -1, `op`).
+// f32 with 16-byte aligned pointers: one float4 (4 elements, one 16-byte
+// transaction) per thread, then a scalar tail.
+__device__ __forceinline__ bool aligned16(const void* a, const void* b) {
+    return (((unsigned long long)a | (unsigned long long)b) & 15) == 0;
+}
+
+template <typename T, int OP>
+__device__ __forceinline__ void unary_ilp(const T* __restrict__ xs, T* __restrict__ y, i64 n,
+                                          int op, double p, double q) {
+    const int code = OP >= 0 ? OP : op;
+    if constexpr (sizeof(T) == 4) {
+        if (aligned16(xs, y)) {
+            const i64 n4 = n / 4, step = (i64)gridDim.x * blockDim.x;
+            const float4* x4 = reinterpret_cast<const float4*>(xs);
+            float4* y4 = reinterpret_cast<float4*>(y);
+            for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += step) {
+                float4 v = x4[i];
+                v.x = unary_op<T>(code, v.x, p, q);
+                v.y = unary_op<T>(code, v.y, p, q);
+                v.z = unary_op<T>(code, v.z, p, q);
+                v.w = unary_op<T>(code, v.w, p, q);
+                y4[i] = v;
+            }
+            for (i64 i = n4 * 4 + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+                y[i] = unary_op<T>(code, xs[i], p, q);
+            return;
+        }
+    }
+    ILP_LOOP(b, n) {
+        T v[ILP];
+        for (int k = 0; k < ILP; ++k) {
+            i64 j = b + (i64)k * blockDim.x;
+            v[k] = j < n ? xs[j] : (T)0;
+        }
+        for (int k = 0; k < ILP; ++k) {
+            i64 j = b + (i64)k * blockDim.x;
+            if (j < n) y[j] = unary_op<T>(code, v[k], p, q);
+        }
+    }
+}
+
+// The transcendental and most frequent ops get their own loop (exp, log,
+// sin, cos, tanh, sigmoid, relu, sqrt, square, affine); the rest share one
+// with a run-time switch.
+#define UNARY_CASE(T, K) \
+    case K:              \
+        unary_ilp<T, K>(xs, y, n, op, p, q); \
+        return;
+
 #define UNARY(T, NAME)                                                                      \
     extern "C" __global__ void unary_##NAME(const T* __restrict__ x, Layout lx,           \
                                             T* __restrict__ y, i64 n, int op, double p,    \
                                             double q) {                                     \
         if (lx.contiguous) {                                                                \
             const T* xs = x + lx.offset;                                                    \
-            ILP_LOOP(b, n) {                                                                \
-                T v[ILP];                                                                   \
-                for (int k = 0; k < ILP; ++k) {                                             \
-                    i64 j = b + (i64)k * blockDim.x;                                        \
-                    v[k] = j < n ? xs[j] : (T)0;                                            \
-                }                                                                           \
-                for (int k = 0; k < ILP; ++k) {                                             \
-                    i64 j = b + (i64)k * blockDim.x;                                        \
-                    if (j < n) y[j] = unary_op<T>(op, v[k], p, q);                          \
-                }                                                                           \
+            switch (op) {                                                                   \
+                UNARY_CASE(T, 1) UNARY_CASE(T, 2) UNARY_CASE(T, 3) UNARY_CASE(T, 4)         \
+                UNARY_CASE(T, 6) UNARY_CASE(T, 7) UNARY_CASE(T, 8) UNARY_CASE(T, 9)         \
+                UNARY_CASE(T, 12) UNARY_CASE(T, 23)                                         \
+                default: unary_ilp<T, -1>(xs, y, n, op, p, q);                              \
             }                                                                               \
         } else {                                                                            \
             GRID_LOOP(i, n) { y[i] = unary_op<T>(op, x[at(lx, i)], p, q); }                \
@@ -124,6 +170,32 @@ __device__ __forceinline__ T binary_op(int op, T a, T b) {
     return a;
 }
 
+// The f32 float4 path of a contiguous binary op; false when not taken.
+template <typename T>
+__device__ __forceinline__ bool binary_vec4(const T* __restrict__ as, const T* __restrict__ bs,
+                                            T* __restrict__ y, i64 n, int op) {
+    if constexpr (sizeof(T) == 4) {
+        if (aligned16(as, y) && aligned16(bs, y)) {
+            const i64 n4 = n / 4, step = (i64)gridDim.x * blockDim.x;
+            const float4* a4 = reinterpret_cast<const float4*>(as);
+            const float4* b4 = reinterpret_cast<const float4*>(bs);
+            float4* y4 = reinterpret_cast<float4*>(y);
+            for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n4; i += step) {
+                float4 u = a4[i], v = b4[i];
+                u.x = binary_op<T>(op, u.x, v.x);
+                u.y = binary_op<T>(op, u.y, v.y);
+                u.z = binary_op<T>(op, u.z, v.z);
+                u.w = binary_op<T>(op, u.w, v.w);
+                y4[i] = u;
+            }
+            for (i64 i = n4 * 4 + (i64)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += step)
+                y[i] = binary_op<T>(op, as[i], bs[i]);
+            return true;
+        }
+    }
+    return false;
+}
+
 #define BINARY(T, NAME)                                                                      \
     extern "C" __global__ void binary_##NAME(const T* __restrict__ a, Layout la,             \
                                              const T* __restrict__ b, Layout lb,             \
@@ -131,6 +203,7 @@ __device__ __forceinline__ T binary_op(int op, T a, T b) {
         if (la.contiguous && lb.contiguous) {                                                \
             const T* as = a + la.offset;                                                     \
             const T* bs = b + lb.offset;                                                     \
+            if (binary_vec4<T>(as, bs, y, n, op)) return;                                    \
             ILP_LOOP(s, n) {                                                                 \
                 T u[ILP], v[ILP];                                                            \
                 for (int k = 0; k < ILP; ++k) {                                              \
@@ -265,6 +338,46 @@ __device__ T block_reduce(int op, T v) {
     return v;
 }
 
+// This thread's partial reduction of xs[start..end) (contiguous): f32 reads
+// one float4 per step after a scalar head up to 16-byte alignment, unrolled
+// so several loads are in flight; other types keep four independent
+// accumulators (four loads in flight).
+template <typename T>
+__device__ __forceinline__ T contig_partial(const T* __restrict__ xs, i64 start, i64 end, int op) {
+    T acc = reduce_identity<T>(op), acc1 = acc, acc2 = acc, acc3 = acc;
+    const i64 bd = blockDim.x;
+    if constexpr (sizeof(T) == 4) {
+        const T* base = xs + start;
+        const i64 len = end - start;
+        i64 head = (i64)(((16 - ((unsigned long long)base & 15)) & 15) / sizeof(T));
+        if (head > len) head = len;  // (a float pointer is always 4-byte aligned)
+        if (threadIdx.x < head) acc = reduce_combine<T>(op, acc, base[threadIdx.x]);
+        const float4* v4 = reinterpret_cast<const float4*>(base + head);
+        const i64 m4 = (len - head) / 4;
+#pragma unroll 4
+        for (i64 i = threadIdx.x; i < m4; i += bd) {
+            float4 v = v4[i];
+            acc = reduce_combine<T>(op, acc, v.x);
+            acc1 = reduce_combine<T>(op, acc1, v.y);
+            acc2 = reduce_combine<T>(op, acc2, v.z);
+            acc3 = reduce_combine<T>(op, acc3, v.w);
+        }
+        for (i64 j = head + m4 * 4 + threadIdx.x; j < len; j += bd)
+            acc = reduce_combine<T>(op, acc, base[j]);
+    } else {
+        i64 j = start + threadIdx.x;
+        for (; j + 3 * bd < end; j += 4 * bd) {
+            T v0 = xs[j], v1 = xs[j + bd], v2 = xs[j + 2 * bd], v3 = xs[j + 3 * bd];
+            acc = reduce_combine<T>(op, acc, v0);
+            acc1 = reduce_combine<T>(op, acc1, v1);
+            acc2 = reduce_combine<T>(op, acc2, v2);
+            acc3 = reduce_combine<T>(op, acc3, v3);
+        }
+        for (; j < end; j += bd) acc = reduce_combine<T>(op, acc, xs[j]);
+    }
+    return reduce_combine<T>(op, reduce_combine<T>(op, acc, acc1), reduce_combine<T>(op, acc2, acc3));
+}
+
 #define REDUCE(T, NAME)                                                                       \
     extern "C" __global__ void reduce_##NAME(const T* x, Layout lx, T* y, i64 rows, i64 cols, \
                                              i64 chunks, i64 chunk, int op) {                 \
@@ -273,20 +386,7 @@ __device__ T block_reduce(int op, T v) {
             i64 start = c * chunk, end = min(cols, start + chunk);                            \
             T acc = reduce_identity<T>(op);                                                   \
             if (lx.contiguous) {                                                              \
-                /* four independent accumulators: four loads in flight */                     \
-                const T* xs = x + lx.offset + row * cols;                                     \
-                T acc1 = acc, acc2 = acc, acc3 = acc;                                         \
-                i64 bd = blockDim.x, j = start + threadIdx.x;                                 \
-                for (; j + 3 * bd < end; j += 4 * bd) {                                       \
-                    T v0 = xs[j], v1 = xs[j + bd], v2 = xs[j + 2 * bd], v3 = xs[j + 3 * bd];  \
-                    acc = reduce_combine<T>(op, acc, v0);                                     \
-                    acc1 = reduce_combine<T>(op, acc1, v1);                                   \
-                    acc2 = reduce_combine<T>(op, acc2, v2);                                   \
-                    acc3 = reduce_combine<T>(op, acc3, v3);                                   \
-                }                                                                             \
-                for (; j < end; j += bd) acc = reduce_combine<T>(op, acc, xs[j]);             \
-                acc = reduce_combine<T>(op, reduce_combine<T>(op, acc, acc1),                 \
-                                        reduce_combine<T>(op, acc2, acc3));                   \
+                acc = contig_partial<T>(x + lx.offset + row * cols, start, end, op);          \
             } else {                                                                          \
                 for (i64 j = start + threadIdx.x; j < end; j += blockDim.x)                   \
                     acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);              \

@@ -17,6 +17,7 @@
 mod array;
 mod device;
 mod gemm;
+mod kernel_cache;
 mod launch;
 mod layout;
 
