@@ -63,6 +63,12 @@ pub trait Arity: 'static {
 }
 
 /// A fixed number of array arguments ([`A1`] … [`A6`]).
+///
+/// ```
+/// use nabla_runtime::compose::{A3, FixedArity};
+/// assert_eq!(A3::N, 3);
+/// assert_eq!(A3::from_fn(|i| i * 10), (0, 10, 20));
+/// ```
 pub trait FixedArity: Arity {
     /// The number of arguments.
     const N: usize;
@@ -113,6 +119,13 @@ arity!(A6, 6, 0, 1, 2, 3, 4, 5);
 /// Functions of one list of arrays (`fn f(args: &[Array]) -> ..`), the
 /// seed's form. `argnums = 0` is the whole list: a Jacobian is a [`List`]
 /// of blocks, one per (output, input array), output-major.
+///
+/// ```
+/// use nabla_runtime::compose::{AList, Arity};
+/// let args = vec![1.0, 2.0, 3.0];
+/// assert_eq!(AList::len(&args), 3);
+/// assert_eq!(AList::arg_leaves(&args, 0), vec![0, 1, 2]); // the whole list
+/// ```
 #[derive(Clone, Copy, Debug)]
 pub struct AList;
 impl Arity for AList {
@@ -136,6 +149,13 @@ impl Arity for AList {
 
 /// The outputs of a composable function: one array ([`One`]) or a list of
 /// arrays ([`List`], `Vec<W>`).
+///
+/// ```
+/// use nabla_runtime::compose::{List, One, Structure};
+/// assert_eq!(One::map(2.0, |_, x| x * 3.0), 6.0);
+/// assert_eq!(List::map(vec![1.0, 2.0], |i, x| x + i as f64), vec![1.0, 3.0]);
+/// assert_eq!(One::leaves(5), vec![5]);
+/// ```
 pub trait Structure: 'static {
     /// `W` or `Vec<W>`.
     type Of<W: Clone>: Clone;
