@@ -1,6 +1,6 @@
 //! Free functions with NumPy/JAX names (`nabla::log`, `nabla::maximum`,
 //! `nabla::sum`, …). They are generic over the value traits, so the same
-//! call works on [`Array`](crate::Array), on `f32`/`f64` where it makes
+//! call works on [`Array`], on `f32`/`f64` where it makes
 //! sense, and inside differentiable code on the interpretation types.
 //!
 //! ```

@@ -1,7 +1,7 @@
 //! Imperative (PyTorch-style) autograd on [`Array`].
 //!
 //! Only arrays that require grad record anything: an op whose inputs carry
-//! no [`GradMeta`] returns a plain array. A recorded op stores its inputs'
+//! no `GradMeta` returns a plain array. A recorded op stores its inputs'
 //! metadata and a boxed closure that calls the op's shared VJP rule (the
 //! same rule function the generated code calls; no derivative is written
 //! twice). [`Array::backward`] walks the recorded nodes in reverse

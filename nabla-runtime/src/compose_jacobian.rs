@@ -1,0 +1,284 @@
+//! `jacrev` and `jacfwd` of any composable function, and the VJP of a
+//! Jacobian (what makes `jacrev(jacrev f)`, `hessian` and deeper nests
+//! work): Jacobian blocks `(output o, input i)` from block-one-hot bases on
+//! a batch axis, and forward-over-reverse for their pullback. The types
+//! `Jacrev`/`Jacfwd` and their constructors live in [`crate::compose`].
+
+use crate::compose::{ArgIndex, ArgsOf, Arity, DiffFn, Jacfwd, Jacrev, OutOf, Structure};
+use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
+
+pub(crate) fn numel(shape: &[usize]) -> usize {
+    shape.iter().product()
+}
+
+/// `n` one-hot rows shaped `[n, *shape]`, as a constant of `like`'s kind.
+fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
+    let n = numel(shape);
+    let mut s = vec![n];
+    s.extend_from_slice(shape);
+    like.lift(&Array::eye(n, DType::F64).reshape(&s))
+}
+
+/// The one-hot cotangent basis over several outputs at once: `total` rows
+/// on a batch axis, output `o` (of `shape`) one-hot on rows
+/// `offset .. offset + numel(shape)` and zero elsewhere. With one output
+/// this is [`basis`].
+fn block_basis<V: ArrayValue>(like: &V, total: usize, offset: usize, shape: &[usize]) -> V {
+    let m = numel(shape);
+    if offset == 0 && m == total {
+        return basis(like, shape);
+    }
+    let mut data = vec![0.0f64; total * m];
+    for r in 0..m {
+        data[(offset + r) * m + r] = 1.0;
+    }
+    like.lift(&Array::from_vec(data, &cat(&[total], shape)))
+}
+
+/// `[*a, *b]`.
+fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
+    a.iter().chain(b).copied().collect()
+}
+
+/// Shapes, sizes and row offsets of a function's outputs in a block basis.
+struct OutRows {
+    shapes: Vec<Vec<usize>>,
+    offsets: Vec<usize>,
+    total: usize,
+}
+
+impl OutRows {
+    fn new(shapes: Vec<Vec<usize>>) -> OutRows {
+        let mut offsets = Vec::with_capacity(shapes.len());
+        let mut total = 0;
+        for s in &shapes {
+            offsets.push(total);
+            total += numel(s);
+        }
+        OutRows {
+            shapes,
+            offsets,
+            total,
+        }
+    }
+    /// Rows of output `o` taken from `[total, ..]`.
+    fn rows_of<V: ArrayValue>(&self, x: &V, o: usize) -> V {
+        if self.shapes.len() == 1 {
+            return x.clone();
+        }
+        let (a, m) = (self.offsets[o], numel(&self.shapes[o]));
+        let mut slices = vec![ndarray::Slice::from(..); x.shape_vec().len()];
+        slices[0] = ndarray::Slice::from(a..a + m);
+        x.slice(&slices)
+    }
+    /// The block-one-hot cotangents of every output, batched.
+    fn basis<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
+        (0..self.shapes.len())
+            .map(|o| {
+                let b = block_basis(like, self.total, self.offsets[o], &self.shapes[o]);
+                Batched::new(b, Some(0))
+            })
+            .collect()
+    }
+}
+
+/// `vjp` of `x ↦ J` (the Jacobian blocks `(output o, input i)` for the
+/// arrays `wanted`, output-major) at the cotangent blocks `cts`: for every
+/// argument `j`, `Σ_{o,i} Σ_r ∂²f_o[r]/∂x_j∂x_i · ct_{o,i}[r, :]`, by one
+/// forward-over-reverse pass: block-one-hot cotangents over all outputs on a
+/// batch axis, and as tangent of each `x_i` the rows of its `ct_{o,i}`
+/// stacked over `o`.
+pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    wanted: &[usize],
+    cts: Vec<V>,
+) -> ArgsOf<F, V> {
+    let nw = wanted.len();
+    let in_shapes: Vec<Vec<usize>> = wanted
+        .iter()
+        .map(|&i| <F::Arity as Arity>::get(x, i).shape_vec())
+        .collect();
+    let outs = OutRows::new(
+        (0..cts.len() / nw)
+            .map(|o| {
+                let s = cts[o * nw].shape_vec();
+                s[..s.len() - in_shapes[0].len()].to_vec()
+            })
+            .collect(),
+    );
+    let rows: Vec<V> = (0..nw)
+        .map(|w| {
+            let parts: Vec<V> = (0..outs.shapes.len())
+                .map(|o| cts[o * nw + w].reshape(&cat(&[numel(&outs.shapes[o])], &in_shapes[w])))
+                .collect();
+            if parts.len() == 1 {
+                parts.into_iter().next().expect("one part")
+            } else {
+                V::concat(&parts, 0)
+            }
+        })
+        .collect();
+    let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
+        let t = wanted
+            .iter()
+            .position(|&w| w == i)
+            .map(|w| Batched::new(rows[w].clone(), Some(0)));
+        Dual::new(Batched::unbatched(v.clone()), t)
+    });
+    let (_, pullback) = F::vjp::<Dual<Batched<V>>>(&xd);
+    let like = <F::Arity as Arity>::get(x, wanted[0]);
+    let onehot = outs.basis(like).into_iter().map(Dual::constant).collect();
+    let g = pullback(F::Out::from_leaves(onehot));
+    let m = outs.total;
+    <F::Arity as Arity>::map(&g, |i, d: &Dual<Batched<V>>| {
+        let shape = <F::Arity as Arity>::get(x, i).shape_vec();
+        let t = d.tangent_or_zero();
+        if t.bdim.is_some() {
+            t.materialize(m, 0).sum_axes(&[0], false).reshape(&shape)
+        } else {
+            t.value.clone()
+        }
+    })
+}
+
+/// The Jacobian blocks of `f` w.r.t. the arrays `wanted`, each shaped
+/// `out_o ++ in_i`, output-major (`blocks[o * wanted.len() + w]`), all
+/// from one reverse pass over a block-one-hot cotangent basis.
+pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    wanted: &[usize],
+) -> Vec<V> {
+    let Some(&first) = wanted.first() else {
+        panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
+    };
+    let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
+    let (y, pullback) = F::vjp::<Batched<V>>(&b);
+    let outs = OutRows::new(F::Out::leaves(y).iter().map(|y| y.shape_vec()).collect());
+    let like = <F::Arity as Arity>::get(x, first);
+    let cts = pullback(F::Out::from_leaves(outs.basis(like)));
+    let per_input: Vec<V> = wanted
+        .iter()
+        .map(|&i| <F::Arity as Arity>::get(&cts, i).materialize(outs.total, 0))
+        .collect();
+    if outs.shapes.len() == 1 {
+        // One output: every input's cotangent rows are its block.
+        return per_input
+            .into_iter()
+            .zip(wanted)
+            .map(|(p, &i)| {
+                let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+                p.reshape(&cat(&outs.shapes[0], &xs))
+            })
+            .collect();
+    }
+    let mut blocks = Vec::with_capacity(outs.shapes.len() * wanted.len());
+    for o in 0..outs.shapes.len() {
+        for (w, &i) in wanted.iter().enumerate() {
+            let xs = <F::Arity as Arity>::get(x, i).shape_vec();
+            blocks.push(
+                outs.rows_of(&per_input[w], o)
+                    .reshape(&cat(&outs.shapes[o], &xs)),
+            );
+        }
+    }
+    blocks
+}
+
+/// The Jacobian blocks of `f` w.r.t. the arrays `wanted` (as
+/// [`jacrev_blocks`]), by one forward pass per wanted array over a tangent
+/// basis on a batch axis.
+pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    wanted: &[usize],
+) -> Vec<V> {
+    let per_input: Vec<Vec<V>> = wanted
+        .iter()
+        .map(|&k| {
+            let xk = <F::Arity as Arity>::get(x, k);
+            let xs = xk.shape_vec();
+            let n = numel(&xs);
+            let tangent = Batched::new(basis(xk, &xs), Some(0));
+            let xd = <F::Arity as Arity>::map(x, |i, v: &V| {
+                Dual::new(
+                    Batched::unbatched(v.clone()),
+                    (i == k).then(|| tangent.clone()),
+                )
+            });
+            F::Out::leaves(F::eval::<Dual<Batched<V>>>(&xd))
+                .iter()
+                .map(|y| {
+                    let t = y.tangent_or_zero();
+                    let ys = t.shape_vec();
+                    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+                })
+                .collect()
+        })
+        .collect();
+    let n_out = per_input.first().map_or(0, |p| p.len());
+    if n_out == 1 {
+        return per_input.into_iter().flatten().collect();
+    }
+    let mut blocks = Vec::with_capacity(n_out * wanted.len());
+    for o in 0..n_out {
+        for p in &per_input {
+            blocks.push(p[o].clone());
+        }
+    }
+    blocks
+}
+
+/// The structure of `jacfwd(f)` / `jacrev(f)`'s output.
+type JacOut<F> = <<F as DiffFn>::Arity as Arity>::Jac<<F as DiffFn>::Out>;
+
+/// The VJP of a Jacobian transform: `J` and its pullback.
+#[allow(clippy::type_complexity)]
+fn jacobian_with_vjp<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<F, V>,
+    k: usize,
+    blocks: Vec<V>,
+) -> (
+    <JacOut<F> as Structure>::Of<V>,
+    impl FnOnce(<JacOut<F> as Structure>::Of<V>) -> ArgsOf<F, V> + use<F, V>,
+) {
+    let wanted = <F::Arity as Arity>::arg_leaves(x, k);
+    let x = x.clone();
+    (JacOut::<F>::from_leaves(blocks), move |ct| {
+        jacobian_vjp::<F, V>(&x, &wanted, JacOut::<F>::leaves(ct))
+    })
+}
+
+impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
+    type Arity = F::Arity;
+    type Out = JacOut<F>;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        JacOut::<F>::from_leaves(jacrev_blocks::<F, V>(x, &wanted))
+    }
+    fn vjp<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+    ) {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        jacobian_with_vjp::<F, V>(x, I::I, jacrev_blocks::<F, V>(x, &wanted))
+    }
+}
+
+impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacfwd<F, I> {
+    type Arity = F::Arity;
+    type Out = JacOut<F>;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        JacOut::<F>::from_leaves(jacfwd_blocks::<F, V>(x, &wanted))
+    }
+    fn vjp<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+    ) {
+        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+        jacobian_with_vjp::<F, V>(x, I::I, jacfwd_blocks::<F, V>(x, &wanted))
+    }
+}
