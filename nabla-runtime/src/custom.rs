@@ -1,6 +1,6 @@
 //! User-defined primitives: a forward computation on arrays (which may call
 //! custom kernels, see [`cpu_kernel`] and, with feature `cuda`,
-//! `CudaKernel`, feature `cuda`) plus a JVP rule and a VJP rule written with the generic
+//! `CudaKernel`) plus a JVP rule and a VJP rule written with the generic
 //! value operations, an optional batching rule, and optional static
 //! (non-differentiable) parameters. A custom op is called from
 //! `#[differentiable]` code, from imperative code (`backward()`), and under
