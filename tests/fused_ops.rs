@@ -105,3 +105,63 @@ fn square_derivatives_use_it_and_stay_exact() {
     let d = Dual::new(a(), Some(b().broadcast_to(&[2, 3]))).square();
     assert_close(&d.tangent_or_zero(), &(a() * b() * 2.0), 1e-15, "jvp");
 }
+
+/// `add_into_slice` (a slice's cotangent added into an existing one, in
+/// place when untracked) equals `x + slice_place(ct)`, never changes an
+/// array another holder sees, and keeps recording on the tape when tracked.
+#[test]
+fn add_into_slice_matches_the_padded_sum_and_keeps_values() {
+    use nabla::ArrayValue;
+    use ndarray::Slice;
+    let x = Array::from_vec((0..12).map(|i| i as f64).collect(), &[3, 4]);
+    let ct = Array::from_vec(vec![10.0f64, 20.0, 30.0, 40.0, 50.0, 60.0], &[3, 2]);
+    let slices = [Slice::from(..), Slice::from(1..3)];
+    let want = &x + &ct.slice_place(&[3, 4], &slices);
+    let shared = x.clone();
+    let got = shared.add_into_slice(&slices, &ct);
+    assert_close(&got, &want, 0.0, "in place");
+    assert_eq!(
+        x.to_vec::<f64>(),
+        (0..12).map(|i| i as f64).collect::<Vec<_>>(),
+        "the other holder's value"
+    );
+    let got32 = x
+        .cast(DType::F32)
+        .add_into_slice(&slices, &ct.cast(DType::F32));
+    assert_close(&got32.cast(DType::F64), &want, 0.0, "f32");
+    // Tracked: the fallback records, so gradients reach both operands.
+    let (xt, ctt) = (x.requires_grad(), ct.requires_grad());
+    nabla::sum(&xt.clone().add_into_slice(&slices, &ctt).square()).backward();
+    assert_close(&xt.grad(), &(&want * 2.0), 1e-12, "grad x");
+    let g_ct = (&want * 2.0).slice_axis(1, 1..3);
+    assert_close(&ctt.grad(), &g_ct, 1e-12, "grad ct");
+}
+
+/// `add_mul_scaled` (`x + a·b·c`, in place when untracked) equals the
+/// composition, leaves other holders' values alone, and records when
+/// tracked.
+#[test]
+fn add_mul_scaled_matches_the_composition_and_keeps_values() {
+    let x = a().sin();
+    let b2 = b().broadcast_to(&[2, 3]);
+    let want = &x + &a().mul_scaled(&b2, -1.5);
+    let shared = x.clone();
+    let got = shared.add_mul_scaled(&a(), &b2, -1.5);
+    assert_close(&got, &want, 1e-15, "in place");
+    assert_close(&x, &a().sin(), 0.0, "the other holder's value");
+    let f32s = x
+        .cast(DType::F32)
+        .add_mul_scaled(&a().cast(DType::F32), &b2.cast(DType::F32), -1.5);
+    assert_close(&f32s.cast(DType::F64), &want, 1e-6, "f32");
+    // Broadcast operands take the composed path.
+    assert_close(
+        &x.clone().add_mul_scaled(&a(), &b(), -1.5),
+        &want,
+        1e-15,
+        "broadcast",
+    );
+    let (xt, at) = (x.requires_grad(), a().requires_grad());
+    nabla::sum(&xt.clone().add_mul_scaled(&at, &b2, -1.5)).backward();
+    assert_close(&xt.grad(), &Array::ones(&[2, 3], DType::F64), 0.0, "grad x");
+    assert_close(&at.grad(), &(&b2 * -1.5), 1e-15, "grad a");
+}

@@ -17,6 +17,16 @@ pub struct OpSpec {
     pub variadic: bool,
 }
 
+impl OpSpec {
+    /// Whether the rule accumulates its input's cotangent itself
+    /// (`rules::<op>::acc_0(&mut slot, ..)`) instead of returning it for
+    /// `acc`: slices, whose cotangent is mostly zeros, add into the region
+    /// of an existing cotangent; `square` adds `2·x·ȳ` in one fused pass.
+    pub fn accumulates_own_cotangent(&self) -> bool {
+        matches!(self.rule, "slice_axis" | "square")
+    }
+}
+
 macro_rules! table {
     ($($rule:ident: $values:literal, $params:literal;)*) => {
         /// Every operation the macro can differentiate.

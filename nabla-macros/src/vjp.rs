@@ -208,6 +208,10 @@ fn reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
                 if op.variadic {
                     return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(&#ins),*], &#y, #(#params,)* &__g));));
                 }
+                if op.accumulates_own_cotangent() {
+                    let acc_k = format_ident!("acc_{}", k);
+                    return guarded(f, *v, quote!(#krate::rules::#rule::#acc_k(&mut #cx, #(&#ins,)* &#y, #(#params,)* &__g);));
+                }
                 let vjp_k = format_ident!("vjp_{}", k);
                 guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));))
             });

@@ -3,7 +3,9 @@
 //! `#[differentiable]` lowers every known operation to a call of
 //! `rules::<op>::forward(inputs.., params..)` in the forward sweep and
 //! `rules::<op>::vjp_<k>(inputs.., &y, params.., &ct)` (one per value input
-//! `k`) in the reverse sweep. These adapters only normalise user-facing
+//! `k`) in the reverse sweep, or, for `slice_axis` and `square`,
+//! `rules::<op>::acc_<k>(&mut slot, ..)`, which adds into an existing
+//! cotangent without a separate pass. These adapters only normalise user-facing
 //! parameters (negative axes, ranges) and forward to the primitives' rules
 //! in [`crate::ops`] (or to composites); they contain no derivative of their
 //! own beyond that plumbing. Not meant to be called by hand.
@@ -37,11 +39,33 @@ macro_rules! unary_rules {
 unary_rules! {
     neg => neg, neg; exp => exp, exp; ln => ln, log; log => ln, log; sin => sin, sin; cos => cos, cos;
     tan => tan, tan; tanh => tanh, tanh; sigmoid => sigmoid, sigmoid; relu => relu, relu;
-    sqrt => sqrt, sqrt; rsqrt => rsqrt, rsqrt; abs => abs, abs; square => square, square;
+    sqrt => sqrt, sqrt; rsqrt => rsqrt, rsqrt; abs => abs, abs;
     recip => recip, reciprocal; reciprocal => recip, reciprocal; ln_1p => ln_1p, log1p;
     log1p => ln_1p, log1p; exp_m1 => exp_m1, expm1; expm1 => exp_m1, expm1; erf => erf, erf;
     signum => signum, sign; sign => signum, sign; floor => floor, floor; ceil => ceil, ceil;
     round => round, round;
+}
+
+/// `square` has its own entry: its cotangent is accumulated in one fused
+/// pass (`slot + 2·x·ȳ`) instead of `2·x·ȳ` then an add.
+pub mod square {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V) -> V {
+        x.square()
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
+        ops::unary::square::vjp(x, y, ct)
+    }
+    /// The VJP accumulated into `slot` (what generated code calls).
+    #[inline]
+    pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, y: &V, ct: &V) {
+        *slot = Some(match slot.take() {
+            None => ops::unary::square::vjp(x, y, ct),
+            Some(old) => old.add_mul_scaled(ct, x, 2.0),
+        });
+    }
 }
 
 macro_rules! binary_rules {
@@ -362,6 +386,27 @@ pub mod slice_axis {
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, range: Range<usize>, ct: &V) -> V {
         let s = x.shape_vec();
         ops::shape::slice::vjp(&s, &axis_slices(&s, axis, &range), ct)
+    }
+    /// The VJP accumulated into `slot` (what generated code calls): the
+    /// first contribution is the zero-padded cotangent, later ones are added
+    /// into their region of it (`x[..n-1]` and `x[1..]` of one `x` cost one
+    /// padded array and one pass over a region, not two padded arrays and a
+    /// full add).
+    #[inline]
+    pub fn acc_0<V: ArrayValue>(
+        slot: &mut Option<V>,
+        x: &V,
+        _y: &V,
+        axis: isize,
+        range: Range<usize>,
+        ct: &V,
+    ) {
+        let s = x.shape_vec();
+        let slices = axis_slices(&s, axis, &range);
+        *slot = Some(match slot.take() {
+            None => ops::shape::slice::vjp(&s, &slices, ct),
+            Some(old) => old.add_into_slice(&slices, ct),
+        });
     }
 }
 

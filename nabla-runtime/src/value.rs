@@ -60,6 +60,15 @@ pub trait Value: Clone + Sized {
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.mul(o).mul_scalar(c)
     }
+    /// `self + a · b · c`, consuming `self` (arrays add in place, one pass,
+    /// when nothing is recorded on the tape): a cotangent accumulated into
+    /// an existing one.
+    fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self
+    where
+        Self: Sized,
+    {
+        self.add(&a.mul_scaled(b, c))
+    }
     fn exp(&self) -> Self;
     fn ln(&self) -> Self;
     fn sin(&self) -> Self;
@@ -325,6 +334,16 @@ pub trait ArrayValue: Value {
     fn slice(&self, slices: &[ndarray::Slice]) -> Self;
     /// Zeros of `shape` with `self` placed at `slices` (VJP of slice).
     fn slice_place(&self, shape: &[usize], slices: &[ndarray::Slice]) -> Self;
+    /// `self + slice_place(ct)`, `slices` selecting a region of `self`'s
+    /// shape: a slice's cotangent accumulated into an existing cotangent
+    /// (arrays do it in place, one pass over the region).
+    fn add_into_slice(self, slices: &[ndarray::Slice], ct: &Self) -> Self
+    where
+        Self: Sized,
+    {
+        let shape = self.shape_vec();
+        self.add(&ct.slice_place(&shape, slices))
+    }
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self;
     /// Zeros of `shape` plus `self`'s slabs scattered to `idx` along `axis`.
     fn index_add(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Self;

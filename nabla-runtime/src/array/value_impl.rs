@@ -36,6 +36,9 @@ impl Value for Array {
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         Array::mul_scaled(self, o, c)
     }
+    fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
+        crate::ops::binary::add_mul_scaled(self, a, b, c)
+    }
     fn exp(&self) -> Self {
         Array::exp(self)
     }
@@ -171,6 +174,9 @@ impl ArrayValue for Array {
     }
     fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
         self.slice_place_raw(shape, slices)
+    }
+    fn add_into_slice(self, slices: &[Slice], ct: &Self) -> Self {
+        crate::ops::shape::add_into_slice(self, slices, ct)
     }
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
         self.index_select_norm(axis, idx)
