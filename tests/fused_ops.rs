@@ -165,3 +165,73 @@ fn add_mul_scaled_matches_the_composition_and_keeps_values() {
     assert_close(&xt.grad(), &Array::ones(&[2, 3], DType::F64), 0.0, "grad x");
     assert_close(&at.grad(), &(&b2 * -1.5), 1e-15, "grad a");
 }
+
+/// The `Dual` and `Batched` versions of the accumulating ops agree with the
+/// composition they replace, with and without tangents and batch axes.
+#[test]
+fn accumulating_ops_on_duals_and_batches_match_the_composition() {
+    use nabla::ArrayValue;
+    use ndarray::Slice;
+    let slices = [Slice::from(..), Slice::from(1..3)];
+    let (x, ct) = (
+        a().cos(),
+        Array::from_vec(vec![1.0f64, -2.0, 0.5, 3.0], &[2, 2]),
+    );
+    for (tx, tc) in [(true, true), (true, false), (false, true), (false, false)] {
+        let dx = Dual::new(x.clone(), tx.then(|| x.sin()));
+        let dc = Dual::new(ct.clone(), tc.then(|| ct.exp()));
+        let got = dx.clone().add_into_slice(&slices, &dc);
+        let want = dx.add(&dc.slice_place(&[2, 3], &slices));
+        assert_close(&got.primal, &want.primal, 0.0, "dual primal");
+        assert_close(
+            &got.tangent_or_zero(),
+            &want.tangent_or_zero(),
+            0.0,
+            "dual tangent",
+        );
+        let (da, db) = (
+            Dual::new(a(), tc.then(|| a().square())),
+            Dual::new(a().exp(), tx.then(|| a())),
+        );
+        let got = dx.clone().add_mul_scaled(&da, &db, 0.7);
+        let want = dx.add(&da.mul_scaled(&db, 0.7));
+        assert_close(&got.primal, &want.primal, 1e-15, "dual fma primal");
+        assert_close(
+            &got.tangent_or_zero(),
+            &want.tangent_or_zero(),
+            1e-15,
+            "dual fma tangent",
+        );
+    }
+    // Batched: both batched (axis 0 and axis 1), and mixed batched/unbatched.
+    let xs = Array::from_vec((0..24).map(|i| i as f64).collect(), &[4, 2, 3]);
+    let cs = Array::from_vec((0..16).map(|i| (i as f64).sin()).collect(), &[4, 2, 2]);
+    let cases = [
+        (
+            Batched::new(xs.clone(), Some(0)),
+            Batched::new(cs.clone(), Some(0)),
+        ),
+        (
+            Batched::new(xs.clone(), Some(0)),
+            Batched::new(cs.permute(&[1, 0, 2]), Some(1)),
+        ),
+        (
+            Batched::new(xs.clone(), Some(0)),
+            Batched::unbatched(ct.clone()),
+        ),
+        (
+            Batched::unbatched(x.clone()),
+            Batched::new(cs.clone(), Some(0)),
+        ),
+    ];
+    for (k, (bx, bc)) in cases.into_iter().enumerate() {
+        let got = bx.clone().add_into_slice(&slices, &bc).materialize(4, 0);
+        let want = bx.add(&bc.slice_place(&[2, 3], &slices)).materialize(4, 0);
+        assert_close(&got, &want, 0.0, &format!("batched case {k}"));
+    }
+    let bx = Batched::new(xs.clone(), Some(0));
+    let ba = Batched::new(xs.sin(), Some(0));
+    let got = bx.clone().add_mul_scaled(&ba, &ba, 2.0).materialize(4, 0);
+    let want = bx.add(&ba.mul_scaled(&ba, 2.0)).materialize(4, 0);
+    assert_close(&got, &want, 1e-15, "batched fma");
+}

@@ -215,6 +215,22 @@ impl<V: ArrayValue> Value for Batched<V> {
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.binary(o, |a, b| a.mul_scaled(b, c))
     }
+    fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
+        // One batch axis for all three and one shape: the inner op (in place
+        // on arrays); otherwise the composition aligns them.
+        let same = self.bdim == a.bdim && a.bdim == b.bdim;
+        if same
+            && self.value.shape_vec() == a.value.shape_vec()
+            && a.value.shape_vec() == b.value.shape_vec()
+        {
+            let bdim = self.bdim;
+            return Batched {
+                value: self.value.add_mul_scaled(&a.value, &b.value, c),
+                bdim,
+            };
+        }
+        self.add(&a.mul_scaled(b, c))
+    }
     fn mul_scalar(&self, c: f64) -> Self {
         self.map(|v| v.mul_scalar(c))
     }
@@ -335,6 +351,22 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
             },
             |v| v.slice(slices),
         )
+    }
+    fn add_into_slice(self, slices: &[Slice], ct: &Self) -> Self {
+        match (self.bdim, ct.bdim) {
+            // Both batched, the accumulator's batch axis leading: the inner
+            // op with a full slice for the batch axis (in place on arrays).
+            (Some(0), Some(_)) => {
+                let mut s = vec![Slice::from(..)];
+                s.extend_from_slice(slices);
+                Batched::with(self.value.add_into_slice(&s, &ct.front()))
+            }
+            (None, None) => Batched::unbatched(self.value.add_into_slice(slices, &ct.value)),
+            _ => {
+                let shape = self.shape_vec();
+                self.add(&ct.slice_place(&shape, slices))
+            }
+        }
     }
     fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
         let b = self.batch_size();

@@ -136,6 +136,29 @@ impl<V: Value> Value for Dual<V> {
     fn mul_scalar(&self, c: f64) -> Self {
         self.linear(self.primal.mul_scalar(c), |t| t.mul_scalar(c))
     }
+    fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
+        // `self + c·a·b` with tangent `ṡ + c·(ȧ·b + a·ḃ)`, each term added in
+        // place; mixed shapes (broadcasting) take the composition.
+        let shape = self.primal.shape_vec();
+        if a.primal.shape_vec() != shape || b.primal.shape_vec() != shape {
+            return self.add(&a.mul_scaled(b, c));
+        }
+        let primal = self.primal.add_mul_scaled(&a.primal, &b.primal, c);
+        let mut t = self.tangent;
+        if let Some(da) = &a.tangent {
+            t = Some(match t {
+                Some(t) => t.add_mul_scaled(da, &b.primal, c),
+                None => da.mul_scaled(&b.primal, c),
+            });
+        }
+        if let Some(db) = &b.tangent {
+            t = Some(match t {
+                Some(t) => t.add_mul_scaled(&a.primal, db, c),
+                None => a.primal.mul_scaled(db, c),
+            });
+        }
+        Dual { primal, tangent: t }
+    }
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.binary(
             o,
@@ -221,6 +244,18 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
         self.linear(self.primal.slice_place(sh, s), |t| {
             shape::slice_place::jvp(t, sh, s)
         })
+    }
+    fn add_into_slice(self, s: &[Slice], ct: &Self) -> Self {
+        // Primal and tangent each add into their region (in place on arrays).
+        let shape = self.primal.shape_vec();
+        let primal = self.primal.add_into_slice(s, &ct.primal);
+        let tangent = match (self.tangent, &ct.tangent) {
+            (Some(t), Some(c)) => Some(t.add_into_slice(s, c)),
+            (Some(t), None) => Some(t),
+            (None, Some(c)) => Some(shape::slice_place::jvp(c, &shape, s)),
+            (None, None) => None,
+        };
+        Dual { primal, tangent }
     }
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
         self.linear(self.primal.index_select(axis, idx), |t| {
