@@ -191,7 +191,7 @@ fn accumulating_ops_on_duals_and_batches_match_the_composition() {
         );
         let (da, db) = (
             Dual::new(a(), tc.then(|| a().square())),
-            Dual::new(a().exp(), tx.then(|| a())),
+            Dual::new(a().exp(), tx.then(a)),
         );
         let got = dx.clone().add_mul_scaled(&da, &db, 0.7);
         let want = dx.add(&da.mul_scaled(&db, 0.7));
