@@ -230,55 +230,45 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
 /// The structure of `jacfwd(f)` / `jacrev(f)`'s output.
 type JacOut<F> = <<F as DiffFn>::Arity as Arity>::Jac<<F as DiffFn>::Out>;
 
-/// The VJP of a Jacobian transform: `J` and its pullback.
+/// The VJP of a Jacobian transform: `J` (its `blocks` w.r.t. the arrays
+/// `wanted`) and its pullback.
 #[allow(clippy::type_complexity)]
 fn jacobian_with_vjp<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
-    k: usize,
+    wanted: Vec<usize>,
     blocks: Vec<V>,
 ) -> (
     <JacOut<F> as Structure>::Of<V>,
     impl FnOnce(<JacOut<F> as Structure>::Of<V>) -> ArgsOf<F, V> + use<F, V>,
 ) {
-    let wanted = <F::Arity as Arity>::arg_leaves(x, k);
     let x = x.clone();
     (JacOut::<F>::from_leaves(blocks), move |ct| {
         jacobian_vjp::<F, V>(&x, &wanted, JacOut::<F>::leaves(ct))
     })
 }
 
-impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacrev<F, I> {
-    type Arity = F::Arity;
-    type Out = JacOut<F>;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
-        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-        JacOut::<F>::from_leaves(jacrev_blocks::<F, V>(x, &wanted))
-    }
-    fn vjp<V: ArrayValue>(
-        x: &ArgsOf<Self, V>,
-    ) -> (
-        OutOf<Self, V>,
-        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
-    ) {
-        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-        jacobian_with_vjp::<F, V>(x, I::I, jacrev_blocks::<F, V>(x, &wanted))
-    }
+/// `Jacrev` and `Jacfwd` differ only in how the blocks are computed.
+macro_rules! jacobian_transform {
+    ($t:ident, $blocks:ident) => {
+        impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for $t<F, I> {
+            type Arity = F::Arity;
+            type Out = JacOut<F>;
+            fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+                let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+                JacOut::<F>::from_leaves($blocks::<F, V>(x, &wanted))
+            }
+            fn vjp<V: ArrayValue>(
+                x: &ArgsOf<Self, V>,
+            ) -> (
+                OutOf<Self, V>,
+                impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+            ) {
+                let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
+                let blocks = $blocks::<F, V>(x, &wanted);
+                jacobian_with_vjp::<F, V>(x, wanted, blocks)
+            }
+        }
+    };
 }
-
-impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for Jacfwd<F, I> {
-    type Arity = F::Arity;
-    type Out = JacOut<F>;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
-        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-        JacOut::<F>::from_leaves(jacfwd_blocks::<F, V>(x, &wanted))
-    }
-    fn vjp<V: ArrayValue>(
-        x: &ArgsOf<Self, V>,
-    ) -> (
-        OutOf<Self, V>,
-        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
-    ) {
-        let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-        jacobian_with_vjp::<F, V>(x, I::I, jacfwd_blocks::<F, V>(x, &wanted))
-    }
-}
+jacobian_transform!(Jacrev, jacrev_blocks);
+jacobian_transform!(Jacfwd, jacfwd_blocks);
