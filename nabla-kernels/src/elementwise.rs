@@ -1,9 +1,9 @@
 //! Elementwise kernels: unary maps, broadcasting binary maps, comparisons
 //! and `where`.
 
+use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip};
-use rayon::prelude::*;
+use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Zip};
 use std::mem::MaybeUninit;
 
 /// Chunk length for parallel elementwise loops.
@@ -347,12 +347,31 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
         return ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length");
     }
     if x.len() >= PARALLEL_THRESHOLD {
-        Zip::from(&x).par_map_collect(|&v| f(v))
+        par_outer(x.shape(), |i, d| {
+            for (d, &v) in d.iter_mut().zip(x.index_axis(Axis(0), i).iter()) {
+                d.write(f(v));
+            }
+        })
     } else if let Some(out) = by_rows1(&x, &f) {
         out
     } else {
         x.mapv(f)
     }
+}
+
+/// A large strided result computed in parallel, one piece per index of
+/// the first axis; `fill(i, piece)` writes entry `i` in logical order.
+fn par_outer<T: Float>(
+    shape: &[usize],
+    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
+) -> ArrayD<T> {
+    let n: usize = shape.iter().product();
+    let inner = n / shape[0].max(1);
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    chunks_mut(&mut out.spare_capacity_mut()[..n], inner, fill);
+    // SAFETY: the pieces cover all `n` slots and `fill` wrote each one.
+    unsafe { out.set_len(n) };
+    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
 }
 
 /// The shortest rows worth a per-row loop (below, the generic iterator).
@@ -476,9 +495,10 @@ fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
     {
         let dst = &mut out.spare_capacity_mut()[..n];
         if n >= PARALLEL_THRESHOLD {
-            dst.par_chunks_mut(CHUNK)
-                .zip(s.par_chunks(CHUNK))
-                .for_each(|(d, s)| fill1_best(d, s, f));
+            chunks_mut(dst, CHUNK, |c, d| {
+                let lo = c * CHUNK;
+                fill1_best(d, &s[lo..lo + d.len()], f)
+            });
         } else {
             fill1_best(dst, s, f);
         }
@@ -579,9 +599,10 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             {
                 let dst = &mut out.spare_capacity_mut()[..n];
                 if n >= PARALLEL_THRESHOLD {
-                    dst.par_chunks_mut(CHUNK)
-                        .zip(sa.par_chunks(CHUNK).zip(sb.par_chunks(CHUNK)))
-                        .for_each(|(d, (x, y))| fill2_best(d, x, y, &f));
+                    chunks_mut(dst, CHUNK, |c, d| {
+                        let r = c * CHUNK..c * CHUNK + d.len();
+                        fill2_best(d, &sa[r.clone()], &sb[r], &f)
+                    });
                 } else {
                     fill2_best(dst, sa, sb, &f);
                 }
@@ -609,7 +630,12 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     let av = a.broadcast(d.clone()).expect("shapes broadcast");
     let bv = b.broadcast(d).expect("shapes broadcast");
     if av.len() >= PARALLEL_THRESHOLD {
-        Zip::from(&av).and(&bv).par_map_collect(|&x, &y| f(x, y))
+        par_outer(&shape, |i, d| {
+            let (ai, bi) = (av.index_axis(Axis(0), i), bv.index_axis(Axis(0), i));
+            for (d, (&x, &y)) in d.iter_mut().zip(ai.iter().zip(bi.iter())) {
+                d.write(f(x, y));
+            }
+        })
     } else if let Some(out) = by_rows2(&av, &bv, &f) {
         out
     } else {
@@ -639,17 +665,15 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
     {
         let dst = &mut out.spare_capacity_mut()[..n];
         let per = (CHUNK / w).max(1) * w;
-        let run = |(d, s): (&mut [MaybeUninit<T>], &[T])| {
+        let run = |d: &mut [MaybeUninit<T>], s: &[T]| {
             for (d, s) in d.chunks_mut(w).zip(s.chunks(w)) {
                 fill2_best(d, s, row, f);
             }
         };
         if n >= PARALLEL_THRESHOLD {
-            dst.par_chunks_mut(per)
-                .zip(big.par_chunks(per))
-                .for_each(run);
+            chunks_mut(dst, per, |c, d| run(d, &big[c * per..c * per + d.len()]));
         } else {
-            run((dst, big));
+            run(dst, big);
         }
     }
     // SAFETY: every row of `w` elements was written above.

@@ -24,6 +24,7 @@ pub mod fastmath;
 pub mod float;
 pub mod index;
 pub mod matmul;
+pub mod parallel;
 pub mod reduce;
 
 pub use float::Float;

@@ -1,8 +1,8 @@
 //! Batched matrix multiplication through the `gemm` crate.
 
+use crate::parallel;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{Array3, ArrayView3, Axis};
-use rayon::prelude::*;
 
 /// `out[b] = a[b] · b[b]` for every batch index `b`.
 ///
@@ -36,28 +36,26 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     let threads = rayon::current_num_threads();
     if batch > 1 && work < (1 << 18) && batch * work >= PARALLEL_THRESHOLD {
         // Many small products: one thread per product.
-        out.axis_iter_mut(Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(i, mut o)| {
-                let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
-                let o_ptr = o.as_mut_ptr() as *mut T;
-                // SAFETY: shapes checked above; strides come from live views.
-                unsafe {
-                    gemm_one(
-                        m,
-                        n,
-                        k,
-                        o_ptr,
-                        n as isize,
-                        ai.as_ptr(),
-                        ai.strides(),
-                        bi.as_ptr(),
-                        bi.strides(),
-                        1,
-                    )
-                };
-            });
+        let dst = out.as_slice_mut().expect("a fresh array is contiguous");
+        parallel::chunks_mut(dst, m * n, |i, o| {
+            let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
+            let o_ptr = o.as_mut_ptr() as *mut T;
+            // SAFETY: shapes checked above; strides come from live views.
+            unsafe {
+                gemm_one(
+                    m,
+                    n,
+                    k,
+                    o_ptr,
+                    n as isize,
+                    ai.as_ptr(),
+                    ai.strides(),
+                    bi.as_ptr(),
+                    bi.strides(),
+                    1,
+                )
+            };
+        });
         // SAFETY: every product wrote its whole m×n block.
         return unsafe { out.assume_init() };
     }
@@ -66,25 +64,49 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
         let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
         let mut o = out.index_axis_mut(Axis(0), i);
         let o_ptr = o.as_mut_ptr() as *mut T;
+        let (sa, sb) = (ai.strides(), bi.strides());
+        let (a_ptr, b_ptr) = (ai.as_ptr(), bi.as_ptr());
+        if par > 1 && work < SPLIT_BELOW && rayon::current_thread_index().is_none() {
+            // A mid-sized product called from outside the pool: independent
+            // row (or column) blocks on the caller and idle pool threads
+            // instead of handing the whole GEMM to the pool and sleeping.
+            let by_rows = m >= 32 || n < 64;
+            let len = if by_rows { m } else { n };
+            let step = len.div_ceil(2 * threads).next_multiple_of(16);
+            let (o_addr, a_addr, b_addr) = (o_ptr as usize, a_ptr as usize, b_ptr as usize);
+            parallel::for_each(len.div_ceil(step), |p| {
+                let lo = p * step;
+                let hi = (lo + step).min(len);
+                let (o, a, b) = (o_addr as *mut T, a_addr as *const T, b_addr as *const T);
+                // SAFETY: block `p` covers rows (or columns) `lo..hi` of the
+                // output and the matching rows of `a` (columns of `b`);
+                // blocks are disjoint, pointers stay in bounds.
+                unsafe {
+                    if by_rows {
+                        let (o, a) = (
+                            o.offset(lo as isize * n as isize),
+                            a.offset(lo as isize * sa[0]),
+                        );
+                        gemm_one(hi - lo, n, k, o, n as isize, a, sa, b, sb, 1)
+                    } else {
+                        let (o, b) = (o.add(lo), b.offset(lo as isize * sb[1]));
+                        gemm_one(m, hi - lo, k, o, n as isize, a, sa, b, sb, 1)
+                    }
+                }
+            });
+            continue;
+        }
         // SAFETY: as above.
-        unsafe {
-            gemm_one(
-                m,
-                n,
-                k,
-                o_ptr,
-                n as isize,
-                ai.as_ptr(),
-                ai.strides(),
-                bi.as_ptr(),
-                bi.strides(),
-                par,
-            )
-        };
+        unsafe { gemm_one(m, n, k, o_ptr, n as isize, a_ptr, sa, b_ptr, sb, par) };
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
     unsafe { out.assume_init() }
 }
+
+/// Products of at most this many multiply-adds, called from outside rayon's
+/// pool, are split into row blocks run by `parallel::for_each`; larger ones
+/// use the GEMM crate's own threading (shared packing is worth the hand-off).
+const SPLIT_BELOW: usize = 1 << 24;
 
 /// The `k = 1` case: every product is an outer product,
 /// `out[b, i, j] = a[b, i, 0] · b[b, 0, j]`, written as row-scaling loops.
@@ -94,16 +116,18 @@ fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array
     let (batch, m, _) = a.dim();
     let n = b.dim().2;
     let mut out = Array3::<T>::uninit((batch, m, n));
-    let one = |i: usize, mut o: ndarray::ArrayViewMut2<'_, std::mem::MaybeUninit<T>>| {
+    // Product `i` fills the contiguous `m × n` block `o`.
+    let one = |i: usize, o: &mut [std::mem::MaybeUninit<T>]| {
         let brow = b.slice(ndarray::s![i, 0, ..]);
-        for (mut orow, &s) in o.rows_mut().into_iter().zip(a.slice(ndarray::s![i, .., 0])) {
-            match (orow.as_slice_mut(), brow.as_slice()) {
-                (Some(dst), Some(src)) => {
-                    for (d, &v) in dst.iter_mut().zip(src) {
+        let scales = a.slice(ndarray::s![i, .., 0]);
+        for (orow, &s) in o.chunks_mut(n).zip(scales) {
+            match brow.as_slice() {
+                Some(src) => {
+                    for (d, &v) in orow.iter_mut().zip(src) {
                         d.write(s * v);
                     }
                 }
-                _ => {
+                None => {
                     for (d, &v) in orow.iter_mut().zip(brow.iter()) {
                         d.write(s * v);
                     }
@@ -111,13 +135,11 @@ fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array
             }
         }
     };
+    let dst = out.as_slice_mut().expect("a fresh array is contiguous");
     if batch > 1 && batch * m * n >= PARALLEL_THRESHOLD {
-        out.axis_iter_mut(Axis(0))
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(i, o)| one(i, o));
+        parallel::chunks_mut(dst, m * n, one);
     } else {
-        for (i, o) in out.axis_iter_mut(Axis(0)).enumerate() {
+        for (i, o) in dst.chunks_mut(m * n).enumerate() {
             one(i, o);
         }
     }
@@ -193,6 +215,25 @@ mod tests {
         let c = matmul(big.view(), big.view());
         let want = big.index_axis(Axis(0), 0).dot(&big.index_axis(Axis(0), 0));
         assert_eq!(c.index_axis(Axis(0), 0), want);
+    }
+
+    #[test]
+    fn mid_sized_products_split_into_blocks_match_ndarray() {
+        // From the test thread (outside the pool) products between 2^18 and
+        // 2^24 multiply-adds run as row blocks (m ≥ 32) or column blocks;
+        // `b` is also given transposed (strided).
+        for (m, k, n) in [(200, 300, 150), (16, 2000, 200), (37, 100, 90)] {
+            let a = ndarray::Array::from_shape_fn((1, m, k), |(_, i, l)| {
+                ((i * 3 + l * 7) % 13) as f64 - 6.0
+            });
+            let bt = ndarray::Array::from_shape_fn((1, n, k), |(_, j, l)| {
+                ((j * 5 + l) % 11) as f64 * 0.5
+            });
+            let b = bt.view().permuted_axes([0, 2, 1]);
+            let c = matmul(a.view(), b);
+            let want = a.index_axis(Axis(0), 0).dot(&b.index_axis(Axis(0), 0));
+            assert_eq!(c.index_axis(Axis(0), 0), want, "{m}x{k}x{n}");
+        }
     }
 
     #[test]

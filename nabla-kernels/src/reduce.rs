@@ -1,8 +1,8 @@
 //! Axis reductions, arg-reductions and cumulative sums.
 
+use crate::parallel;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
-use rayon::prelude::*;
 
 /// A reduction over one or more axes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -106,12 +106,25 @@ fn rows<T: Float>(s: &[T], n: usize, outer: usize, op: ReduceOp) -> Vec<T> {
         return vec![identity(op); outer];
     }
     if s.len() >= PARALLEL_THRESHOLD && outer > 1 {
-        s.par_chunks(n).map(|r| reduce_slice(r, op)).collect()
+        // Pieces of whole rows, about 8K elements each.
+        let rows = (8192 / n).max(1);
+        let mut out = vec![identity::<T>(op); outer];
+        parallel::chunks_mut(&mut out, rows, |c, o| {
+            for (j, slot) in o.iter_mut().enumerate() {
+                let r = (c * rows + j) * n;
+                *slot = reduce_slice(&s[r..r + n], op);
+            }
+        });
+        out
     } else if outer == 1 && s.len() >= PARALLEL_THRESHOLD {
+        let parts = parallel::map_collect(s.len().div_ceil(PARALLEL_THRESHOLD), |i| {
+            let lo = i * PARALLEL_THRESHOLD;
+            reduce_slice(&s[lo..(lo + PARALLEL_THRESHOLD).min(s.len())], op)
+        });
         vec![
-            s.par_chunks(PARALLEL_THRESHOLD)
-                .map(|r| reduce_slice(r, op))
-                .reduce(|| identity(op), |a, b| combine(op, a, b)),
+            parts
+                .into_iter()
+                .fold(identity(op), |a, b| combine(op, a, b)),
         ]
     } else {
         s.chunks(n).map(|r| reduce_slice(r, op)).collect()
@@ -133,12 +146,9 @@ fn columns<T: Float>(s: &[T], n: usize, w: usize, op: ReduceOp) -> Vec<T> {
     if s.len() >= PARALLEL_THRESHOLD && w >= 64 {
         let parts = rayon::current_num_threads().max(1);
         let step = w.div_ceil(parts).max(16);
-        let pieces: Vec<Vec<T>> = (0..w)
-            .step_by(step)
-            .collect::<Vec<_>>()
-            .into_par_iter()
-            .map(|lo| fold_rows(lo, (lo + step).min(w)))
-            .collect();
+        let pieces: Vec<Vec<T>> = parallel::map_collect(w.div_ceil(step), |i| {
+            fold_rows(i * step, ((i + 1) * step).min(w))
+        });
         pieces.concat()
     } else {
         fold_rows(0, w)
