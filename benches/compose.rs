@@ -11,46 +11,23 @@ use nabla::prelude::*;
 use std::hint::black_box;
 use std::time::Duration;
 
-#[differentiable]
-fn foo(x: &Array) -> Array {
-    nabla::sum(&nabla::sin(x))
-}
-
-#[differentiable]
-fn rosenbrock(x: &Array) -> Array {
-    let n = x.shape()[0];
-    let head = x.slice_axis(0, 0..n - 1);
-    let tail = x.slice_axis(0, 1..n);
-    nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
-}
-
-/// One example's loss for the `per_example` workload: MLP 64→128→10, tanh,
-/// MSE.
-#[differentiable]
-fn example_loss(w1: &Array, b1: &Array, w2: &Array, b2: &Array, x: &Array, y: &Array) -> Array {
-    let h = (x.matmul(w1) + b1).tanh();
-    nabla::mean(&(h.matmul(w2) + b2 - y).square())
-}
+#[path = "common/compose.rs"]
+mod workloads;
+use workloads::{example_loss, foo, rosenbrock};
 
 fn benches(c: &mut Criterion) {
-    nabla::manual_seed(0);
-    let x = nabla::randn(&[2, 3], DType::F32);
+    let x = workloads::seed_input();
     let h = nabla::jacfwd(nabla::jacrev(nabla::vmap(foo)));
     assert_eq!(h(&x).shape(), &[2, 2, 3, 2, 3]);
     c.bench_function("seed_hessian", |b| b.iter(|| h(black_box(&x))));
 
-    let xr = nabla::randn(&[100], DType::F64);
+    let xr = workloads::rosen_input();
     let hr = nabla::hessian(rosenbrock);
     assert_eq!(hr(&xr).shape(), &[100, 100]);
     c.bench_function("rosen_hessian_n100", |b| b.iter(|| hr(black_box(&xr))));
 
     // per_example: one gradient of w1 per example, batch 256.
-    let w1 = nabla::randn(&[64, 128], DType::F32) * 0.125;
-    let b1 = Array::zeros(&[128], DType::F32);
-    let w2 = nabla::randn(&[128, 10], DType::F32) * 0.088;
-    let b2 = Array::zeros(&[10], DType::F32);
-    let xs = nabla::randn(&[256, 64], DType::F32);
-    let ys = nabla::randn(&[256, 10], DType::F32);
+    let [w1, b1, w2, b2, xs, ys] = workloads::per_example_inputs();
     let pe = nabla::vmap!(
         nabla::grad!(example_loss),
         in_axes = (None, None, None, None, 0, 0)

@@ -10,6 +10,8 @@
 //! comma-separated list of workloads to run, default all).
 
 mod common;
+#[path = "common/compose.rs"]
+mod workloads;
 
 use serde_json::{Value as Json, json};
 use std::hint::black_box;
@@ -103,6 +105,42 @@ fn main() {
             meas,
         );
         results.insert("mlp_step".into(), r);
+    }
+
+    // Composable transforms (`benches/compare/jax_compose_twin.py`).
+    if wanted("seed_hessian") {
+        let x = workloads::seed_input();
+        let h = nabla::jacfwd(nabla::jacrev(nabla::vmap(workloads::foo)));
+        let r = measure(|| drop(black_box(h(black_box(&x)))), warmup, meas);
+        results.insert("seed_hessian".into(), r);
+    }
+    if wanted("rosen_hessian") {
+        let x = workloads::rosen_input();
+        let h = nabla::hessian(workloads::rosenbrock);
+        let r = measure(|| drop(black_box(h(black_box(&x)))), warmup, meas);
+        results.insert("rosen_hessian".into(), r);
+    }
+    if wanted("per_example") {
+        let [w1, b1, w2, b2, xs, ys] = workloads::per_example_inputs();
+        let pe = nabla::vmap!(
+            nabla::grad!(workloads::example_loss),
+            in_axes = (None, None, None, None, 0, 0)
+        );
+        let r = measure(
+            || {
+                drop(black_box(pe(
+                    black_box(&w1),
+                    &b1,
+                    &w2,
+                    &b2,
+                    black_box(&xs),
+                    &ys,
+                )))
+            },
+            warmup,
+            meas,
+        );
+        results.insert("per_example".into(), r);
     }
 
     let out = json!({

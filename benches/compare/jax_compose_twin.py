@@ -1,7 +1,21 @@
-"""JAX twins of benches/compose.rs: seed_hessian (jit(jacfwd(jacrev(vmap(foo))))
-on a (2, 3) f32 input, per-call latency) and rosen_hessian (jit(hessian) of
-Rosenbrock, n = 100, f64). Prints medians in microseconds.
-Run after `cargo bench --bench compose` in the same session (never in CI)."""
+"""JAX twin of the composable-transform workloads in benches/twin.rs
+(functions as in benches/common/compose.rs, op for op):
+
+- seed_hessian: jit(jacfwd(jacrev(vmap(foo)))) on a (2, 3) f32 input;
+- rosen_hessian: jit(hessian(rosenbrock)), n = 100, f64;
+- per_example: jit(vmap(grad(loss), in_axes=(None,) * 4 + (0, 0))),
+  MLP 64->128->10, batch 256, f32.
+
+Same protocol as the Rust side and torch_twin.py (warm-up, then many timed
+repetitions of one call each, each ending in block_until_ready); prints one
+JSON object. Run by `TWIN=jax benches/compare/run.sh`; never in CI.
+
+Environment: TWIN_WARMUP_S (default 1), TWIN_MEASURE_S (default 3),
+TWIN_ONLY (comma-separated workloads to run, default all).
+"""
+
+import json
+import os
 import time
 
 import jax
@@ -11,17 +25,32 @@ import numpy as np
 jax.config.update("jax_enable_x64", True)
 
 
-def median_us(f, *args, reps=2000):
-    out = f(*args)
-    jax.block_until_ready(out)
-    for _ in range(50):
-        jax.block_until_ready(f(*args))
-    ts = []
-    for _ in range(reps):
-        t0 = time.perf_counter()
-        jax.block_until_ready(f(*args))
-        ts.append(time.perf_counter() - t0)
-    return float(np.median(ts) * 1e6)
+def measure(f, warmup, meas):
+    """Warm up for `warmup` s (at least 3 calls), then time single calls
+    until `meas` s have passed and at least 20 were taken (at most 5000)."""
+    start = time.perf_counter()
+    n = 0
+    while n < 3 or time.perf_counter() - start < warmup:
+        jax.block_until_ready(f())
+        n += 1
+    times = []
+    start = time.perf_counter()
+    while len(times) < 20 or (time.perf_counter() - start < meas and len(times) < 5000):
+        t = time.perf_counter()
+        jax.block_until_ready(f())
+        times.append((time.perf_counter() - t) * 1e3)
+    times.sort()
+
+    def q(p):
+        return times[round((len(times) - 1) * p)]
+
+    return {
+        "median_ms": q(0.5),
+        "p10_ms": q(0.1),
+        "p90_ms": q(0.9),
+        "min_ms": times[0],
+        "reps": len(times),
+    }
 
 
 def foo(x):
@@ -32,26 +61,53 @@ def rosen(x):
     return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
-x = jnp.asarray(np.random.default_rng(0).standard_normal((2, 3)), dtype=jnp.float32)
-seed = jax.jit(jax.jacfwd(jax.jacrev(jax.vmap(foo))))
-print(f"seed_hessian_us {median_us(seed, x):.2f}")
-xr = jnp.asarray(np.random.default_rng(1).standard_normal(100), dtype=jnp.float64)
-rh = jax.jit(jax.hessian(rosen))
-print(f"rosen_hessian_n100_us {median_us(rh, xr, reps=500):.2f}")
-
-
 def example_loss(w1, b1, w2, b2, x, y):
     h = jnp.tanh(x @ w1 + b1)
     return jnp.mean((h @ w2 + b2 - y) ** 2)
 
 
-rng = np.random.default_rng(2)
-f32 = jnp.float32
-w1 = jnp.asarray(rng.standard_normal((64, 128)) * 0.125, dtype=f32)
-b1 = jnp.zeros(128, dtype=f32)
-w2 = jnp.asarray(rng.standard_normal((128, 10)) * 0.088, dtype=f32)
-b2 = jnp.zeros(10, dtype=f32)
-xs = jnp.asarray(rng.standard_normal((256, 64)), dtype=f32)
-ys = jnp.asarray(rng.standard_normal((256, 10)), dtype=f32)
-pe = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, None, None, None, 0, 0)))
-print(f"per_example_grads_b256_us {median_us(pe, w1, b1, w2, b2, xs, ys, reps=300):.2f}")
+def main():
+    warmup = float(os.environ.get("TWIN_WARMUP_S", "1"))
+    meas = float(os.environ.get("TWIN_MEASURE_S", "3"))
+    only = [w.strip() for w in os.environ.get("TWIN_ONLY", "").split(",") if w.strip()]
+    results = {}
+
+    def wanted(name):
+        return not only or name in only
+
+    if wanted("seed_hessian"):
+        x = jnp.asarray(np.random.default_rng(0).standard_normal((2, 3)), dtype=jnp.float32)
+        seed = jax.jit(jax.jacfwd(jax.jacrev(jax.vmap(foo))))
+        results["seed_hessian"] = measure(lambda: seed(x), warmup, meas)
+
+    if wanted("rosen_hessian"):
+        xr = jnp.asarray(np.random.default_rng(1).standard_normal(100), dtype=jnp.float64)
+        rh = jax.jit(jax.hessian(rosen))
+        results["rosen_hessian"] = measure(lambda: rh(xr), warmup, meas)
+
+    if wanted("per_example"):
+        rng = np.random.default_rng(2)
+        f32 = jnp.float32
+        w1 = jnp.asarray(rng.standard_normal((64, 128)) * 0.125, dtype=f32)
+        b1 = jnp.zeros(128, dtype=f32)
+        w2 = jnp.asarray(rng.standard_normal((128, 10)) * 0.088, dtype=f32)
+        b2 = jnp.zeros(10, dtype=f32)
+        xs = jnp.asarray(rng.standard_normal((256, 64)), dtype=f32)
+        ys = jnp.asarray(rng.standard_normal((256, 10)), dtype=f32)
+        pe = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, None, None, None, 0, 0)))
+        results["per_example"] = measure(lambda: pe(w1, b1, w2, b2, xs, ys), warmup, meas)
+
+    print(
+        json.dumps(
+            {
+                "framework": "jax",
+                "version": jax.__version__,
+                "threads": os.cpu_count(),
+                "results": results,
+            }
+        )
+    )
+
+
+if __name__ == "__main__":
+    main()

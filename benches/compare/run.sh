@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
-# Side-by-side timing of Nabla against PyTorch eager on this machine.
+# Side-by-side timing of Nabla against PyTorch eager or JAX on this machine.
 #
-# Runs the `gemm`, `eltwise` and `mlp_step` workloads of BENCHMARKS.md in
-# Nabla (benches/twin.rs, release mode) and in PyTorch (torch_twin.py), both
-# with all cores, in the same run, and prints medians and ratios
-# (nabla / torch). Never run in CI.
+# TWIN=torch (default): the `gemm`, `eltwise` and `mlp_step` workloads of
+# BENCHMARKS.md in Nabla (benches/twin.rs, release mode) and in PyTorch
+# (torch_twin.py). TWIN=jax: the composable-transform workloads
+# `seed_hessian`, `rosen_hessian` and `per_example` in Nabla and in JAX
+# (jax_compose_twin.py, `jax.jit`). Both sides use all cores, in the same
+# run; prints medians and ratios (nabla / twin). Never run in CI.
 #
 # Shared machines are noisy, so each workload is timed in Nabla and then at
 # once in PyTorch, and that pair is repeated ROUNDS times. Contention from
@@ -14,7 +16,8 @@
 #
 # Usage: benches/compare/run.sh
 # Environment:
-#   ROUNDS          rounds of nabla/torch pairs per workload (default 3)
+#   TWIN            torch (default) or jax
+#   ROUNDS          rounds of nabla/twin pairs per workload (default 3)
 #   TWIN_WARMUP_S   warm-up seconds per workload and run (default 1)
 #   TWIN_MEASURE_S  measured seconds per workload and run (default 2)
 #   KEEP            directory to keep the raw JSON of every run in
@@ -26,13 +29,22 @@ root="$(cd "$here/../.." && pwd)"
 venv="$here/.venv"
 rounds="${ROUNDS:-3}"
 export TWIN_MEASURE_S="${TWIN_MEASURE_S:-2}"
-workloads=(gemm eltwise_add eltwise_tanh mlp_step)
+twin="${TWIN:-torch}"
+case "$twin" in
+    torch) workloads=(gemm eltwise_add eltwise_tanh mlp_step); script="$here/torch_twin.py" ;;
+    jax) workloads=(seed_hessian rosen_hessian per_example); script="$here/jax_compose_twin.py" ;;
+    *) echo "TWIN must be torch or jax, not '$twin'" >&2; exit 2 ;;
+esac
 
 if [ ! -x "$venv/bin/python" ]; then
-    echo "creating $venv (torch, numpy) ..." >&2
     "${PYTHON:-python3}" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
-    if ! "$venv/bin/pip" install -q torch numpy --index-url https://download.pytorch.org/whl/cpu; then
+fi
+if ! "$venv/bin/python" -c "import $twin, numpy" 2>/dev/null; then
+    echo "installing $twin and numpy into $venv ..." >&2
+    if [ "$twin" = jax ]; then
+        "$venv/bin/pip" install -q jax jaxlib numpy
+    elif ! "$venv/bin/pip" install -q torch numpy --index-url https://download.pytorch.org/whl/cpu; then
         echo "CPU wheel index unreachable; installing torch from PyPI" >&2
         "$venv/bin/pip" install -q torch numpy
     fi
@@ -53,15 +65,19 @@ for r in $(seq 1 "$rounds"); do
     for w in "${workloads[@]}"; do
         echo "round $r/$rounds: $w ..." >&2
         TWIN_ONLY="$w" cargo bench -q --bench twin > "$out/nabla_${w}_$r.json"
-        TWIN_ONLY="$w" "$venv/bin/python" "$here/torch_twin.py" > "$out/torch_${w}_$r.json"
+        TWIN_ONLY="$w" "$venv/bin/python" "$script" > "$out/twin_${w}_$r.json"
     done
 done
 
-"$venv/bin/python" - "$out" "$rounds" <<'PY'
+"$venv/bin/python" - "$out" "$rounds" "$twin" <<'PY'
 import json, os, sys
 
-out = sys.argv[1]
-targets = {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2}
+out, twin = sys.argv[1], sys.argv[3]
+# Targets: a ratio nabla / twin, or an absolute time ("abs", ms) for nabla.
+targets = {
+    "torch": {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2},
+    "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0},
+}[twin]
 
 def run(fw, w, r):
     return json.load(open(os.path.join(out, f"{fw}_{w}_{r}.json")))
@@ -75,16 +91,21 @@ try:
             break
 except OSError:
     pass
-t0 = run("torch", "gemm", 1)
-print(f"machine: {model}, {os.cpu_count()} cores; nabla threads {run('nabla', 'gemm', 1)['threads']}, "
-      f"torch {t0['version']} threads {t0['threads']}; {rounds} rounds")
-print(f"{'workload':<14}{'nabla ms':>10}{'torch ms':>10}{'ratio':>7}  {'range':<11}{'target':>7}  result")
+first = next(iter(targets))
+t0 = run("twin", first, 1)
+print(f"machine: {model}, {os.cpu_count()} cores; nabla threads {run('nabla', first, 1)['threads']}, "
+      f"{t0['framework']} {t0['version']} threads {t0['threads']}; {rounds} rounds")
+print(f"{'workload':<14}{'nabla ms':>10}{'twin ms':>10}{'ratio':>7}  {'range':<11}{'target':>10}  result")
 for w, t in targets.items():
     n = [run("nabla", w, r)["results"][w]["median_ms"] for r in range(1, rounds + 1)]
-    p = [run("torch", w, r)["results"][w]["median_ms"] for r in range(1, rounds + 1)]
+    p = [run("twin", w, r)["results"][w]["median_ms"] for r in range(1, rounds + 1)]
     ratios = [a / b for a, b in zip(n, p)]
     ratio = min(n) / min(p)
     span = f"{min(ratios):.2f}-{max(ratios):.2f}"
-    print(f"{w:<14}{min(n):>10.3f}{min(p):>10.3f}{ratio:>7.2f}  {span:<11}"
-          f"{'<=' + str(t):>7}  {'PASS' if ratio <= t else 'FAIL'}")
+    if isinstance(t, tuple):
+        ok, shown = min(n) <= t[1], f"<={t[1]}ms"
+    else:
+        ok, shown = ratio <= t, f"<={t}"
+    print(f"{w:<14}{min(n):>10.4f}{min(p):>10.4f}{ratio:>7.2f}  {span:<11}"
+          f"{shown:>10}  {'PASS' if ok else 'FAIL'}")
 PY

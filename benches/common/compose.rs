@@ -1,0 +1,54 @@
+//! The composable-transform workloads of `BENCHMARKS.md`, shared by the
+//! criterion bench (`benches/compose.rs`) and the JAX comparison
+//! (`benches/twin.rs` with `benches/compare/jax_compose_twin.py`, which
+//! mirrors each function here op for op).
+
+use nabla::prelude::*;
+
+/// The seed's `foo`: `sum(sin(x))`.
+#[differentiable]
+pub fn foo(x: &Array) -> Array {
+    nabla::sum(&nabla::sin(x))
+}
+
+/// Rosenbrock, `sum(100 (x[1:] − x[:-1]²)² + (1 − x[:-1])²)`.
+#[differentiable]
+pub fn rosenbrock(x: &Array) -> Array {
+    let n = x.shape()[0];
+    let head = x.slice_axis(0, 0..n - 1);
+    let tail = x.slice_axis(0, 1..n);
+    nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
+}
+
+/// One example's loss for the `per_example` workload: MLP 64→128→10, tanh,
+/// MSE.
+#[differentiable]
+pub fn example_loss(w1: &Array, b1: &Array, w2: &Array, b2: &Array, x: &Array, y: &Array) -> Array {
+    let h = (x.matmul(w1) + b1).tanh();
+    nabla::mean(&(h.matmul(w2) + b2 - y).square())
+}
+
+/// `seed_hessian`'s input: a (2, 3) f32 array.
+pub fn seed_input() -> Array {
+    nabla::manual_seed(0);
+    nabla::randn(&[2, 3], DType::F32)
+}
+
+/// `rosen_hessian`'s input: 100 f64 values.
+pub fn rosen_input() -> Array {
+    nabla::manual_seed(1);
+    nabla::randn(&[100], DType::F64)
+}
+
+/// `per_example`'s parameters and batch: `(w1, b1, w2, b2, xs, ys)`, batch 256.
+pub fn per_example_inputs() -> [Array; 6] {
+    nabla::manual_seed(2);
+    [
+        nabla::randn(&[64, 128], DType::F32) * 0.125,
+        Array::zeros(&[128], DType::F32),
+        nabla::randn(&[128, 10], DType::F32) * 0.088,
+        Array::zeros(&[10], DType::F32),
+        nabla::randn(&[256, 64], DType::F32),
+        nabla::randn(&[256, 10], DType::F32),
+    ]
+}
