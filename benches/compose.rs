@@ -7,7 +7,6 @@
 //! Run: `cargo bench --bench compose`
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use nabla::prelude::*;
 use std::hint::black_box;
 use std::time::Duration;
 
