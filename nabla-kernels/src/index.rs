@@ -52,12 +52,61 @@ pub fn slice_place<T: Float>(
     slices: &[Slice],
     src: ArrayViewD<'_, T>,
 ) -> ArrayD<T> {
+    if let Some(out) = place_along_one_axis(shape, slices, &src) {
+        return out;
+    }
     let mut out = ArrayD::<T>::from_elem(IxDyn(shape), T::ZERO);
     let mut region = out.slice_each_axis_mut(|ax| slices[ax.axis.index()]);
     if !copy_rows(&mut region, &src) {
         region.assign(&src);
     }
     out
+}
+
+/// `slice_place` when at most one axis is sliced, with step 1, and `src`
+/// is contiguous: the output is written once, block by block (zeros, the
+/// source block, zeros), instead of zero-filled and then overwritten.
+fn place_along_one_axis<T: Float>(
+    shape: &[usize],
+    slices: &[Slice],
+    src: &ArrayViewD<'_, T>,
+) -> Option<ArrayD<T>> {
+    if shape.is_empty() {
+        return None;
+    }
+    let s = src.as_slice()?;
+    let mut cut = None;
+    for (ax, sl) in slices.iter().enumerate() {
+        let len = shape[ax] as isize;
+        let norm = |i: isize| if i < 0 { i + len } else { i };
+        let (lo, hi) = (norm(sl.start), sl.end.map_or(len, norm));
+        if sl.step != 1 || lo < 0 || hi > len || lo > hi {
+            return None;
+        }
+        if (lo, hi) != (0, len) {
+            if cut.is_some() {
+                return None;
+            }
+            cut = Some((ax, lo as usize, hi as usize));
+        }
+    }
+    let (ax, lo, hi) = cut.unwrap_or((0, 0, shape.first().copied().unwrap_or(1)));
+    let inner: usize = shape[ax + 1..].iter().product();
+    let len = shape.get(ax).copied().unwrap_or(1);
+    let outer: usize = shape[..ax].iter().product();
+    if s.len() != outer * (hi - lo) * inner {
+        return None;
+    }
+    let mut out: Vec<T> = Vec::with_capacity(outer * len * inner);
+    for block in s.chunks_exact(((hi - lo) * inner).max(1)).take(outer) {
+        out.extend(std::iter::repeat_n(T::ZERO, lo * inner));
+        out.extend_from_slice(&block[..(hi - lo) * inner]);
+        out.extend(std::iter::repeat_n(T::ZERO, (len - hi) * inner));
+    }
+    if out.len() != outer * len * inner {
+        return None;
+    }
+    ArrayD::from_shape_vec(IxDyn(shape), out).ok()
 }
 
 /// Copies `src` into `dst` (same shape) row by row when both last axes are
@@ -92,6 +141,43 @@ mod tests {
 
     /// `slice_place` (row copies when rows are contiguous, element-wise
     /// otherwise) puts every element where ndarray's slicing says.
+    #[test]
+    fn slice_place_fast_path_agrees_with_assign() {
+        // One sliced axis (first, middle, last, negative bounds), none, two
+        // (general path) and a strided source (general path).
+        let shape = [3usize, 4, 5];
+        let cases: Vec<Vec<Slice>> = vec![
+            vec![Slice::new(1, Some(3), 1), Slice::from(..), Slice::from(..)],
+            vec![Slice::from(..), Slice::new(1, Some(-1), 1), Slice::from(..)],
+            vec![Slice::from(..), Slice::from(..), Slice::new(-4, None, 1)],
+            vec![Slice::from(..), Slice::from(..), Slice::from(..)],
+            vec![
+                Slice::new(0, Some(2), 1),
+                Slice::from(..),
+                Slice::new(0, Some(1), 1),
+            ],
+            vec![Slice::from(..), Slice::new(0, Some(4), 2), Slice::from(..)],
+        ];
+        for sl in &cases {
+            let mut want = ndarray::ArrayD::<f64>::zeros(IxDyn(&shape));
+            let region_shape = want
+                .slice_each_axis(|ax| sl[ax.axis.index()])
+                .shape()
+                .to_vec();
+            let n: usize = region_shape.iter().product();
+            let src = ndarray::ArrayD::from_shape_vec(
+                IxDyn(&region_shape),
+                (0..n).map(|v| v as f64 + 1.0).collect(),
+            )
+            .unwrap();
+            want.slice_each_axis_mut(|ax| sl[ax.axis.index()])
+                .assign(&src);
+            assert_eq!(slice_place(&shape, sl, src.view()), want, "{sl:?}");
+            let t = src.t().to_owned();
+            assert_eq!(slice_place(&shape, sl, t.t()), want, "{sl:?} strided");
+        }
+    }
+
     #[test]
     fn slice_place_matches_ndarray_slicing() {
         for (shape, slices) in [

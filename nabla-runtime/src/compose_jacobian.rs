@@ -16,7 +16,35 @@ fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
     let n = numel(shape);
     let mut s = vec![n];
     s.extend_from_slice(shape);
-    like.lift(&Array::eye(n, DType::F64).reshape(&s))
+    like.lift(&identity(n).reshape(&s))
+}
+
+/// The `n × n` identity in f64, kept per thread for the last few sizes:
+/// a Jacobian called in a loop builds its basis once. Arrays are immutable
+/// values (copy-on-write), so handing out one buffer many times is safe.
+fn identity(n: usize) -> Array {
+    use std::cell::RefCell;
+    thread_local! {
+        static KEPT: RefCell<Vec<(usize, Array)>> = const { RefCell::new(Vec::new()) };
+    }
+    /// Sizes kept, and the largest kept (1M elements, 8 MB).
+    const KEEP: usize = 4;
+    const MAX_ELEMENTS: usize = 1 << 20;
+    KEPT.with(|kept| {
+        let mut kept = kept.borrow_mut();
+        if let Some(i) = kept.iter().position(|(m, _)| *m == n) {
+            let hit = kept.remove(i);
+            let eye = hit.1.clone();
+            kept.insert(0, hit);
+            return eye;
+        }
+        let eye = Array::eye(n, DType::F64);
+        if n * n <= MAX_ELEMENTS {
+            kept.insert(0, (n, eye.clone()));
+            kept.truncate(KEEP);
+        }
+        eye
+    })
 }
 
 /// The one-hot cotangent basis over several outputs at once: `total` rows
