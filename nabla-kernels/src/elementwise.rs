@@ -448,6 +448,44 @@ fn by_rows2<T: Float, F: Fn(T, T) -> T + ?Sized>(
     Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
 }
 
+/// The most elements [`small_strided2`] takes (its rows are short, so the
+/// per-row vector loop of [`by_rows2`] does not apply).
+const SMALL: usize = 4096;
+
+/// `f` over small strided or broadcast operands (already broadcast to one
+/// shape): the row odometer with a plain inner loop. ndarray's generic
+/// iterator costs more to set up than the arithmetic on a few dozen
+/// elements (the shapes nested transforms produce on small inputs).
+fn small_strided2<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    a: &ArrayViewD<'_, T>,
+    b: &ArrayViewD<'_, T>,
+    f: &F,
+) -> Option<ArrayD<T>> {
+    let nd = a.ndim();
+    if nd == 0 || nd > MAX_ROW_AXES || a.len() > SMALL {
+        return None;
+    }
+    let w = a.shape()[nd - 1];
+    let (la, lb) = (a.strides()[nd - 1], b.strides()[nd - 1]);
+    let mut out: Vec<T> = Vec::with_capacity(a.len());
+    let (pa, pb) = (a.as_ptr(), b.as_ptr());
+    each_row2(
+        &a.shape()[..nd - 1],
+        &a.strides()[..nd - 1],
+        &b.strides()[..nd - 1],
+        |oa, ob| {
+            for j in 0..w as isize {
+                // SAFETY: `oa + j·la` (`ob + j·lb`) is the offset of an
+                // element of `a` (`b`): row offsets from the odometer plus
+                // an index below the last axis' length times its stride.
+                let (x, y) = unsafe { (*pa.offset(oa + j * la), *pb.offset(ob + j * lb)) };
+                out.push(f(x, y));
+            }
+        },
+    );
+    Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
+}
+
 /// The most axes [`each_row2`] handles (more fall back to ndarray).
 pub(crate) const MAX_ROW_AXES: usize = 16;
 
@@ -638,6 +676,8 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
         })
     } else if let Some(out) = by_rows2(&av, &bv, &f) {
         out
+    } else if let Some(out) = small_strided2(&av, &bv, &f) {
+        out
     } else {
         Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))
     }
@@ -743,6 +783,20 @@ mod tests {
         for (g, &x) in m3.iter().zip(p.iter()) {
             assert_eq!(*g, x + 0.5);
         }
+        // Short rows with broadcast axes on both sides (the small strided
+        // path): [6, 1, 2, 3] against [2, 2, 3], and a transposed operand.
+        let u =
+            ndarray::Array4::from_shape_fn((6, 1, 2, 3), |(i, _, j, k)| (i * 6 + j * 3 + k) as f64)
+                .into_dyn();
+        let v =
+            ndarray::Array3::from_shape_fn((2, 2, 3), |(i, j, k)| (i * 6 + j * 3 + k) as f64 - 5.5)
+                .into_dyn();
+        let got = zip_map(u.view(), v.view(), want);
+        assert_eq!(got.shape(), &[6, 2, 2, 3]);
+        check(got, &u.view(), &v.view());
+        let vt = v.view().permuted_axes(vec![0, 2, 1]).to_owned();
+        let vt = vt.view().permuted_axes(vec![0, 2, 1]);
+        check(zip_map(u.view(), vt.view(), want), &u.view(), &vt.view());
     }
 
     #[test]
