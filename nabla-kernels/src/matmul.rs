@@ -2,7 +2,8 @@
 
 use crate::parallel;
 use crate::{Float, PARALLEL_THRESHOLD};
-use ndarray::{Array3, ArrayView3, Axis};
+use ndarray::{Array3, ArrayView1, ArrayView3, Axis};
+use std::mem::MaybeUninit;
 
 /// `out[b] = a[b] · b[b]` for every batch index `b`.
 ///
@@ -117,17 +118,13 @@ fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array
     let n = b.dim().2;
     let mut out = Array3::<T>::uninit((batch, m, n));
     // Product `i` fills the contiguous `m × n` block `o`.
-    let one = |i: usize, o: &mut [std::mem::MaybeUninit<T>]| {
+    let one = |i: usize, o: &mut [MaybeUninit<T>]| {
         let brow = b.slice(ndarray::s![i, 0, ..]);
         let scales = a.slice(ndarray::s![i, .., 0]);
-        for (orow, &s) in o.chunks_mut(n).zip(scales) {
-            match brow.as_slice() {
-                Some(src) => {
-                    for (d, &v) in orow.iter_mut().zip(src) {
-                        d.write(s * v);
-                    }
-                }
-                None => {
+        match brow.as_slice() {
+            Some(row) => scale_rows_best(o, scales, row),
+            None => {
+                for (orow, &s) in o.chunks_mut(n).zip(scales) {
                     for (d, &v) in orow.iter_mut().zip(brow.iter()) {
                         d.write(s * v);
                     }
@@ -145,6 +142,40 @@ fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array
     }
     // SAFETY: every row of every product was written above.
     unsafe { out.assume_init() }
+}
+
+/// `o[r, :] = scales[r] · row` for every row `r` of the block `o`.
+#[inline(always)]
+fn scale_rows<T: Float>(o: &mut [MaybeUninit<T>], scales: ArrayView1<'_, T>, row: &[T]) {
+    for (orow, &s) in o.chunks_mut(row.len()).zip(scales) {
+        for (d, &v) in orow.iter_mut().zip(row) {
+            d.write(s * v);
+        }
+    }
+}
+
+/// `scale_rows` compiled for AVX2 (the baseline build stores 16 bytes at a
+/// time; the outer products are store-bound, 1.4–1.6× faster with 32).
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn scale_rows_avx2<T: Float>(
+    o: &mut [MaybeUninit<T>],
+    scales: ArrayView1<'_, T>,
+    row: &[T],
+) {
+    scale_rows(o, scales, row)
+}
+
+fn scale_rows_best<T: Float>(o: &mut [MaybeUninit<T>], scales: ArrayView1<'_, T>, row: &[T]) {
+    #[cfg(target_arch = "x86_64")]
+    if crate::elementwise::has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { scale_rows_avx2(o, scales, row) };
+    }
+    scale_rows(o, scales, row)
 }
 
 /// One `m×k · k×n` product into a row-major destination with row stride `ldo`.
