@@ -325,6 +325,55 @@ fn vmap_grad_equals_a_loop_and_sums_shared_cotangents() {
 }
 
 #[test]
+fn masked_pullbacks_give_the_wanted_cotangents() {
+    use nabla::compose::DiffFn;
+    nabla::manual_seed(10);
+    let (w, x, y) = (
+        nabla::randn(&[4], DType::F64),
+        nabla::randn(&[4], DType::F64),
+        nabla::randn(&[], DType::F64),
+    );
+    let args = (w.clone(), x.clone(), y.clone());
+    let ct = Array::scalar(1.5f64);
+    let (_, all) = <single::Function as DiffFn>::vjp::<Array>(&args);
+    let all = all(ct.clone());
+    for (i, want) in [
+        [true, false, false],
+        [false, true, false],
+        [false, false, true],
+    ]
+    .iter()
+    .enumerate()
+    {
+        let (_, masked) = <single::Function as DiffFn>::vjp_masked::<Array>(&args, want);
+        let m = masked(ct.clone());
+        let (got, full) = match i {
+            0 => (m.0, &all.0),
+            1 => (m.1, &all.1),
+            _ => (m.2, &all.2),
+        };
+        assert_close(&got, full, 0.0, "masked cotangent");
+    }
+    // grad with argnums > 0 inside vmap: only that argument's cotangent.
+    let xs = nabla::randn(&[5, 4], DType::F64);
+    let ys = nabla::randn(&[5], DType::F64);
+    let gx = nabla::vmap!(nabla::grad!(single, argnums = 1), in_axes = (None, 0, 0))(&w, &xs, &ys);
+    for k in 0..5 {
+        let (xk, yk) = (
+            xs.index_select(0, &[k]).squeeze(0),
+            ys.index_select(0, &[k]).squeeze(0),
+        );
+        let (_, want, _) = nabla::vjp!(single)(&w, &xk, &yk).1(&Array::scalar(1.0f64));
+        assert_close(
+            &gx.index_select(0, &[k]).squeeze(0),
+            &want,
+            1e-13,
+            "vmap(grad argnums=1)",
+        );
+    }
+}
+
+#[test]
 fn vmap_with_mismatched_sizes_is_a_clear_error() {
     let err = std::panic::catch_unwind(|| {
         nabla::vmap(single)(

@@ -545,6 +545,10 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                 fn vjp<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
                     #vjp_name::<__V>(#(&x.#idx),*)
                 }
+                fn vjp_masked<__V: #krate::ArrayValue>(x: &(#(#vs,)*), want: &[bool]) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #krate::compose::is_wanted(want, i));
+                    #masked::<__V>(#(&x.#idx,)* __want)
+                }
             }
         });
     }

@@ -73,6 +73,32 @@ pub trait DiffFn: Copy + 'static {
         OutOf<Self, V>,
         impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, Self>,
     );
+    /// [`DiffFn::vjp`] where only the arguments `i` with `want[i]` (or
+    /// `i >= want.len()`) need a true cotangent; the others may come back as
+    /// zeros, and the work that only they need is skipped (`grad` with
+    /// `argnums`, `jacrev` of some arguments). The default computes all.
+    #[allow(clippy::type_complexity)]
+    fn vjp_masked<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, Self>,
+    ) {
+        let _ = want;
+        Self::vjp::<V>(x)
+    }
+}
+
+/// Whether argument `i` is wanted under a [`DiffFn::vjp_masked`] mask.
+///
+/// ```
+/// use nabla_runtime::compose::is_wanted;
+/// assert!(is_wanted(&[true, false], 0) && !is_wanted(&[true, false], 1));
+/// assert!(is_wanted(&[true, false], 2)); // past the end: wanted
+/// ```
+pub fn is_wanted(want: &[bool], i: usize) -> bool {
+    want.get(i).copied().unwrap_or(true)
 }
 
 /// Makes a transform of `G` callable as a plain function of arrays.
@@ -299,8 +325,17 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
         OutOf<Self, V>,
         impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I, O>,
     ) {
+        Self::vjp_masked::<V>(x, &[])
+    }
+    fn vjp_masked<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I, O>,
+    ) {
         let (b, n) = batch_args::<F, I, V>(x);
-        let (y, pullback) = F::vjp::<Batched<V>>(&b);
+        let (y, pullback) = F::vjp_masked::<Batched<V>>(&b, want);
         // The output axis of every output (one entry for `One`).
         let mut oas = Vec::new();
         let out = F::Out::map(y, |_, y| {
@@ -359,7 +394,9 @@ where
     type Arity = F::Arity;
     type Out = One;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        let (y, pullback) = F::vjp::<V>(x);
+        let mut want = [false; 6];
+        want[I] = true;
+        let (y, pullback) = F::vjp_masked::<V>(x, &want[..<F::Arity as FixedArity>::N]);
         if !y.shape_vec().is_empty() && numel(&y.shape_vec()) != 1 {
             panic!(
                 "grad: the function returns shape {:?}, but grad needs a scalar output; reduce it or use jacrev",

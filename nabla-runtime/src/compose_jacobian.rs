@@ -180,7 +180,11 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
         panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
     };
     let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
-    let (y, pullback) = F::vjp::<Batched<V>>(&b);
+    let mut want = vec![false; <F::Arity as Arity>::len(x)];
+    for &i in wanted {
+        want[i] = true;
+    }
+    let (y, pullback) = F::vjp_masked::<Batched<V>>(&b, &want);
     let outs = OutRows::new(F::Out::leaves(y).iter().map(|y| y.shape_vec()).collect());
     let like = <F::Arity as Arity>::get(x, first);
     let cts = pullback(F::Out::from_leaves(outs.basis(like)));
