@@ -33,15 +33,41 @@ pub mod reshape {
             &x.data,
             |a| match a.clone().into_shape_with_order(d.clone()) {
                 Ok(r) => r,
-                Err(_) => {
-                    a.as_standard_layout()
+                Err(_) => match unit_axes_only(a.clone(), shape) {
+                    Some(r) => r,
+                    None => a
+                        .as_standard_layout()
                         .into_owned()
                         .into_shape_with_order(d.clone())
                         .expect("size checked")
-                        .into_shared()
-                }
+                        .into_shared(),
+                },
             }
         ))
+    }
+    /// A reshape that only inserts or removes length-1 axes, as a view of
+    /// any (strided) layout; `None` for any other reshape. Batching pads
+    /// operands this way, often on permuted or sliced values.
+    fn unit_axes_only<T>(
+        a: ndarray::ArcArray<T, IxDyn>,
+        shape: &[usize],
+    ) -> Option<ndarray::ArcArray<T, IxDyn>> {
+        let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+        if non_unit(a.shape()) != non_unit(shape) {
+            return None;
+        }
+        let mut a = a;
+        for ax in (0..a.ndim()).rev() {
+            if a.shape()[ax] == 1 {
+                a = a.index_axis_move(ndarray::Axis(ax), 0);
+            }
+        }
+        for (ax, &d) in shape.iter().enumerate() {
+            if d == 1 {
+                a = a.insert_axis(ndarray::Axis(ax));
+            }
+        }
+        Some(a)
     }
     /// JVP rule.
     pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
@@ -618,4 +644,35 @@ fn add_region<T: Copy + std::ops::AddAssign>(
     }
     region.zip_mut_with(c, |r, &v| *r += v);
     true
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Array, dtype::Data};
+
+    fn ptr(a: &Array) -> *const f64 {
+        match &a.data {
+            Data::F64(x) => x.as_ptr(),
+            _ => unreachable!("f64 only here"),
+        }
+    }
+
+    #[test]
+    fn inserting_or_removing_unit_axes_of_a_strided_array_is_a_view() {
+        let x = Array::from_vec((0..24).map(f64::from).collect(), &[2, 3, 4]);
+        let p = x.permute(&[2, 0, 1]); // [4, 2, 3], not contiguous
+        let copied = Array::from_vec(p.to_vec::<f64>(), &[4, 2, 3]);
+        for shape in [&[4usize, 1, 2, 3][..], &[1, 4, 2, 1, 3, 1], &[4, 2, 3]] {
+            let r = p.reshape(shape);
+            assert_eq!(r.shape(), shape);
+            assert_eq!(r.to_vec::<f64>(), copied.to_vec::<f64>(), "{shape:?}");
+            assert_eq!(ptr(&r), ptr(&x), "{shape:?} shares storage");
+            // And back, removing the unit axes again.
+            let back = r.reshape(&[4, 2, 3]);
+            assert_eq!(back.to_vec::<f64>(), copied.to_vec::<f64>());
+        }
+        // Any other reshape of a strided array copies, in row-major order.
+        let flat = p.reshape(&[24]);
+        assert_eq!(flat.to_vec::<f64>(), copied.to_vec::<f64>());
+    }
 }
