@@ -187,10 +187,30 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     let (y, pullback) = F::vjp_masked::<Batched<V>>(&b, &want);
     let outs = OutRows::new(F::Out::leaves(y).iter().map(|y| y.shape_vec()).collect());
     let like = <F::Arity as Arity>::get(x, first);
-    let cts = pullback(F::Out::from_leaves(outs.basis(like)));
+    // A scalar output has one cotangent row: it is given without a batch
+    // axis, so the reverse pass runs on unbatched values (a Hessian's inner
+    // gradient costs a gradient, not a batch of one), and the row axis is
+    // added afterwards.
+    let scalar = outs.total == 1;
+    let seeds = if scalar {
+        let one = identity(1);
+        outs.shapes
+            .iter()
+            .map(|s| Batched::unbatched(like.lift(&one.reshape(s))))
+            .collect()
+    } else {
+        outs.basis(like)
+    };
+    let cts = pullback(F::Out::from_leaves(seeds));
     let per_input: Vec<V> = wanted
         .iter()
-        .map(|&i| <F::Arity as Arity>::get(&cts, i).materialize(outs.total, 0))
+        .map(|&i| {
+            let c = <F::Arity as Arity>::get(&cts, i);
+            match c.bdim {
+                None if scalar => c.value.reshape(&cat(&[1], &c.value.shape_vec())),
+                _ => c.materialize(outs.total, 0),
+            }
+        })
         .collect();
     if outs.shapes.len() == 1 {
         // One output: every input's cotangent rows are its block.
