@@ -235,3 +235,90 @@ fn accumulating_ops_on_duals_and_batches_match_the_composition() {
     let want = bx.add(&ba.mul_scaled(&ba, 2.0)).materialize(4, 0);
     assert_close(&got, &want, 1e-15, "batched fma");
 }
+
+/// `add_mul_scaled` with operands that broadcast to the accumulator (rows,
+/// single elements, batched and unbatched, lower per-example rank) equals
+/// the composition on arrays, duals and batches, and leaves other holders'
+/// values alone.
+#[test]
+fn add_mul_scaled_with_broadcast_operands_matches_the_composition() {
+    let x = a().sin(); // [2, 3]
+    let row = b(); // [3]
+    let one = Array::scalar(0.25f64);
+    let col = Array::from_vec(vec![2.0f64, -1.0], &[2, 1]);
+    for (k, (p, q)) in [
+        (a(), row.clone()),
+        (row.clone(), a()),
+        (a(), one.clone()),
+        (one.clone(), row.clone()),
+        (row.reshape(&[1, 3]), row.clone()),
+        (a(), col.clone()), // a column: composed path
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let want = &x + &p.mul_scaled(&q, -0.5);
+        let keep = x.clone();
+        assert_close(
+            &keep.clone().add_mul_scaled(&p, &q, -0.5),
+            &want,
+            1e-15,
+            &format!("array case {k}"),
+        );
+        assert_close(&keep, &a().sin(), 0.0, "the other holder's value");
+        // A non-contiguous accumulator.
+        let xt = Array::from_vec(x.transpose().to_vec::<f64>(), &[3, 2]).transpose();
+        assert_eq!(xt.strides(), &[1, 2]);
+        assert_close(&xt.add_mul_scaled(&p, &q, -0.5), &want, 1e-15, "strided");
+    }
+    // Duals whose operands broadcast (tangents on either, both or none).
+    for (ta, tb) in [(true, true), (true, false), (false, true), (false, false)] {
+        let dx = Dual::new(x.clone(), Some(x.cos()));
+        let da = Dual::new(row.clone(), ta.then(|| row.exp()));
+        let db = Dual::new(one.clone(), tb.then(|| Array::scalar(3.0f64)));
+        let got = dx.clone().add_mul_scaled(&da, &db, 0.7);
+        let want = dx.add(&da.mul_scaled(&db, 0.7));
+        assert_close(&got.primal, &want.primal, 1e-15, "dual primal");
+        assert_close(
+            &got.tangent_or_zero(),
+            &want.tangent_or_zero(),
+            1e-15,
+            "dual tangent",
+        );
+        let dx0 = Dual::new(x.clone(), None);
+        let got = dx0.clone().add_mul_scaled(&da, &db, 0.7);
+        let want = dx0.add(&da.mul_scaled(&db, 0.7));
+        assert_close(
+            &got.tangent_or_zero(),
+            &want.tangent_or_zero(),
+            1e-15,
+            "dual no tangent",
+        );
+    }
+    // Batches: the accumulator batched on axis 0 or 1; operands batched
+    // with a lower per-example rank, or unbatched rows.
+    let xs = Array::from_vec((0..24).map(|i| i as f64 * 0.1).collect(), &[4, 2, 3]);
+    let rows = Array::from_vec((0..12).map(|i| (i as f64).cos()).collect(), &[4, 3]);
+    let accs = [
+        Batched::new(xs.clone(), Some(0)),
+        Batched::new(xs.permute(&[1, 0, 2]), Some(1)),
+    ];
+    let ops = [
+        (
+            Batched::new(rows.clone(), Some(0)),
+            Batched::unbatched(row.clone()),
+        ),
+        (Batched::unbatched(a()), Batched::new(rows.clone(), Some(0))),
+        (
+            Batched::new(xs.exp(), Some(0)),
+            Batched::unbatched(one.clone()),
+        ),
+    ];
+    for (i, acc) in accs.iter().enumerate() {
+        for (j, (p, q)) in ops.iter().enumerate() {
+            let got = acc.clone().add_mul_scaled(p, q, 1.5).materialize(4, 0);
+            let want = acc.add(&p.mul_scaled(q, 1.5)).materialize(4, 0);
+            assert_close(&got, &want, 1e-14, &format!("batched acc {i} ops {j}"));
+        }
+    }
+}

@@ -241,6 +241,136 @@ pub fn mul_scaled<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, c: f64) 
     zip_map(a, b, move |x, y| x * y * c)
 }
 
+/// `x += c · a · b` in place, `a` and `b` broadcast to `x`'s shape, in one
+/// pass (the accumulation of `square`'s and `mul_scaled`'s rules). Handles
+/// a contiguous `x` with operands that are each contiguous with `x`'s shape,
+/// a contiguous row repeated along the leading axes, or one element; returns
+/// false (nothing written) for anything else, and the caller composes.
+///
+/// ```
+/// use nabla_kernels::elementwise::add_mul_scaled_into;
+/// let mut x = ndarray::arr2(&[[1.0f64, 1.0], [1.0, 1.0]]).into_dyn();
+/// let a = ndarray::arr2(&[[1.0f64, 2.0], [3.0, 4.0]]).into_dyn();
+/// let b = ndarray::arr1(&[10.0f64, 100.0]).into_dyn();
+/// assert!(add_mul_scaled_into(&mut x.view_mut(), a.view(), b.view(), 0.5));
+/// assert_eq!(x.as_slice().unwrap(), &[6.0, 101.0, 16.0, 201.0]);
+/// ```
+pub fn add_mul_scaled_into<T: Float>(
+    x: &mut ndarray::ArrayViewMutD<'_, T>,
+    a: ArrayViewD<'_, T>,
+    b: ArrayViewD<'_, T>,
+    c: f64,
+) -> bool {
+    #[derive(Clone, Copy)]
+    enum Part<'s, T> {
+        Full(&'s [T]),
+        Row(&'s [T]),
+        One(T),
+    }
+    fn part<'s, T: Float>(v: &'s ArrayViewD<'_, T>, shape: &[usize]) -> Option<Part<'s, T>> {
+        if v.len() == 1 {
+            return v.iter().next().map(|&e| Part::One(e));
+        }
+        let s = v.as_slice()?;
+        if v.shape() == shape {
+            Some(Part::Full(s))
+        } else if is_row_of(v.shape(), shape) {
+            Some(Part::Row(s))
+        } else {
+            None
+        }
+    }
+    let shape = x.shape().to_vec();
+    let (Some(pa), Some(pb)) = (part(&a, &shape), part(&b, &shape)) else {
+        return false;
+    };
+    let Some(xs) = x.as_slice_mut() else {
+        return false;
+    };
+    let c = T::from_f64(c);
+    match (pa, pb) {
+        (Part::Full(a), Part::Full(b)) => update2_best(xs, a, b, &|x, a, b| x + a * b * c),
+        (Part::Full(f), Part::One(e)) | (Part::One(e), Part::Full(f)) => {
+            let k = e * c;
+            update1_best(xs, f, &|x, a| x + a * k)
+        }
+        (Part::Full(f), Part::Row(r)) | (Part::Row(r), Part::Full(f)) => {
+            for (xr, fr) in xs.chunks_mut(r.len()).zip(f.chunks(r.len())) {
+                update2_best(xr, fr, r, &|x, a, b| x + a * b * c);
+            }
+        }
+        (Part::Row(r), Part::One(e)) | (Part::One(e), Part::Row(r)) => {
+            let k = e * c;
+            for xr in xs.chunks_mut(r.len()) {
+                update1_best(xr, r, &|x, a| x + a * k);
+            }
+        }
+        (Part::Row(r), Part::Row(q)) if r.len() == q.len() => {
+            for xr in xs.chunks_mut(r.len()) {
+                update2_best(xr, r, q, &|x, a, b| x + a * b * c);
+            }
+        }
+        (Part::One(e), Part::One(f)) => {
+            let k = e * f * c;
+            xs.iter_mut().for_each(|x| *x += k);
+        }
+        _ => return false,
+    }
+    true
+}
+
+#[inline(always)]
+fn update1<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    for (x, &a) in x.iter_mut().zip(a) {
+        *x = f(*x, a);
+    }
+}
+
+#[inline(always)]
+fn update2<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    for ((x, &a), &b) in x.iter_mut().zip(a).zip(b) {
+        *x = f(*x, a, b);
+    }
+}
+
+/// `update1` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update1_avx2<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    update1(x, a, f)
+}
+
+/// `update2` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update2_avx2<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    update2(x, a, b, f)
+}
+
+fn update1_best<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { update1_avx2(x, a, f) };
+    }
+    update1(x, a, f)
+}
+
+fn update2_best<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { update2_avx2(x, a, b, f) };
+    }
+    update2(x, a, b, f)
+}
+
 /// Compares `a` and `b` (broadcast) elementwise.
 ///
 /// ```

@@ -229,6 +229,35 @@ impl<V: ArrayValue> Value for Batched<V> {
                 bdim,
             };
         }
+        if self.bdim.is_some() {
+            // Batch axes first and per-example ranks padded, as for any
+            // binary op; when the product broadcasts to the accumulator's
+            // shape it is added into it (in place once `self` is dropped).
+            let r = [
+                self.shape_vec().len(),
+                a.shape_vec().len(),
+                b.shape_vec().len(),
+            ]
+            .into_iter()
+            .max()
+            .unwrap_or(0);
+            let pad = |x: &Self| match x.bdim {
+                Some(_) => x.padded(r),
+                None => x.value.clone(),
+            };
+            let (pa, pb) = (pad(a), pad(b));
+            let acc = self.padded(r);
+            drop(self);
+            let target = acc.shape_vec();
+            let fits = |o: &V| {
+                nabla_kernels::elementwise::try_broadcast_shape(&target, &o.shape_vec()).as_deref()
+                    == Some(target.as_slice())
+            };
+            if fits(&pa) && fits(&pb) {
+                return Batched::with(acc.add_mul_scaled(&pa, &pb, c));
+            }
+            return Batched::with(acc).add(&a.mul_scaled(b, c));
+        }
         self.add(&a.mul_scaled(b, c))
     }
     fn mul_scalar(&self, c: f64) -> Self {

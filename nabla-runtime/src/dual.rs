@@ -139,22 +139,34 @@ impl<V: Value> Value for Dual<V> {
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
         // `self + c·a·b` with tangent `ṡ + c·(ȧ·b + a·ḃ)`, each term added in
         // place; mixed shapes (broadcasting) take the composition.
+        // `a` and `b` may broadcast to `self`'s shape, not beyond it.
         let shape = self.primal.shape_vec();
-        if a.primal.shape_vec() != shape || b.primal.shape_vec() != shape {
+        let fits = |o: &V| {
+            nabla_kernels::elementwise::try_broadcast_shape(&shape, &o.shape_vec()).as_deref()
+                == Some(shape.as_slice())
+        };
+        if !fits(&a.primal) || !fits(&b.primal) {
             return self.add(&a.mul_scaled(b, c));
         }
+        let full = |t: V| {
+            if t.shape_vec() == shape {
+                t
+            } else {
+                t.broadcast_to(&shape)
+            }
+        };
         let primal = self.primal.add_mul_scaled(&a.primal, &b.primal, c);
         let mut t = self.tangent;
         if let Some(da) = &a.tangent {
             t = Some(match t {
                 Some(t) => t.add_mul_scaled(da, &b.primal, c),
-                None => da.mul_scaled(&b.primal, c),
+                None => full(da.mul_scaled(&b.primal, c)),
             });
         }
         if let Some(db) = &b.tangent {
             t = Some(match t {
                 Some(t) => t.add_mul_scaled(&a.primal, db, c),
-                None => a.primal.mul_scaled(db, c),
+                None => full(a.primal.mul_scaled(db, c)),
             });
         }
         Dual { primal, tangent: t }
