@@ -484,6 +484,11 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
         })
     } else if let Some(out) = by_rows1(&x, &f) {
         out
+    } else if x.len() <= SMALL {
+        // Small and strided: gather, then the contiguous loop.
+        let c = contiguous(&x);
+        let out = map_slice(c.as_slice().expect("contiguous"), &f);
+        ArrayD::from_shape_vec(c.raw_dim(), out).expect("shape matches length")
     } else {
         x.mapv(f)
     }
@@ -614,6 +619,46 @@ fn small_strided2<T: Float, F: Fn(T, T) -> T + ?Sized>(
         },
     );
     Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
+}
+
+/// `x` copied into a new row-major (standard layout) array: whole rows by
+/// `memcpy` when the last axis is contiguous, otherwise element by element,
+/// the rows found by the allocation-free odometer (ndarray's generic
+/// iterator costs more than the copy on the small, permuted arrays that
+/// batching produces).
+///
+/// ```
+/// use nabla_kernels::elementwise::contiguous;
+/// let x = ndarray::arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn();
+/// let t = contiguous(&x.t());
+/// assert_eq!(t.as_slice().unwrap(), &[1, 4, 2, 5, 3, 6]);
+/// ```
+pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
+    let nd = x.ndim();
+    if x.is_standard_layout() || nd == 0 || nd > MAX_ROW_AXES {
+        return x.as_standard_layout().into_owned();
+    }
+    let (w, ls) = (x.shape()[nd - 1], x.strides()[nd - 1]);
+    let mut out: Vec<T> = Vec::with_capacity(x.len());
+    let p = x.as_ptr();
+    let outer_strides = &x.strides()[..nd - 1];
+    each_row2(
+        &x.shape()[..nd - 1],
+        outer_strides,
+        outer_strides,
+        |o, _| {
+            if ls == 1 {
+                // SAFETY: `o` is the offset of a row of `w` contiguous elements.
+                out.extend_from_slice(unsafe { std::slice::from_raw_parts(p.offset(o), w) });
+            } else {
+                for j in 0..w as isize {
+                    // SAFETY: element `j` of the row at offset `o`, stride `ls`.
+                    out.push(unsafe { *p.offset(o + j * ls) });
+                }
+            }
+        },
+    );
+    ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length")
 }
 
 /// The most axes [`each_row2`] handles (more fall back to ndarray).
@@ -927,6 +972,28 @@ mod tests {
         let vt = v.view().permuted_axes(vec![0, 2, 1]).to_owned();
         let vt = vt.view().permuted_axes(vec![0, 2, 1]);
         check(zip_map(u.view(), vt.view(), want), &u.view(), &vt.view());
+    }
+
+    #[test]
+    fn contiguous_copies_match_the_logical_order() {
+        let c =
+            ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as i64)
+                .into_dyn();
+        let views = [
+            c.view().permuted_axes(vec![2, 0, 1]), // last stride 4
+            c.view().permuted_axes(vec![1, 0, 2]), // rows contiguous
+            c.slice(ndarray::s![.., 1..3, ..;2]).into_dyn(), // stride-2 rows
+            c.view(),                              // already standard
+        ];
+        for v in views {
+            let got = contiguous(&v);
+            assert!(got.is_standard_layout());
+            assert_eq!(got, v.to_owned());
+            assert_eq!(
+                got.iter().copied().collect::<Vec<_>>(),
+                v.iter().copied().collect::<Vec<_>>()
+            );
+        }
     }
 
     #[test]

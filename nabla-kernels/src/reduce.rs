@@ -42,8 +42,14 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
     let mut perm = kept.clone();
     perm.extend_from_slice(axes);
     let p = x.permuted_axes(IxDyn(&perm));
-    let p = p.as_standard_layout();
-    let s = p.as_slice().expect("standard layout");
+    let copied;
+    let s = match p.as_slice() {
+        Some(s) => s,
+        None => {
+            copied = crate::elementwise::contiguous(&p);
+            copied.as_slice().expect("standard layout")
+        }
+    };
     let v = rows(s, n, outer, op);
     ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape")
 }

@@ -35,9 +35,7 @@ pub mod reshape {
                 Ok(r) => r,
                 Err(_) => match unit_axes_only(a.clone(), shape) {
                     Some(r) => r,
-                    None => a
-                        .as_standard_layout()
-                        .into_owned()
+                    None => nabla_kernels::elementwise::contiguous(&a.view())
                         .into_shape_with_order(d.clone())
                         .expect("size checked")
                         .into_shared(),
