@@ -253,6 +253,8 @@ fn add_mul_scaled_with_broadcast_operands_matches_the_composition() {
         (one.clone(), row.clone()),
         (row.reshape(&[1, 3]), row.clone()),
         (a(), col.clone()), // a column: composed path
+        // One element of higher rank enlarges the result: composed path.
+        (Array::from_vec(vec![0.25f64], &[1, 1, 1]), row.clone()),
     ]
     .into_iter()
     .enumerate()

@@ -16,41 +16,13 @@ TWIN_ONLY (comma-separated workloads to run, default all).
 
 import json
 import os
-import time
 
 import jax
 import jax.numpy as jnp
 import numpy as np
+from twin_protocol import measure
 
 jax.config.update("jax_enable_x64", True)
-
-
-def measure(f, warmup, meas):
-    """Warm up for `warmup` s (at least 3 calls), then time single calls
-    until `meas` s have passed and at least 20 were taken (at most 5000)."""
-    start = time.perf_counter()
-    n = 0
-    while n < 3 or time.perf_counter() - start < warmup:
-        jax.block_until_ready(f())
-        n += 1
-    times = []
-    start = time.perf_counter()
-    while len(times) < 20 or (time.perf_counter() - start < meas and len(times) < 5000):
-        t = time.perf_counter()
-        jax.block_until_ready(f())
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-
-    def q(p):
-        return times[round((len(times) - 1) * p)]
-
-    return {
-        "median_ms": q(0.5),
-        "p10_ms": q(0.1),
-        "p90_ms": q(0.9),
-        "min_ms": times[0],
-        "reps": len(times),
-    }
 
 
 def foo(x):
@@ -78,12 +50,12 @@ def main():
     if wanted("seed_hessian"):
         x = jnp.asarray(np.random.default_rng(0).standard_normal((2, 3)), dtype=jnp.float32)
         seed = jax.jit(jax.jacfwd(jax.jacrev(jax.vmap(foo))))
-        results["seed_hessian"] = measure(lambda: seed(x), warmup, meas)
+        results["seed_hessian"] = measure(lambda: jax.block_until_ready(seed(x)), warmup, meas)
 
     if wanted("rosen_hessian"):
         xr = jnp.asarray(np.random.default_rng(1).standard_normal(100), dtype=jnp.float64)
         rh = jax.jit(jax.hessian(rosen))
-        results["rosen_hessian"] = measure(lambda: rh(xr), warmup, meas)
+        results["rosen_hessian"] = measure(lambda: jax.block_until_ready(rh(xr)), warmup, meas)
 
     if wanted("per_example"):
         rng = np.random.default_rng(2)
@@ -95,7 +67,9 @@ def main():
         xs = jnp.asarray(rng.standard_normal((256, 64)), dtype=f32)
         ys = jnp.asarray(rng.standard_normal((256, 10)), dtype=f32)
         pe = jax.jit(jax.vmap(jax.grad(example_loss), in_axes=(None, None, None, None, 0, 0)))
-        results["per_example"] = measure(lambda: pe(w1, b1, w2, b2, xs, ys), warmup, meas)
+        results["per_example"] = measure(
+            lambda: jax.block_until_ready(pe(w1, b1, w2, b2, xs, ys)), warmup, meas
+        )
 
     print(
         json.dumps(

@@ -10,44 +10,16 @@ TWIN_ONLY (comma-separated workloads to run, default all).
 
 import json
 import os
-import time
 
 import torch
 import torch.nn.functional as F
+from twin_protocol import measure
 
 GEMM_N = 1024
 ELTWISE_N = 1_000_000
 MLP_SIZES = [784, 512, 512, 10]
 MLP_BATCH = 256
 MLP_LR = 0.01
-
-
-def measure(f, warmup, meas):
-    """Warm up for `warmup` s (at least 3 calls), then time single calls
-    until `meas` s have passed and at least 20 were taken (at most 5000)."""
-    start = time.perf_counter()
-    n = 0
-    while n < 3 or time.perf_counter() - start < warmup:
-        f()
-        n += 1
-    times = []
-    start = time.perf_counter()
-    while len(times) < 20 or (time.perf_counter() - start < meas and len(times) < 5000):
-        t = time.perf_counter()
-        f()
-        times.append((time.perf_counter() - t) * 1e3)
-    times.sort()
-
-    def q(p):
-        return times[round((len(times) - 1) * p)]
-
-    return {
-        "median_ms": q(0.5),
-        "p10_ms": q(0.1),
-        "p90_ms": q(0.9),
-        "min_ms": times[0],
-        "reps": len(times),
-    }
 
 
 class Mlp:

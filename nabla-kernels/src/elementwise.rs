@@ -242,10 +242,12 @@ pub fn mul_scaled<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, c: f64) 
 }
 
 /// `x += c · a · b` in place, `a` and `b` broadcast to `x`'s shape, in one
-/// pass (the accumulation of `square`'s and `mul_scaled`'s rules). Handles
-/// a contiguous `x` with operands that are each contiguous with `x`'s shape,
-/// a contiguous row repeated along the leading axes, or one element; returns
-/// false (nothing written) for anything else, and the caller composes.
+/// pass (the accumulation of `square`'s and `mul_scaled`'s rules). A
+/// contiguous `x` takes operands that are each contiguous with `x`'s shape,
+/// a contiguous row repeated along the leading axes, or one element, in
+/// vectorised loops; any `x` takes operands of exactly its shape (ndarray's
+/// `Zip`). Returns false (nothing written) for anything else, and the
+/// caller composes.
 ///
 /// ```
 /// use nabla_kernels::elementwise::add_mul_scaled_into;
@@ -268,6 +270,9 @@ pub fn add_mul_scaled_into<T: Float>(
         One(T),
     }
     fn part<'s, T: Float>(v: &'s ArrayViewD<'_, T>, shape: &[usize]) -> Option<Part<'s, T>> {
+        if !broadcasts_to(v.shape(), shape) {
+            return None;
+        }
         if v.len() == 1 {
             return v.iter().next().map(|&e| Part::One(e));
         }
@@ -281,13 +286,19 @@ pub fn add_mul_scaled_into<T: Float>(
         }
     }
     let shape = x.shape().to_vec();
-    let (Some(pa), Some(pb)) = (part(&a, &shape), part(&b, &shape)) else {
-        return false;
-    };
-    let Some(xs) = x.as_slice_mut() else {
-        return false;
-    };
     let c = T::from_f64(c);
+    let (pa, pb) = match (part(&a, &shape), part(&b, &shape)) {
+        (Some(pa), Some(pb)) if x.is_standard_layout() => (pa, pb),
+        _ if a.shape() == shape.as_slice() && b.shape() == shape.as_slice() => {
+            Zip::from(x)
+                .and(&a)
+                .and(&b)
+                .for_each(|x, &a, &b| *x += a * b * c);
+            return true;
+        }
+        _ => return false,
+    };
+    let xs = x.as_slice_mut().expect("standard layout");
     match (pa, pb) {
         (Part::Full(a), Part::Full(b)) => update2_best(xs, a, b, &|x, a, b| x + a * b * c),
         (Part::Full(f), Part::One(e)) | (Part::One(e), Part::Full(f)) => {
@@ -440,6 +451,17 @@ pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
     try_broadcast_shape(a, b).unwrap_or_else(|| panic!("shapes {a:?} and {b:?} do not broadcast"))
 }
 
+/// True when `from` broadcasts to exactly `to` (NumPy rules).
+///
+/// ```
+/// use nabla_kernels::elementwise::broadcasts_to;
+/// assert!(broadcasts_to(&[3], &[2, 3]) && broadcasts_to(&[], &[2]));
+/// assert!(!broadcasts_to(&[2, 3], &[3]) && !broadcasts_to(&[2], &[3]));
+/// ```
+pub fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
+    try_broadcast_shape(from, to).as_deref() == Some(to)
+}
+
 /// NumPy broadcast of two shapes, or `None` if they are incompatible.
 ///
 /// ```
@@ -545,18 +567,32 @@ fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<Arr
     Some(ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length"))
 }
 
-/// `f` over `a` and `b` (already broadcast to one shape) row by row, when
-/// both last axes are contiguous; outer axes may be strided or broadcast.
+/// The most elements a strided binary map walks element by element (its
+/// rows too short or strided for the per-row vector loop); larger ones go
+/// through ndarray's `Zip`.
+const SMALL: usize = 4096;
+
+/// `f` over `a` and `b` (already broadcast to one shape) row by row, the
+/// rows found by the allocation-free odometer over the outer axes: one
+/// vectorised loop per row when both last axes are contiguous and rows are
+/// long enough, a plain element loop for small operands otherwise
+/// (ndarray's generic iterator costs more to set up than the arithmetic on
+/// the few dozen elements nested transforms produce on small inputs).
 fn by_rows2<T: Float, F: Fn(T, T) -> T + ?Sized>(
     a: &ArrayViewD<'_, T>,
     b: &ArrayViewD<'_, T>,
     f: &F,
 ) -> Option<ArrayD<T>> {
-    if !row_eligible(a) || !row_eligible(b) {
+    let nd = a.ndim();
+    let vector_rows = row_eligible(a) && row_eligible(b);
+    if !vector_rows && (nd == 0 || nd > MAX_ROW_AXES || a.len() > SMALL) {
         return None;
     }
-    let nd = a.ndim();
     let (n, w) = (a.len(), a.shape()[nd - 1]);
+    if n == 0 {
+        return None;
+    }
+    let (la, lb) = (a.strides()[nd - 1], b.strides()[nd - 1]);
     let mut out: Vec<T> = Vec::with_capacity(n);
     {
         let mut rows = out.spare_capacity_mut()[..n].chunks_mut(w);
@@ -566,60 +602,36 @@ fn by_rows2<T: Float, F: Fn(T, T) -> T + ?Sized>(
             &a.strides()[..nd - 1],
             &b.strides()[..nd - 1],
             |oa, ob| {
-                // SAFETY: `oa`/`ob` are row offsets of `a`/`b`, each row `w`
-                // contiguous elements inside its view.
-                let (ra, rb) = unsafe {
-                    (
-                        std::slice::from_raw_parts(pa.offset(oa), w),
-                        std::slice::from_raw_parts(pb.offset(ob), w),
-                    )
-                };
-                fill2_best(rows.next().expect("one chunk per row"), ra, rb, f);
+                let dst = rows.next().expect("one chunk per row");
+                if vector_rows {
+                    // SAFETY: `oa`/`ob` are row offsets of `a`/`b`, each row
+                    // `w` contiguous elements inside its view.
+                    let (ra, rb) = unsafe {
+                        (
+                            std::slice::from_raw_parts(pa.offset(oa), w),
+                            std::slice::from_raw_parts(pb.offset(ob), w),
+                        )
+                    };
+                    fill2_best(dst, ra, rb, f);
+                } else {
+                    for (j, d) in dst.iter_mut().enumerate() {
+                        let j = j as isize;
+                        // SAFETY: element `j` of the rows at `oa`/`ob`, with
+                        // the last axes' strides `la`/`lb`, inside the views.
+                        let (x, y) = unsafe { (*pa.offset(oa + j * la), *pb.offset(ob + j * lb)) };
+                        d.write(f(x, y));
+                    }
+                }
             },
         );
     }
-    // SAFETY: as in `by_rows1`.
+    // SAFETY: every row of `w` elements was written above.
     unsafe { out.set_len(n) };
     Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
 }
 
-/// The most elements [`small_strided2`] takes (its rows are short, so the
-/// per-row vector loop of [`by_rows2`] does not apply).
-const SMALL: usize = 4096;
-
-/// `f` over small strided or broadcast operands (already broadcast to one
-/// shape): the row odometer with a plain inner loop. ndarray's generic
-/// iterator costs more to set up than the arithmetic on a few dozen
-/// elements (the shapes nested transforms produce on small inputs).
-fn small_strided2<T: Float, F: Fn(T, T) -> T + ?Sized>(
-    a: &ArrayViewD<'_, T>,
-    b: &ArrayViewD<'_, T>,
-    f: &F,
-) -> Option<ArrayD<T>> {
-    let nd = a.ndim();
-    if nd == 0 || nd > MAX_ROW_AXES || a.len() > SMALL {
-        return None;
-    }
-    let w = a.shape()[nd - 1];
-    let (la, lb) = (a.strides()[nd - 1], b.strides()[nd - 1]);
-    let mut out: Vec<T> = Vec::with_capacity(a.len());
-    let (pa, pb) = (a.as_ptr(), b.as_ptr());
-    each_row2(
-        &a.shape()[..nd - 1],
-        &a.strides()[..nd - 1],
-        &b.strides()[..nd - 1],
-        |oa, ob| {
-            for j in 0..w as isize {
-                // SAFETY: `oa + j·la` (`ob + j·lb`) is the offset of an
-                // element of `a` (`b`): row offsets from the odometer plus
-                // an index below the last axis' length times its stride.
-                let (x, y) = unsafe { (*pa.offset(oa + j * la), *pb.offset(ob + j * lb)) };
-                out.push(f(x, y));
-            }
-        },
-    );
-    Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
-}
+/// The most axes [`each_row2`] handles (more fall back to ndarray).
+pub(crate) const MAX_ROW_AXES: usize = 16;
 
 /// `x` copied into a new row-major (standard layout) array: whole rows by
 /// `memcpy` when the last axis is contiguous, otherwise element by element,
@@ -660,9 +672,6 @@ pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
     );
     ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length")
 }
-
-/// The most axes [`each_row2`] handles (more fall back to ndarray).
-pub(crate) const MAX_ROW_AXES: usize = 16;
 
 /// Calls `f(offset_a, offset_b)` with the element offsets of every row of
 /// two views of one shape whose outer axes (all but the last) are `outer`
@@ -850,8 +859,6 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             }
         })
     } else if let Some(out) = by_rows2(&av, &bv, &f) {
-        out
-    } else if let Some(out) = small_strided2(&av, &bv, &f) {
         out
     } else {
         Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))

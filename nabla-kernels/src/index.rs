@@ -90,9 +90,9 @@ fn place_along_one_axis<T: Float>(
             cut = Some((ax, lo as usize, hi as usize));
         }
     }
-    let (ax, lo, hi) = cut.unwrap_or((0, 0, shape.first().copied().unwrap_or(1)));
+    let (ax, lo, hi) = cut.unwrap_or((0, 0, shape[0]));
     let inner: usize = shape[ax + 1..].iter().product();
-    let len = shape.get(ax).copied().unwrap_or(1);
+    let len = shape[ax];
     let outer: usize = shape[..ax].iter().product();
     if s.len() != outer * (hi - lo) * inner {
         return None;

@@ -249,10 +249,7 @@ impl<V: ArrayValue> Value for Batched<V> {
             let acc = self.padded(r);
             drop(self);
             let target = acc.shape_vec();
-            let fits = |o: &V| {
-                nabla_kernels::elementwise::try_broadcast_shape(&target, &o.shape_vec()).as_deref()
-                    == Some(target.as_slice())
-            };
+            let fits = |o: &V| nabla_kernels::elementwise::broadcasts_to(&o.shape_vec(), &target);
             if fits(&pa) && fits(&pb) {
                 return Batched::with(acc.add_mul_scaled(&pa, &pb, c));
             }

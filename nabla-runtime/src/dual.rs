@@ -141,10 +141,7 @@ impl<V: Value> Value for Dual<V> {
         // place; mixed shapes (broadcasting) take the composition.
         // `a` and `b` may broadcast to `self`'s shape, not beyond it.
         let shape = self.primal.shape_vec();
-        let fits = |o: &V| {
-            nabla_kernels::elementwise::try_broadcast_shape(&shape, &o.shape_vec()).as_deref()
-                == Some(shape.as_slice())
-        };
+        let fits = |o: &V| nabla_kernels::elementwise::broadcasts_to(&o.shape_vec(), &shape);
         if !fits(&a.primal) || !fits(&b.primal) {
             return self.add(&a.mul_scaled(b, c));
         }

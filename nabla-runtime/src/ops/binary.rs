@@ -394,45 +394,21 @@ impl Array {
 }
 
 /// `x + a · b · c` (see `Value::add_mul_scaled`): in place, one pass, when
-/// nothing is recorded on the tape and all three are host float arrays of
-/// one dtype and shape; `x` is taken by value, so its buffer is reused when
-/// no one else holds it (copy-on-write otherwise).
+/// nothing is recorded on the tape, all three are host float arrays of one
+/// dtype and `a`, `b` broadcast to `x`'s shape in a way the kernel handles
+/// (`add_mul_scaled_into`); `x` is taken by value, so its buffer is reused
+/// when no one else holds it (copy-on-write otherwise). Anything else
+/// composes.
 pub(crate) fn add_mul_scaled(mut x: Array, a: &Array, b: &Array, c: f64) -> Array {
     use crate::dtype::Data;
     use nabla_kernels::elementwise::add_mul_scaled_into;
     if !crate::autograd::needs_grad(&[&x, a, b]) {
-        // One vectorised pass into a contiguous `x` (operands of its shape,
-        // rows of it, or single elements).
         let done = match (&mut x.data, &a.data, &b.data) {
             (Data::F64(x), Data::F64(a), Data::F64(b)) => {
                 add_mul_scaled_into(&mut x.view_mut(), a.view(), b.view(), c)
             }
             (Data::F32(x), Data::F32(a), Data::F32(b)) => {
                 add_mul_scaled_into(&mut x.view_mut(), a.view(), b.view(), c)
-            }
-            _ => false,
-        };
-        if done {
-            return x;
-        }
-    }
-    let same = x.shape() == a.shape() && a.shape() == b.shape();
-    if same && !crate::autograd::needs_grad(&[&x, a, b]) {
-        let done = match (&mut x.data, &a.data, &b.data) {
-            (Data::F64(x), Data::F64(a), Data::F64(b)) => {
-                ndarray::Zip::from(x)
-                    .and(a)
-                    .and(b)
-                    .for_each(|x, &a, &b| *x += a * b * c);
-                true
-            }
-            (Data::F32(x), Data::F32(a), Data::F32(b)) => {
-                let c = c as f32;
-                ndarray::Zip::from(x)
-                    .and(a)
-                    .and(b)
-                    .for_each(|x, &a, &b| *x += a * b * c);
-                true
             }
             _ => false,
         };

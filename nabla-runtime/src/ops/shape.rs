@@ -120,9 +120,7 @@ pub mod broadcast_to {
     /// Forward (materialises the result).
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
-        let ok = nabla_kernels::elementwise::try_broadcast_shape(x.shape(), shape)
-            .is_some_and(|s| s == shape);
-        if !ok {
+        if !nabla_kernels::elementwise::broadcasts_to(x.shape(), shape) {
             panic!(
                 "broadcast_to: shape {:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1",
                 x.shape()
