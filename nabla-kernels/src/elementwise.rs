@@ -445,9 +445,9 @@ pub fn where_select<T: Copy + Send + Sync>(
 /// NumPy broadcast of two shapes. Panics if they are incompatible.
 ///
 /// ```
-/// assert_eq!(nabla_kernels::elementwise::broadcast_shape(&[2, 1], &[3]), vec![2, 3]);
+/// assert_eq!(nabla_kernels::elementwise::broadcast_shape(&[2, 1], &[3])[..], [2, 3]);
 /// ```
-pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
+pub fn broadcast_shape(a: &[usize], b: &[usize]) -> crate::Shape {
     try_broadcast_shape(a, b).unwrap_or_else(|| panic!("shapes {a:?} and {b:?} do not broadcast"))
 }
 
@@ -459,7 +459,7 @@ pub fn broadcast_shape(a: &[usize], b: &[usize]) -> Vec<usize> {
 /// assert!(!broadcasts_to(&[2, 3], &[3]) && !broadcasts_to(&[2], &[3]));
 /// ```
 pub fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
-    try_broadcast_shape(from, to).as_deref() == Some(to)
+    try_broadcast_shape(from, to).is_some_and(|s| s[..] == *to)
 }
 
 /// NumPy broadcast of two shapes, or `None` if they are incompatible.
@@ -467,9 +467,9 @@ pub fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
 /// ```
 /// assert_eq!(nabla_kernels::elementwise::try_broadcast_shape(&[2], &[3]), None);
 /// ```
-pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<Vec<usize>> {
+pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<crate::Shape> {
     let n = a.len().max(b.len());
-    let mut out = vec![0; n];
+    let mut out = crate::Shape::from_elem(0, n);
     for i in 0..n {
         let da = if i + a.len() >= n {
             a[i + a.len() - n]

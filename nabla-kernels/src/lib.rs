@@ -29,5 +29,15 @@ pub mod reduce;
 
 pub use float::Float;
 
+/// A shape: axis lengths, kept inline for up to six axes, so the shape
+/// arithmetic done on every op does not allocate. Dereferences to
+/// `[usize]`.
+///
+/// ```
+/// let s = nabla_kernels::elementwise::broadcast_shape(&[2, 1], &[3]);
+/// assert_eq!(&s[..], &[2, 3]);
+/// ```
+pub type Shape = smallvec::SmallVec<[usize; 6]>;
+
 /// Number of elements above which kernels split work across rayon threads.
 pub const PARALLEL_THRESHOLD: usize = 1 << 15;

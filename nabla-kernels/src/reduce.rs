@@ -29,14 +29,24 @@ pub enum ReduceOp {
 /// ```
 pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> ArrayD<T> {
     let nd = x.ndim();
-    let kept: Vec<usize> = (0..nd).filter(|a| !axes.contains(a)).collect();
-    let out_shape: Vec<usize> = kept.iter().map(|&a| x.shape()[a]).collect();
+    let kept: crate::Shape = (0..nd).filter(|a| !axes.contains(a)).collect();
+    let out_shape: crate::Shape = kept.iter().map(|&a| x.shape()[a]).collect();
     let n: usize = axes.iter().map(|&a| x.shape()[a]).product();
     let outer: usize = out_shape.iter().product();
     // Leading axes reduced over a contiguous array: accumulate whole rows.
     let leading = !axes.is_empty() && axes.iter().enumerate().all(|(i, &a)| a == i) && outer > 1;
     if let (true, Some(s)) = (leading, x.as_slice()) {
         let v = columns(s, n, outer, op);
+        return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
+    }
+    // Trailing axes reduced over a contiguous array: each output element
+    // is one contiguous row.
+    let trailing = axes
+        .iter()
+        .enumerate()
+        .all(|(i, &a)| a == nd - axes.len() + i);
+    if let (true, Some(s)) = (trailing, x.as_slice()) {
+        let v = rows(s, n, outer, op);
         return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
     }
     let mut perm = kept.clone();

@@ -16,7 +16,7 @@
 //! // sum over the per-example axis of a batch of 3 vectors of length 2
 //! let x = Batched::new(Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]), Some(0));
 //! let s = x.sum_axes(&[0], false);
-//! assert_eq!(s.shape_vec(), Vec::<usize>::new()); // per-example: a scalar
+//! assert!(s.shape_vec().is_empty()); // per-example: a scalar
 //! assert_eq!(s.value.to_vec::<f64>(), vec![3.0, 7.0, 11.0]);
 //! ```
 
@@ -39,7 +39,7 @@ impl<V: ArrayValue> Batched<V> {
     /// ```
     /// use nabla_runtime::{Array, Batched, DType, Value};
     /// let b = Batched::new(Array::zeros(&[4, 3], DType::F32), Some(0));
-    /// assert_eq!(b.shape_vec(), vec![3]);
+    /// assert_eq!(b.shape_vec()[..], [3]);
     /// ```
     pub fn new(value: V, bdim: Option<usize>) -> Self {
         Batched { value, bdim }
@@ -60,14 +60,14 @@ impl<V: ArrayValue> Batched<V> {
     /// ```
     /// use nabla_runtime::{Array, Batched, DType, Value};
     /// let b = Batched::new(Array::zeros(&[3, 5], DType::F32), Some(1));
-    /// assert_eq!(b.front().shape_vec(), vec![5, 3]);
+    /// assert_eq!(b.front().shape_vec()[..], [5, 3]);
     /// ```
     pub fn front(&self) -> V {
         match self.bdim {
             None | Some(0) => self.value.clone(),
             Some(b) => {
                 let n = self.value.shape_vec().len();
-                let mut perm = vec![b];
+                let mut perm = crate::Shape::from_slice(&[b]);
                 perm.extend((0..n).filter(|&i| i != b));
                 self.value.permute(&perm)
             }
@@ -85,15 +85,15 @@ impl<V: ArrayValue> Batched<V> {
     /// ```
     /// use nabla_runtime::{Array, Batched, DType, Value};
     /// let b = Batched::unbatched(Array::ones(&[2], DType::F64));
-    /// assert_eq!(b.materialize(3, 1).shape_vec(), vec![2, 3]);
+    /// assert_eq!(b.materialize(3, 1).shape_vec()[..], [2, 3]);
     /// ```
     pub fn materialize(&self, size: usize, axis: usize) -> V {
         let f = match self.bdim {
             Some(_) => self.front(),
             None => {
-                let mut shape = vec![size];
+                let mut shape = crate::Shape::from_slice(&[size]);
                 shape.extend(self.value.shape_vec());
-                let mut one = vec![1];
+                let mut one = crate::Shape::from_slice(&[1]);
                 one.extend(self.value.shape_vec());
                 self.value.reshape(&one).broadcast_to(&shape)
             }
@@ -102,7 +102,7 @@ impl<V: ArrayValue> Batched<V> {
             return f;
         }
         let n = f.shape_vec().len();
-        let mut perm: Vec<usize> = (1..n).collect();
+        let mut perm: crate::Shape = (1..n).collect();
         perm.insert(axis, 0);
         f.permute(&perm)
     }
@@ -122,7 +122,7 @@ impl<V: ArrayValue> Batched<V> {
         if s.len() >= rank {
             return f;
         }
-        let mut shape = vec![self.batch_size().expect("batched")];
+        let mut shape = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
         shape.extend(std::iter::repeat_n(1, rank - s.len()));
         shape.extend(s);
         f.reshape(&shape)
@@ -169,7 +169,7 @@ impl<V: ArrayValue> Batched<V> {
     }
 }
 
-fn shift(axes: &[usize]) -> Vec<usize> {
+fn shift(axes: &[usize]) -> crate::Shape {
     axes.iter().map(|a| a + 1).collect()
 }
 
@@ -194,7 +194,7 @@ macro_rules! map_binary {
 }
 
 impl<V: ArrayValue> Value for Batched<V> {
-    fn shape_vec(&self) -> Vec<usize> {
+    fn shape_vec(&self) -> crate::Shape {
         let mut s = self.value.shape_vec();
         if let Some(b) = self.bdim {
             s.remove(b);
@@ -274,7 +274,7 @@ impl<V: ArrayValue> Value for Batched<V> {
     }
     fn sum_to_shape(&self, shape: &[usize]) -> Self {
         let s = self.shape_vec();
-        if s == shape {
+        if s[..] == *shape {
             return self.clone();
         }
         if self.bdim.is_none() {
@@ -282,11 +282,11 @@ impl<V: ArrayValue> Value for Batched<V> {
         }
         // Sum the per-example axes that broadcasting created, never the batch.
         let lead = s.len() - shape.len();
-        let axes: Vec<usize> = (0..s.len())
+        let axes: crate::Shape = (0..s.len())
             .filter(|&i| i < lead || (shape[i - lead] == 1 && s[i] != 1))
             .map(|i| i + 1)
             .collect();
-        let mut target = vec![self.batch_size().expect("batched")];
+        let mut target = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
         target.extend_from_slice(shape);
         Batched::with(self.front().sum_axes(&axes, false).reshape(&target))
     }
@@ -294,7 +294,7 @@ impl<V: ArrayValue> Value for Batched<V> {
         match self.bdim {
             None => Batched::unbatched(self.value.broadcast_to(shape)),
             Some(_) => {
-                let mut target = vec![self.batch_size().expect("batched")];
+                let mut target = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
                 target.extend_from_slice(shape);
                 Batched::with(self.padded(shape.len()).broadcast_to(&target))
             }
@@ -321,7 +321,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         let b = self.batch_size();
         self.shifted(
             |v| {
-                let mut s = vec![b.expect("batched")];
+                let mut s = crate::Shape::from_slice(&[b.expect("batched")]);
                 s.extend_from_slice(shape);
                 v.reshape(&s)
             },
@@ -331,7 +331,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn permute(&self, perm: &[usize]) -> Self {
         self.shifted(
             |v| {
-                let mut p = vec![0];
+                let mut p = crate::Shape::from_slice(&[0]);
                 p.extend(perm.iter().map(|a| a + 1));
                 v.permute(&p)
             },
@@ -398,7 +398,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         let b = self.batch_size();
         self.shifted(
             |v| {
-                let mut sh = vec![b.expect("batched")];
+                let mut sh = crate::Shape::from_slice(&[b.expect("batched")]);
                 sh.extend_from_slice(shape);
                 let mut s = vec![Slice::from(..)];
                 s.extend_from_slice(slices);
@@ -417,7 +417,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         let b = self.batch_size();
         self.shifted(
             |v| {
-                let mut sh = vec![b.expect("batched")];
+                let mut sh = crate::Shape::from_slice(&[b.expect("batched")]);
                 sh.extend_from_slice(shape);
                 v.index_add(&sh, axis + 1, idx)
             },
@@ -476,6 +476,9 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
             (false, false) => return y,
         }
         y.reshape(&out)
+    }
+    fn dtype(&self) -> crate::DType {
+        self.value.dtype()
     }
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))

@@ -13,34 +13,38 @@ pub(crate) fn numel(shape: &[usize]) -> usize {
 
 /// `n` one-hot rows shaped `[n, *shape]`, as a constant of `like`'s kind.
 fn basis<V: ArrayValue>(like: &V, shape: &[usize]) -> V {
-    let n = numel(shape);
-    let mut s = vec![n];
-    s.extend_from_slice(shape);
-    like.lift(&identity(n).reshape(&s))
+    like.lift(&identity_rows(shape, like.dtype()))
 }
 
-/// The `n × n` identity in f64, kept per thread for the last few sizes:
-/// a Jacobian called in a loop builds its basis once. Arrays are immutable
-/// values (copy-on-write), so handing out one buffer many times is safe.
-fn identity(n: usize) -> Array {
+/// The `n × n` identity (`n = numel(shape)`) shaped `[n, *shape]`, in
+/// `dtype`, kept per thread for the last few shapes: a Jacobian called in a
+/// loop builds its basis once, and [`ArrayValue::lift`] then neither casts
+/// nor copies it. Arrays are immutable values (copy-on-write), so handing
+/// out one buffer many times is safe.
+fn identity_rows(shape: &[usize], dtype: DType) -> Array {
     use std::cell::RefCell;
     thread_local! {
-        static KEPT: RefCell<Vec<(usize, Array)>> = const { RefCell::new(Vec::new()) };
+        static KEPT: RefCell<Vec<(crate::Shape, DType, Array)>> = const { RefCell::new(Vec::new()) };
     }
-    /// Sizes kept, and the largest kept (1M elements, 8 MB).
+    /// Bases kept, and the largest kept (1M elements).
     const KEEP: usize = 4;
     const MAX_ELEMENTS: usize = 1 << 20;
     KEPT.with(|kept| {
         let mut kept = kept.borrow_mut();
-        if let Some(i) = kept.iter().position(|(m, _)| *m == n) {
-            let hit = kept.remove(i);
-            let eye = hit.1.clone();
-            kept.insert(0, hit);
+        if let Some(i) = kept
+            .iter()
+            .position(|(s, d, _)| s[..] == *shape && *d == dtype)
+        {
+            let eye = kept[i].2.clone();
+            kept[..=i].rotate_right(1);
             return eye;
         }
-        let eye = Array::eye(n, DType::F64);
+        let n = numel(shape);
+        let eye = Array::eye(n, DType::F64)
+            .reshape(&cat(&[n], shape))
+            .cast(dtype);
         if n * n <= MAX_ELEMENTS {
-            kept.insert(0, (n, eye.clone()));
+            kept.insert(0, (crate::Shape::from_slice(shape), dtype, eye.clone()));
             kept.truncate(KEEP);
         }
         eye
@@ -70,13 +74,13 @@ fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
 
 /// Shapes, sizes and row offsets of a function's outputs in a block basis.
 struct OutRows {
-    shapes: Vec<Vec<usize>>,
+    shapes: Vec<crate::Shape>,
     offsets: Vec<usize>,
     total: usize,
 }
 
 impl OutRows {
-    fn new(shapes: Vec<Vec<usize>>) -> OutRows {
+    fn new(shapes: Vec<crate::Shape>) -> OutRows {
         let mut offsets = Vec::with_capacity(shapes.len());
         let mut total = 0;
         for s in &shapes {
@@ -122,7 +126,7 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     cts: Vec<V>,
 ) -> ArgsOf<F, V> {
     let nw = wanted.len();
-    let in_shapes: Vec<Vec<usize>> = wanted
+    let in_shapes: Vec<crate::Shape> = wanted
         .iter()
         .map(|&i| <F::Arity as Arity>::get(x, i).shape_vec())
         .collect();
@@ -130,7 +134,7 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
         (0..cts.len() / nw)
             .map(|o| {
                 let s = cts[o * nw].shape_vec();
-                s[..s.len() - in_shapes[0].len()].to_vec()
+                crate::Shape::from_slice(&s[..s.len() - in_shapes[0].len()])
             })
             .collect(),
     );
@@ -193,10 +197,9 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     // added afterwards.
     let scalar = outs.total == 1;
     let seeds = if scalar {
-        let one = identity(1);
         outs.shapes
             .iter()
-            .map(|s| Batched::unbatched(like.lift(&one.reshape(s))))
+            .map(|s| Batched::unbatched(like.lift(&identity_rows(s, like.dtype()).reshape(s))))
             .collect()
     } else {
         outs.basis(like)

@@ -156,11 +156,11 @@ pub fn elementwise_batch<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
         .find(|&i| batched[i])
         .map(|i| A::get(x, i).shape_vec()[0])
         .expect("a batching rule runs with at least one batched input");
-    let mut per = Vec::new();
+    let mut per = crate::Shape::new();
     for (i, &b) in batched.iter().enumerate().take(A::N) {
         let s = A::get(x, i).shape_vec();
-        let s = if b { s[1..].to_vec() } else { s };
-        per = nabla_kernels::elementwise::try_broadcast_shape(&per, &s).unwrap_or_else(|| {
+        let s = if b { &s[1..] } else { &s[..] };
+        per = nabla_kernels::elementwise::try_broadcast_shape(&per, s).unwrap_or_else(|| {
             panic!(
                 "custom op `{}` (batch = elementwise): per-example input shapes {per:?} and {s:?} do not broadcast",
                 Op::NAME

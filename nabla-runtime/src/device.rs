@@ -183,7 +183,7 @@ impl Array {
         #[cfg(feature = "cuda")]
         {
             let out = Array::from_data(gpu::moved(&self.data, device));
-            crate::autograd::unary_node(out, "to_device", self, move |ct| ct.to_device(from))
+            crate::autograd::unary_node(out, "to_device", self, |_| move |ct| ct.to_device(from))
         }
     }
 }

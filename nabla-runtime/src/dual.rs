@@ -121,7 +121,7 @@ macro_rules! dual_binary {
 }
 
 impl<V: Value> Value for Dual<V> {
-    fn shape_vec(&self) -> Vec<usize> {
+    fn shape_vec(&self) -> crate::Shape {
         self.primal.shape_vec()
     }
     fn full_like(&self, v: f64) -> Self {
@@ -302,6 +302,9 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
             )
         });
         Dual { primal: y, tangent }
+    }
+    fn dtype(&self) -> crate::DType {
+        self.primal.dtype()
     }
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))

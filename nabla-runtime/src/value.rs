@@ -24,6 +24,18 @@
 use crate::Array;
 use nabla_kernels::elementwise::CompareOp;
 
+/// A shape as the value traits return it: axis lengths, kept inline for up
+/// to six axes, so the shape queries that rules and generated code make on
+/// every op do not allocate. Dereferences to `[usize]`.
+///
+/// ```
+/// use nabla_runtime::{Array, DType, Shape, Value};
+/// let s: Shape = Array::zeros(&[2, 3], DType::F32).shape_vec();
+/// assert_eq!(&s[..], &[2, 3]);
+/// assert_eq!(s.iter().product::<usize>(), 6);
+/// ```
+pub use nabla_kernels::Shape;
+
 /// Elementwise math shared by scalars, arrays and interpretation types.
 ///
 /// Binary methods broadcast NumPy-style. `*_mask` methods return 1 where the
@@ -38,7 +50,7 @@ use nabla_kernels::elementwise::CompareOp;
 #[allow(missing_docs)]
 pub trait Value: Clone + Sized {
     /// The per-example shape (`[]` for scalars).
-    fn shape_vec(&self) -> Vec<usize>;
+    fn shape_vec(&self) -> Shape;
     /// Same shape and dtype, every element `v`.
     fn full_like(&self, v: f64) -> Self;
     fn zeros_like(&self) -> Self {
@@ -115,8 +127,8 @@ macro_rules! scalar_value {
     ($t:ty) => {
         impl Value for $t {
             #[inline]
-            fn shape_vec(&self) -> Vec<usize> {
-                Vec::new()
+            fn shape_vec(&self) -> Shape {
+                Shape::new()
             }
             #[inline]
             fn full_like(&self, v: f64) -> Self {
@@ -354,6 +366,8 @@ pub trait ArrayValue: Value {
     /// A constant of this value's kind (and dtype) holding `a`: no
     /// tangent, no batch axis. Transforms use it for basis vectors.
     fn lift(&self, a: &Array) -> Self;
+    /// The element type of the arrays underneath.
+    fn dtype(&self) -> crate::DType;
     /// Applies a user-defined primitive (see [`crate::custom`]).
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
         op: &Op,

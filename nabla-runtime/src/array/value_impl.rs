@@ -1,13 +1,13 @@
 //! `Array` as a value type of the generic rules.
 
 use crate::Array;
-use crate::value::{ArrayValue, Value};
+use crate::value::{ArrayValue, Shape, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
 
 impl Value for Array {
-    fn shape_vec(&self) -> Vec<usize> {
-        self.shape().to_vec()
+    fn shape_vec(&self) -> Shape {
+        Shape::from_slice(self.shape())
     }
     fn full_like(&self, v: f64) -> Self {
         Array::full_like(self, v)
@@ -192,6 +192,9 @@ impl ArrayValue for Array {
     }
     fn matmul(&self, o: &Self) -> Self {
         Array::matmul(self, o)
+    }
+    fn dtype(&self) -> crate::DType {
+        Array::dtype(self)
     }
     fn lift(&self, a: &Array) -> Self {
         a.detach().cast(self.dtype()).to_device(self.device())

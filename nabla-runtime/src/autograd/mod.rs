@@ -87,33 +87,43 @@ pub(crate) fn record(
     }
 }
 
-/// Records a unary op if its input requires grad. `vjp` receives the output
-/// cotangent.
+/// Records a unary op if its input requires grad. `make_vjp` (given the
+/// output) is called only then (so untracked ops never clone what a pullback would keep); the
+/// closure it returns receives the output cotangent.
 #[inline]
-pub(crate) fn unary_node(
+pub(crate) fn unary_node<B>(
     out: Array,
     op: &'static str,
     x: &Array,
-    vjp: impl FnOnce(&Array) -> Array + Send + 'static,
-) -> Array {
+    make_vjp: impl FnOnce(&Array) -> B,
+) -> Array
+where
+    B: FnOnce(&Array) -> Array + Send + 'static,
+{
     if needs_grad(&[x]) {
+        let vjp = make_vjp(&out);
         record(out, op, &[x], Box::new(move |ct| vec![Some(vjp(ct))]))
     } else {
         out
     }
 }
 
-/// Records a binary op if an input requires grad. `vjp` gets the output
-/// cotangent and which inputs need one, and returns their cotangents.
+/// Records a binary op if an input requires grad. `make_vjp` (given the
+/// output) is called only then; its closure gets the output cotangent and which inputs need one,
+/// and returns their cotangents.
 #[inline]
-pub(crate) fn binary_node(
+pub(crate) fn binary_node<B>(
     out: Array,
     op: &'static str,
     a: &Array,
     b: &Array,
-    vjp: impl FnOnce(&Array, [bool; 2]) -> [Option<Array>; 2] + Send + 'static,
-) -> Array {
+    make_vjp: impl FnOnce(&Array) -> B,
+) -> Array
+where
+    B: FnOnce(&Array, [bool; 2]) -> [Option<Array>; 2] + Send + 'static,
+{
     if needs_grad(&[a, b]) {
+        let vjp = make_vjp(&out);
         let want = [a.grad.is_some(), b.grad.is_some()];
         record(out, op, &[a, b], Box::new(move |ct| vjp(ct, want).into()))
     } else {

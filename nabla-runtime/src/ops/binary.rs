@@ -15,7 +15,7 @@ use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broa
 
 /// Checks that `a` and `b` broadcast and share a float dtype.
 #[track_caller]
-pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> Vec<usize> {
+pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> crate::Shape {
     check_dtypes(op, a, b);
     match try_broadcast_shape(a.shape(), b.shape()) {
         Some(s) => s,
@@ -81,12 +81,14 @@ pub(crate) fn apply(
     vjp_b: Vjp,
 ) -> Array {
     let y = binary_forward(a, b, op, name);
-    let (ar, br, yr) = (a.detach(), b.detach(), y.detach());
-    binary_node(y, name, a, b, move |ct, want| {
-        [
-            want[0].then(|| vjp_a(&ar, &br, &yr, ct)),
-            want[1].then(|| vjp_b(&ar, &br, &yr, ct)),
-        ]
+    binary_node(y, name, a, b, |y| {
+        let (ar, br, yr) = (a.detach(), b.detach(), y.detach());
+        move |ct, want| {
+            [
+                want[0].then(|| vjp_a(&ar, &br, &yr, ct)),
+                want[1].then(|| vjp_b(&ar, &br, &yr, ct)),
+            ]
+        }
     })
 }
 
@@ -383,12 +385,14 @@ impl Array {
     #[track_caller]
     pub fn mul_scaled(&self, o: &Array, c: f64) -> Array {
         let y = mul_scaled::forward(self, o, c);
-        let (ar, br) = (self.detach(), o.detach());
-        binary_node(y, "mul_scaled", self, o, move |ct, want| {
-            [
-                want[0].then(|| unbroadcast(ct.mul_scaled(&br, c), &ar)),
-                want[1].then(|| unbroadcast(ct.mul_scaled(&ar, c), &br)),
-            ]
+        binary_node(y, "mul_scaled", self, o, |_| {
+            let (ar, br) = (self.detach(), o.detach());
+            move |ct, want| {
+                [
+                    want[0].then(|| unbroadcast(ct.mul_scaled(&br, c), &ar)),
+                    want[1].then(|| unbroadcast(ct.mul_scaled(&ar, c), &br)),
+                ]
+            }
         })
     }
 }

@@ -24,6 +24,8 @@ pub(crate) fn cast(x: &Array, dtype: DType) -> Array {
     if !(x.dtype().is_float() && dtype.is_float()) {
         return y;
     }
-    let from = x.dtype();
-    unary_node(y, "cast", x, move |ct| vjp(from, ct))
+    unary_node(y, "cast", x, |_| {
+        let from = x.dtype();
+        move |ct| vjp(from, ct)
+    })
 }

@@ -154,9 +154,9 @@ impl Array {
     #[track_caller]
     pub(crate) fn index_select_norm(&self, axis: usize, idx: &[usize]) -> Array {
         let y = index_select::forward(self, axis, idx);
-        let (xs, idx) = (self.shape().to_vec(), idx.to_vec());
-        unary_node(y, "index_select", self, move |ct| {
-            index_select::vjp(&xs, axis, &idx, ct)
+        unary_node(y, "index_select", self, |_| {
+            let (xs, idx) = (self.shape().to_vec(), idx.to_vec());
+            move |ct| index_select::vjp(&xs, axis, &idx, ct)
         })
     }
 
@@ -177,9 +177,9 @@ impl Array {
     #[track_caller]
     pub(crate) fn index_add_norm(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Array {
         let y = index_add::forward(self, shape, axis, idx);
-        let idx = idx.to_vec();
-        unary_node(y, "index_add", self, move |ct| {
-            index_add::vjp(axis, &idx, ct)
+        unary_node(y, "index_add", self, |_| {
+            let idx = idx.to_vec();
+            move |ct| index_add::vjp(axis, &idx, ct)
         })
     }
 }
@@ -196,11 +196,13 @@ impl Array {
 #[track_caller]
 pub fn where_(mask: &Array, a: &Array, b: &Array) -> Array {
     let y = select::forward(mask, a, b);
-    let (m, sa, sb) = (mask.detach(), a.shape().to_vec(), b.shape().to_vec());
-    binary_node(y, "where", a, b, move |ct, want| {
-        [
-            want[0].then(|| select::vjp_a(&m, &sa, ct)),
-            want[1].then(|| select::vjp_b(&m, &sb, ct)),
-        ]
+    binary_node(y, "where", a, b, |_| {
+        let (m, sa, sb) = (mask.detach(), a.shape().to_vec(), b.shape().to_vec());
+        move |ct, want| {
+            [
+                want[0].then(|| select::vjp_a(&m, &sa, ct)),
+                want[1].then(|| select::vjp_b(&m, &sb, ct)),
+            ]
+        }
     })
 }

@@ -205,12 +205,14 @@ impl Array {
     #[track_caller]
     fn matmul_nd(&self, other: &Array) -> Array {
         let y = matmul::forward(self, other);
-        let (ar, br) = (self.detach(), other.detach());
-        binary_node(y, "matmul", self, other, move |ct, want| {
-            [
-                want[0].then(|| matmul::vjp_a(&ar, &br, ct)),
-                want[1].then(|| matmul::vjp_b(&ar, &br, ct)),
-            ]
+        binary_node(y, "matmul", self, other, |_| {
+            let (ar, br) = (self.detach(), other.detach());
+            move |ct, want| {
+                [
+                    want[0].then(|| matmul::vjp_a(&ar, &br, ct)),
+                    want[1].then(|| matmul::vjp_b(&ar, &br, ct)),
+                ]
+            }
         })
     }
 

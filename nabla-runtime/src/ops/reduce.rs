@@ -14,7 +14,7 @@ use nabla_kernels::reduce::{self as kernels, ReduceOp};
 use ndarray::IxDyn;
 
 /// The shape of a reduction's result with `keepdim = true`.
-pub fn keep_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
+pub fn keep_shape(shape: &[usize], axes: &[usize]) -> crate::Shape {
     shape
         .iter()
         .enumerate()
@@ -24,20 +24,24 @@ pub fn keep_shape(shape: &[usize], axes: &[usize]) -> Vec<usize> {
 
 #[track_caller]
 fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -> Array {
-    let keep = keep_shape(x.shape(), axes);
     if !x.dtype().is_float() {
         not_float(name, x)
     }
     crate::dtype::on_gpu!(&x.data, |g| {
         let r = nabla_kernels::cuda::reduce(g, axes, op);
-        if keepdim { r.reshape(&keep) } else { r }
+        if keepdim {
+            r.reshape(&keep_shape(x.shape(), axes))
+        } else {
+            r
+        }
     });
     Array::from_data(float_map!(
         &x.data,
         |a| {
             let r = kernels::reduce(a.view(), axes, op);
             if keepdim {
-                r.into_shape_with_order(IxDyn(&keep)).expect("same size")
+                r.into_shape_with_order(IxDyn(&keep_shape(x.shape(), axes)))
+                    .expect("same size")
             } else {
                 r
             }
@@ -215,9 +219,9 @@ impl Array {
     #[track_caller]
     pub(crate) fn sum_norm(&self, axes: &[usize], keepdim: bool) -> Array {
         let y = sum::forward(self, axes, keepdim);
-        let (shape, axes) = (self.shape().to_vec(), axes.to_vec());
-        unary_node(y, "sum", self, move |ct| {
-            sum::vjp(&shape, &axes, keepdim, ct)
+        unary_node(y, "sum", self, |_| {
+            let (shape, axes) = (self.shape().to_vec(), axes.to_vec());
+            move |ct| sum::vjp(&shape, &axes, keepdim, ct)
         })
     }
 
@@ -234,8 +238,8 @@ impl Array {
         } else {
             min::vjp::<Array>
         };
-        unary_node(y, if is_max { "max" } else { "min" }, self, move |ct| {
-            vjp(&xr, &yr, &axes, keepdim, ct)
+        unary_node(y, if is_max { "max" } else { "min" }, self, |_| {
+            move |ct| vjp(&xr, &yr, &axes, keepdim, ct)
         })
     }
 
@@ -252,18 +256,20 @@ impl Array {
     #[track_caller]
     pub(crate) fn prod_norm(&self, axes: &[usize], keepdim: bool) -> Array {
         let y = prod::forward(self, axes, keepdim);
-        let (xr, yr, axes) = (self.detach(), y.detach(), axes.to_vec());
-        unary_node(y, "prod", self, move |ct| {
-            use crate::Value as _;
-            // The tape never differentiates through `xr` (detached), so where
-            // it has no zeros the one-pass `ȳ · y / x` equals the exact rule.
-            let zeros = xr.cmp_mask(&xr.zeros_like(), CompareOp::Eq).sum();
-            if zeros.item_f64() == 0.0 {
-                let shape = xr.shape_vec();
-                to_keep(ct, &shape, &axes, keepdim)
-                    .mul(&to_keep(&yr, &shape, &axes, keepdim).div(&xr))
-            } else {
-                prod::vjp(&xr, &yr, &axes, keepdim, ct)
+        unary_node(y, "prod", self, |y| {
+            let (xr, yr, axes) = (self.detach(), y.detach(), axes.to_vec());
+            move |ct| {
+                use crate::Value as _;
+                // The tape never differentiates through `xr` (detached), so where
+                // it has no zeros the one-pass `ȳ · y / x` equals the exact rule.
+                let zeros = xr.cmp_mask(&xr.zeros_like(), CompareOp::Eq).sum();
+                if zeros.item_f64() == 0.0 {
+                    let shape = xr.shape_vec();
+                    to_keep(ct, &shape, &axes, keepdim)
+                        .mul(&to_keep(&yr, &shape, &axes, keepdim).div(&xr))
+                } else {
+                    prod::vjp(&xr, &yr, &axes, keepdim, ct)
+                }
             }
         })
     }
@@ -271,7 +277,9 @@ impl Array {
     #[track_caller]
     pub(crate) fn cumsum_norm(&self, axis: usize, reverse: bool) -> Array {
         let y = cumsum::forward(self, axis, reverse);
-        unary_node(y, "cumsum", self, move |ct| cumsum::vjp(axis, reverse, ct))
+        unary_node(y, "cumsum", self, |_| {
+            move |ct| cumsum::vjp(axis, reverse, ct)
+        })
     }
 
     /// Sum of all elements (a 0-d array).

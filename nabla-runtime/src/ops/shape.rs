@@ -132,10 +132,7 @@ pub mod broadcast_to {
             // One element (a reduction's cotangent): a fill, not a copy
             // through ndarray's element iterator.
             Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), *v),
-            _ => a
-                .broadcast(d.clone())
-                .expect("checked")
-                .to_owned()
+            _ => nabla_kernels::elementwise::contiguous(&a.broadcast(d.clone()).expect("checked"))
                 .into_shared(),
         }))
     }
@@ -310,8 +307,10 @@ impl Array {
             return self.clone();
         }
         let y = reshape::forward(self, shape);
-        let xs = self.shape().to_vec();
-        unary_node(y, "reshape", self, move |ct| reshape::vjp(&xs, ct))
+        unary_node(y, "reshape", self, |_| {
+            let xs = self.shape().to_vec();
+            move |ct| reshape::vjp(&xs, ct)
+        })
     }
 
     /// Reorders the axes: axis `i` of the result is axis `perm[i]` of `self`.
@@ -323,8 +322,10 @@ impl Array {
     #[track_caller]
     pub fn permute(&self, perm: &[usize]) -> Array {
         let y = permute::forward(self, perm);
-        let p = perm.to_vec();
-        unary_node(y, "permute", self, move |ct| permute::vjp(&p, ct))
+        unary_node(y, "permute", self, |_| {
+            let p = perm.to_vec();
+            move |ct| permute::vjp(&p, ct)
+        })
     }
 
     /// Broadcasts to `shape` NumPy-style.
@@ -340,9 +341,9 @@ impl Array {
             return self.clone();
         }
         let y = broadcast_to::forward(self, shape);
-        let xs = self.shape().to_vec();
-        unary_node(y, "broadcast_to", self, move |ct| {
-            broadcast_to::vjp(&xs, ct)
+        unary_node(y, "broadcast_to", self, |_| {
+            let xs = self.shape().to_vec();
+            move |ct| broadcast_to::vjp(&xs, ct)
         })
     }
 
@@ -380,16 +381,20 @@ impl Array {
     #[track_caller]
     pub(crate) fn slice_raw(&self, slices: &[Slice]) -> Array {
         let y = slice::forward(self, slices);
-        let (xs, sl) = (self.shape().to_vec(), slices.to_vec());
-        unary_node(y, "slice", self, move |ct| slice::vjp(&xs, &sl, ct))
+        unary_node(y, "slice", self, |_| {
+            let (xs, sl) = (self.shape().to_vec(), slices.to_vec());
+            move |ct| slice::vjp(&xs, &sl, ct)
+        })
     }
 
     /// Zeros of `shape` with `self` placed at `slices`.
     #[track_caller]
     pub(crate) fn slice_place_raw(&self, shape: &[usize], slices: &[Slice]) -> Array {
         let y = slice_place::forward(self, shape, slices);
-        let sl = slices.to_vec();
-        unary_node(y, "slice_place", self, move |ct| slice_place::vjp(&sl, ct))
+        unary_node(y, "slice_place", self, |_| {
+            let sl = slices.to_vec();
+            move |ct| slice_place::vjp(&sl, ct)
+        })
     }
 
     /// Slices the leading axes by ranges; remaining axes are kept whole.

@@ -80,8 +80,10 @@ pub(crate) fn apply(
     vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
 ) -> Array {
     let y = forward(x);
-    let (xr, yr) = (x.detach(), y.detach());
-    unary_node(y, name, x, move |ct| vjp(&xr, &yr, ct))
+    unary_node(y, name, x, |y| {
+        let (xr, yr) = (x.detach(), y.detach());
+        move |ct| vjp(&xr, &yr, ct)
+    })
 }
 
 macro_rules! unary_primitives {
