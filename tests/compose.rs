@@ -458,3 +458,75 @@ fn cross_hessian_blocks_by_nesting() {
         "cross Hessian column vs FD of the gradient",
     );
 }
+
+/// Every op that can be in an output-only tail, in tail position, with
+/// broadcasting and `keepdim`: `cos` runs (the `square` reads it), the rest
+/// is the tail.
+#[differentiable]
+fn tail_a(x: &Array, w: &Array) -> Array {
+    let a = x.cos();
+    let b = x * w;
+    let c = (a.square() + b - w.sin()).sum_axes(&[1], true) * 0.5 + 2.0;
+    c.mean()
+}
+
+/// The other tail ops: negation, `mean_axes`, `sum`, `sub` of a broadcast
+/// operand.
+#[differentiable]
+fn tail_b(x: &Array, w: &Array) -> Array {
+    nabla::sum(&-(x - w).mean_axes(&[0], false))
+}
+
+#[test]
+fn output_only_tails_give_the_same_pullbacks() {
+    use nabla::compose::{DiffFn, OutSpec};
+    nabla::manual_seed(11);
+    let (x, w) = (
+        nabla::randn(&[3, 4], DType::F64),
+        nabla::randn(&[4], DType::F64),
+    );
+    let args = (x.clone(), w.clone());
+    let ct = Array::scalar(0.7f64);
+    fn check<F: DiffFn<Arity = nabla::compose::A2, Out = nabla::compose::One>>(
+        args: &(Array, Array),
+        ct: &Array,
+        name: &str,
+    ) {
+        let (y, full) = F::vjp_masked::<Array>(args, &[]);
+        let (spec, tail) = F::vjp_masked_shapes::<Array>(args, &[]);
+        assert_eq!(spec, OutSpec::of(&y), "{name}: output spec");
+        let (g, h) = (full(ct.clone()), tail(ct.clone()));
+        assert_close(&h.0, &g.0, 1e-15, name);
+        assert_close(&h.1, &g.1, 1e-15, name);
+    }
+    check::<tail_a::Function>(&args, &ct, "tail_a");
+    check::<tail_b::Function>(&args, &ct, "tail_b");
+    // Through every transform that takes the tail (`jacrev` and `grad`
+    // inside `jacfwd`, `hessian`, `vmap`): the same as forward-only
+    // Hessians, which never do.
+    for (name, rev, fwd) in [
+        (
+            "hessian(tail_a)",
+            nabla::hessian(tail_a)(&x, &w),
+            nabla::jacfwd(nabla::jacfwd(tail_a))(&x, &w),
+        ),
+        (
+            "jacrev(grad(tail_b))",
+            nabla::jacrev(nabla::grad(tail_b))(&x, &w),
+            nabla::jacfwd(nabla::jacfwd(tail_b))(&x, &w),
+        ),
+    ] {
+        assert_close(&rev, &fwd, 1e-12, name);
+    }
+    let xs = nabla::randn(&[5, 3, 4], DType::F64);
+    let per = nabla::vmap!(nabla::grad(tail_a), in_axes = (0, None))(&xs, &w);
+    for k in 0..5 {
+        let xk = xs.index_select(0, &[k]).squeeze(0);
+        assert_close(
+            &per.index_select(0, &[k]).squeeze(0),
+            &nabla::grad(tail_a)(&xk, &w),
+            1e-15,
+            "vmap(grad(tail_a))",
+        );
+    }
+}

@@ -269,6 +269,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
     };
 
     let vjp_fn = vjp::vjp_fn(f, &active, &s);
+    let vjp_tail_fn = composable_tail(f).map(|t| vjp::vjp_tail_fn(f, &active, &s, &t));
     let entries = entries(f, &s);
 
     let reexport = match vis {
@@ -286,6 +287,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
         #forward_fn
         #jvp_fn
         #vjp_fn
+        #vjp_tail_fn
 
         #(#docs)*
         #[allow(non_upper_case_globals)]
@@ -530,11 +532,22 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
         && f.params.len() <= 6
         && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none());
     let fwd = format_ident!("__nabla_{}_forward", name);
-    if single && all_arrays && f.tier == Tier::Array {
+    if composable(f) {
         let n = f.params.len();
         let arity = format_ident!("A{}", n);
         let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
         let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
+        // With an output-only tail, callers that need only the output's
+        // shape skip it.
+        let shapes = composable_tail(f).map(|_| {
+            let tail = format_ident!("__nabla_{}_vjp_tail", name);
+            quote! {
+                fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &(#(#vs,)*), want: &[bool]) -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #krate::compose::is_wanted(want, i));
+                    #tail::<__V>(#(&x.#idx,)* __want)
+                }
+            }
+        });
         out.extend(quote! {
             impl #krate::compose::DiffFn for #name::Function {
                 type Arity = #krate::compose::#arity;
@@ -549,6 +562,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                     let __want: [bool; #n] = ::core::array::from_fn(|i| #krate::compose::is_wanted(want, i));
                     #masked::<__V>(#(&x.#idx,)* __want)
                 }
+                #shapes
             }
         });
     }
@@ -725,6 +739,27 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
         });
     }
     out
+}
+
+/// Whether `f` joins the composable transforms as a function of one to six
+/// arrays returning one array (`impl DiffFn`).
+fn composable(f: &Function) -> bool {
+    !f.tuple_output
+        && matches!(f.outputs[0], Output::Value(_))
+        && f.tier == Tier::Array
+        && !f.params.is_empty()
+        && f.params.len() <= 6
+        && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none())
+}
+
+/// The output-only tail of a composable function, if it has one (then it
+/// gets a `vjp_tail` program and `DiffFn::vjp_masked_shapes`).
+fn composable_tail(f: &Function) -> Option<crate::tail::Tail> {
+    if composable(f) {
+        crate::tail::analyse(f)
+    } else {
+        None
+    }
 }
 
 #[cfg(test)]

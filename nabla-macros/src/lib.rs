@@ -18,6 +18,7 @@ mod loop_attr;
 mod optable;
 mod parse;
 mod returns;
+mod tail;
 mod transforms;
 mod tree;
 mod vjp;

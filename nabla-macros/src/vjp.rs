@@ -11,6 +11,7 @@
 use crate::codegen::Sig;
 use crate::forward::{self, Mode};
 use crate::ir::{CallArg, Function, Kind, Output, Stmt, VarId};
+use crate::tail::{Tail, Use};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
@@ -29,8 +30,6 @@ fn ct(f: &Function, v: VarId) -> Ident {
 
 /// The `vjp` function.
 pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
-    let krate = &f.krate;
-    let private = quote!(#krate::transforms::private);
     let Sig {
         mangled,
         generic_params,
@@ -53,53 +52,14 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
         .collect();
     let outs = outputs(f);
 
-    // Static reference parameters: the reverse sweep owns a copy, so the
-    // pullback does not borrow from the caller.
-    let refs: Vec<(&syn::Ident, &syn::Type)> = f
-        .params
-        .iter()
-        .filter(|p| p.var.is_none())
-        .filter_map(|p| match &p.ty {
-            syn::Type::Reference(r) if r.mutability.is_none() => Some((&p.ident, &*r.elem)),
-            _ => None,
-        })
-        .collect();
-    let own = refs.iter().map(|(id, _)| {
-        let o = format_ident!("__owned_{}", id);
-        quote!(let #o = ::std::borrow::ToOwned::to_owned(#id);)
-    });
-    let reborrow = refs.iter().map(|(id, ty)| {
-        let o = format_ident!("__owned_{}", id);
-        quote!(let #id: &#ty = ::std::borrow::Borrow::borrow(&#o);)
-    });
-
-    // Reverse sweep.
-    let slots = (0..f.vars.len()).filter(|&v| active[v] && f.vars[v].kind != Kind::Static).map(|v| {
-        let c = ct(f, v);
-        if f.vars[v].kind == Kind::Tree {
-            let leaves = f.name(v);
-            quote!(let mut #c: ::std::vec::Vec<::core::option::Option<__V>> = ::std::vec![::core::option::Option::None; #leaves.len()];)
-        } else {
-            quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
-        }
-    });
+    let Shared {
+        own,
+        reborrow,
+        slots,
+        result,
+    } = shared(f, active);
     let seed = seed(f, active);
     let rev = reverse_body(f, active, &f.body);
-    let result = f.params.iter().map(|p| match p.var {
-        Some(v) if p.tree.is_some() => {
-            let (c, x) = (ct(f, v), f.name(v));
-            quote!(#krate::tree::leaves_or_zeros(#c, &#x))
-        }
-        Some(v) if active[v] => {
-            let (c, x) = (ct(f, v), f.name(v));
-            quote!(#private::or_zeros(#c, &#x))
-        }
-        Some(v) => {
-            let x = f.name(v);
-            quote!(#krate::Value::zeros_like(&#x))
-        }
-        None => quote!(#krate::transforms::Static),
-    });
 
     let masked = format_ident!("__nabla_{}_vjp_masked", f.ident);
     let np = f.params.len();
@@ -133,6 +93,243 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
                 (#(#result,)*)
             })
         }
+    }
+}
+
+/// The VJP program for callers that need only the output's shape and dtype
+/// (`DiffFn::vjp_masked_shapes`): the statements of the output-only tail
+/// (`crate::tail`) compute their shapes (`rules::tail::<op>::out_shape`)
+/// instead of their values, and their reverse steps call
+/// `rules::tail::<op>::vjp_<k>`, which read no output. Returns the output's
+/// `OutSpec` with the pullback.
+pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> TokenStream {
+    let krate = &f.krate;
+    let Sig {
+        generic_params,
+        bound,
+        out_ct_ty,
+        arg_cts_ty,
+        owned_params,
+        vis,
+        ..
+    } = sig;
+    let dead = &tail.dead;
+    let shape = |v: VarId| format_ident!("__shape_{}", f.name(v));
+
+    // Forward sweep: live statements as in `vjp`; a tail statement's shape
+    // from its inputs' shapes (a live input's shape is taken once).
+    let mut has_shape = dead.clone();
+    // The live variable whose dtype each tail variable has.
+    let mut dtype_of: Vec<VarId> = (0..f.vars.len()).collect();
+    let mut fwd = Vec::new();
+    for s in &f.body {
+        let Stmt::Prim {
+            out,
+            op,
+            inputs,
+            params,
+            span,
+        } = s
+        else {
+            fwd.push(forward::stmt(f, s, Mode::Sweep { active }));
+            continue;
+        };
+        if !dead[*out] {
+            fwd.push(forward::stmt(f, s, Mode::Sweep { active }));
+            continue;
+        }
+        for &v in inputs {
+            if !has_shape[v] {
+                has_shape[v] = true;
+                let (sv, x) = (shape(v), f.name(v));
+                fwd.push(quote!(let #sv = #krate::Value::shape_vec(&#x);));
+            }
+        }
+        dtype_of[*out] = dtype_of[inputs[0]];
+        let rule = syn::Ident::new(op.rule, *span);
+        let (so, ins) = (shape(*out), inputs.iter().map(|&v| shape(v)));
+        let params = params.iter().map(forward::param);
+        fwd.push(quote!(let #so = #krate::rules::tail::#rule::out_shape(#(&#ins,)* #(#params),*);));
+    }
+    let Output::Value(out) = f.outputs[0] else {
+        unreachable!("tail::analyse only accepts a single value output")
+    };
+    let (so, src) = (shape(out), f.name(dtype_of[out]));
+    let spec = quote!(#krate::compose::OutSpec {
+        shape: ::core::clone::Clone::clone(&#so),
+        dtype: #krate::ArrayValue::dtype(&#src),
+    });
+
+    let Shared {
+        own,
+        reborrow,
+        slots,
+        result,
+    } = shared(f, active);
+    let seed = seed(f, active);
+    let rev: Vec<TokenStream> = f
+        .body
+        .iter()
+        .rev()
+        .map(|s| match s {
+            Stmt::Prim {
+                out,
+                op,
+                inputs,
+                params,
+                span,
+            } if dead[*out] && active[*out] => {
+                tail_reverse(f, active, *out, op.rule, inputs, params, *span)
+            }
+            _ => reverse(f, active, s),
+        })
+        .collect();
+
+    let name = format_ident!("__nabla_{}_vjp_tail", f.ident);
+    let np = f.params.len();
+    quote! {
+        /// The VJP for callers that need only the output's shape and dtype:
+        /// the output-only tail is not computed.
+        #[doc(hidden)]
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params,)* __want: [bool; #np])
+            -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
+        {
+            #(#owned_params)*
+            #(#fwd)*
+            let __spec = #spec;
+            #(#own)*
+            (__spec, move |__ct: #out_ct_ty| {
+                #(#reborrow)*
+                #(#slots)*
+                #seed
+                #(#rev)*
+                (#(#result,)*)
+            })
+        }
+    }
+}
+
+/// The reverse step of a tail statement `out = op(inputs..)`: inputs its
+/// rule reads by value are passed as values, the others as shapes.
+fn tail_reverse(
+    f: &Function,
+    active: &[bool],
+    out: VarId,
+    rule: &str,
+    inputs: &[VarId],
+    params: &[TokenStream],
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    let uses = crate::tail::uses(rule).expect("tail statements have tail rules");
+    let rule_id = syn::Ident::new(rule, span);
+    let cy = ct(f, out);
+    let args: Vec<TokenStream> = inputs
+        .iter()
+        .zip(uses)
+        .map(|(&v, u)| match u {
+            Use::Value => {
+                let x = f.name(v);
+                quote!(&#x)
+            }
+            Use::Shape => {
+                let s = format_ident!("__shape_{}", f.name(v));
+                quote!(&#s)
+            }
+        })
+        .collect();
+    let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
+    let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
+        let cx = ct(f, *v);
+        if rule == "square" {
+            return guarded(f, *v, quote!(#krate::rules::tail::#rule_id::acc_0(&mut #cx, #(#args,)* &__g);));
+        }
+        let vjp_k = format_ident!("vjp_{}", k);
+        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::tail::#rule_id::#vjp_k(#(#args,)* #(#params,)* &__g));))
+    });
+    quote! {
+        if let ::core::option::Option::Some(__g) = #cy.take() {
+            #(#updates)*
+        }
+    }
+}
+
+/// The pieces every VJP program shares: the copies of static reference
+/// parameters the pullback owns (`own`, and `reborrow` inside it), the
+/// cotangent slots, and the parameters' cotangents at the end.
+struct Shared {
+    own: Vec<TokenStream>,
+    reborrow: Vec<TokenStream>,
+    slots: Vec<TokenStream>,
+    result: Vec<TokenStream>,
+}
+
+fn shared(f: &Function, active: &[bool]) -> Shared {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    // Static reference parameters: the reverse sweep owns a copy, so the
+    // pullback does not borrow from the caller.
+    let refs: Vec<(&syn::Ident, &syn::Type)> = f
+        .params
+        .iter()
+        .filter(|p| p.var.is_none())
+        .filter_map(|p| match &p.ty {
+            syn::Type::Reference(r) if r.mutability.is_none() => Some((&p.ident, &*r.elem)),
+            _ => None,
+        })
+        .collect();
+    let own: Vec<TokenStream> = refs
+        .iter()
+        .map(|(id, _)| {
+            let o = format_ident!("__owned_{}", id);
+            quote!(let #o = ::std::borrow::ToOwned::to_owned(#id);)
+        })
+        .collect();
+    let reborrow: Vec<TokenStream> = refs
+        .iter()
+        .map(|(id, ty)| {
+            let o = format_ident!("__owned_{}", id);
+            quote!(let #id: &#ty = ::std::borrow::Borrow::borrow(&#o);)
+        })
+        .collect();
+
+    // Reverse sweep.
+    let slots: Vec<TokenStream> = (0..f.vars.len()).filter(|&v| active[v] && f.vars[v].kind != Kind::Static).map(|v| {
+        let c = ct(f, v);
+        if f.vars[v].kind == Kind::Tree {
+            let leaves = f.name(v);
+            quote!(let mut #c: ::std::vec::Vec<::core::option::Option<__V>> = ::std::vec![::core::option::Option::None; #leaves.len()];)
+        } else {
+            quote!(let mut #c: ::core::option::Option<__V> = ::core::option::Option::None;)
+        }
+    }).collect();
+    let result: Vec<TokenStream> = f
+        .params
+        .iter()
+        .map(|p| match p.var {
+            Some(v) if p.tree.is_some() => {
+                let (c, x) = (ct(f, v), f.name(v));
+                quote!(#krate::tree::leaves_or_zeros(#c, &#x))
+            }
+            Some(v) if active[v] => {
+                let (c, x) = (ct(f, v), f.name(v));
+                quote!(#private::or_zeros(#c, &#x))
+            }
+            Some(v) => {
+                let x = f.name(v);
+                quote!(#krate::Value::zeros_like(&#x))
+            }
+            None => quote!(#krate::transforms::Static),
+        })
+        .collect();
+
+    Shared {
+        own,
+        reborrow,
+        slots,
+        result,
     }
 }
 

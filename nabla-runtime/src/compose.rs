@@ -88,7 +88,53 @@ pub trait DiffFn: Copy + 'static {
         let _ = want;
         Self::vjp::<V>(x)
     }
+    /// [`DiffFn::vjp_masked`] for callers that need only the outputs'
+    /// shapes and dtypes (`jacrev`, `grad`, `hessian`, which discard the
+    /// output values). `#[differentiable]` functions skip the statements
+    /// whose results reach nothing but the outputs (`sum(sin(x))`: all of
+    /// it but `x`), found at compile time; the default runs
+    /// [`DiffFn::vjp_masked`].
+    #[allow(clippy::type_complexity)]
+    fn vjp_masked_shapes<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        SpecsOf<Self>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, Self>,
+    ) {
+        let (y, pullback) = Self::vjp_masked::<V>(x, want);
+        (Self::Out::map(y, |_, y| OutSpec::of(&y)), pullback)
+    }
 }
+
+/// The shape and dtype of an output (what [`DiffFn::vjp_masked_shapes`]
+/// returns instead of its value).
+///
+/// ```
+/// use nabla_runtime::{compose::OutSpec, Array, DType};
+/// let s = OutSpec::of(&Array::zeros(&[2, 3], DType::F32));
+/// assert_eq!((&s.shape[..], s.dtype), (&[2, 3][..], DType::F32));
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct OutSpec {
+    /// The (per-example) shape.
+    pub shape: crate::Shape,
+    /// The element type.
+    pub dtype: crate::DType,
+}
+
+impl OutSpec {
+    /// The spec of a value.
+    pub fn of<V: ArrayValue>(y: &V) -> OutSpec {
+        OutSpec {
+            shape: y.shape_vec(),
+            dtype: y.dtype(),
+        }
+    }
+}
+
+/// The output specs of `F`: an [`OutSpec`] per output, in `F`'s structure.
+pub type SpecsOf<F> = <<F as DiffFn>::Out as Structure>::Of<OutSpec>;
 
 /// Whether argument `i` is wanted under a [`DiffFn::vjp_masked`] mask.
 ///
@@ -306,8 +352,12 @@ fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
 }
 
 fn out_axis<O: AxisSpec, V: ArrayValue>(y: &Batched<V>) -> usize {
-    let a = O::AXIS.unwrap_or(0);
-    norm_in_axis("vmap (out_axes)", a, y.shape_vec().len() + 1)
+    out_axis_of::<O>(y.shape_vec().len())
+}
+
+/// The output axis of `vmap` for a per-example output of `rank` axes.
+fn out_axis_of<O: AxisSpec>(rank: usize) -> usize {
+    norm_in_axis("vmap (out_axes)", O::AXIS.unwrap_or(0), rank + 1)
 }
 
 impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
@@ -343,18 +393,52 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
             oas.push(oa);
             y.materialize(n, oa)
         });
-        let axes = <F::Arity as Arity>::map(&b, |_, v: &Batched<V>| v.bdim);
-        (out, move |ct: OutOf<Self, V>| {
-            let cts = pullback(F::Out::map(ct, |o, c| Batched::new(c, Some(oas[o]))));
-            <F::Arity as Arity>::map(&cts, |i, c: &Batched<V>| {
-                match (<F::Arity as Arity>::get(&axes, i), c.bdim) {
-                    // A mapped argument: its cotangent carries the batch axis.
-                    (Some(a), _) => c.materialize(n, *a),
-                    // A shared argument: the batch's contributions add up.
-                    (None, Some(_)) => c.materialize(n, 0).sum_axes(&[0], false),
-                    (None, None) => c.value.clone(),
-                }
-            })
+        (out, unbatched_pullback::<F, V, _>(pullback, &b, oas, n))
+    }
+    fn vjp_masked_shapes<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        SpecsOf<Self>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I, O>,
+    ) {
+        let (b, n) = batch_args::<F, I, V>(x);
+        let (y, pullback) = F::vjp_masked_shapes::<Batched<V>>(&b, want);
+        let mut oas = Vec::new();
+        let out = F::Out::map(y, |_, mut y: OutSpec| {
+            let oa = out_axis_of::<O>(y.shape.len());
+            oas.push(oa);
+            y.shape.insert(oa, n);
+            y
+        });
+        (out, unbatched_pullback::<F, V, _>(pullback, &b, oas, n))
+    }
+}
+
+/// `vmap(f)`'s pullback from `f`'s pullback at `Batched<V>` (arguments
+/// `b`, batch size `n`, output axes `oas`): the cotangents enter with the
+/// batch on the output axes, and leave on each mapped argument's axis, or
+/// summed over the batch for shared arguments.
+fn unbatched_pullback<F: DiffFn, V: ArrayValue, P>(
+    pullback: P,
+    b: &ArgsOf<F, Batched<V>>,
+    oas: Vec<usize>,
+    n: usize,
+) -> impl FnOnce(OutOf<F, V>) -> ArgsOf<F, V> + use<F, V, P>
+where
+    P: FnOnce(OutOf<F, Batched<V>>) -> ArgsOf<F, Batched<V>>,
+{
+    let axes = <F::Arity as Arity>::map(b, |_, v: &Batched<V>| v.bdim);
+    move |ct: OutOf<F, V>| {
+        let cts = pullback(F::Out::map(ct, |o, c| Batched::new(c, Some(oas[o]))));
+        <F::Arity as Arity>::map(&cts, |i, c: &Batched<V>| {
+            match (<F::Arity as Arity>::get(&axes, i), c.bdim) {
+                // A mapped argument: its cotangent carries the batch axis.
+                (Some(a), _) => c.materialize(n, *a),
+                // A shared argument: the batch's contributions add up.
+                (None, Some(_)) => c.materialize(n, 0).sum_axes(&[0], false),
+                (None, None) => c.value.clone(),
+            }
         })
     }
 }
@@ -396,14 +480,15 @@ where
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
         let mut want = [false; 6];
         want[I] = true;
-        let (y, pullback) = F::vjp_masked::<V>(x, &want[..<F::Arity as FixedArity>::N]);
-        if !y.shape_vec().is_empty() && numel(&y.shape_vec()) != 1 {
+        let (y, pullback) = F::vjp_masked_shapes::<V>(x, &want[..<F::Arity as FixedArity>::N]);
+        if numel(&y.shape) != 1 {
             panic!(
                 "grad: the function returns shape {:?}, but grad needs a scalar output; reduce it or use jacrev",
-                y.shape_vec()
+                y.shape
             );
         }
-        let cts = pullback(y.ones_like());
+        let like = <F::Arity as Arity>::get(x, I);
+        let cts = pullback(like.lift(&Array::ones(&y.shape, y.dtype)));
         <F::Arity as Arity>::get(&cts, I).clone()
     }
     fn vjp<V: ArrayValue>(

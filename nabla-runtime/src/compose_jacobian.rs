@@ -157,7 +157,7 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
             .map(|w| Batched::new(rows[w].clone(), Some(0)));
         Dual::new(Batched::unbatched(v.clone()), t)
     });
-    let (_, pullback) = F::vjp::<Dual<Batched<V>>>(&xd);
+    let (_, pullback) = F::vjp_masked_shapes::<Dual<Batched<V>>>(&xd, &[]);
     let like = <F::Arity as Arity>::get(x, wanted[0]);
     let onehot = outs.basis(like).into_iter().map(Dual::constant).collect();
     let g = pullback(F::Out::from_leaves(onehot));
@@ -188,8 +188,9 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     for &i in wanted {
         want[i] = true;
     }
-    let (y, pullback) = F::vjp_masked::<Batched<V>>(&b, &want);
-    let outs = OutRows::new(F::Out::leaves(y).iter().map(|y| y.shape_vec()).collect());
+    // Only the outputs' shapes are needed: the output-only tail is skipped.
+    let (y, pullback) = F::vjp_masked_shapes::<Batched<V>>(&b, &want);
+    let outs = OutRows::new(F::Out::leaves(y).into_iter().map(|y| y.shape).collect());
     let like = <F::Arity as Arity>::get(x, first);
     // A scalar output has one cotangent row: it is given without a batch
     // axis, so the reverse pass runs on unbatched values (a Hessian's inner

@@ -18,6 +18,8 @@ use crate::{ArrayValue, Value};
 use ndarray::Slice;
 use std::ops::Range;
 
+pub mod tail;
+
 macro_rules! unary_rules {
     ($($op:ident => $method:ident, $rule:ident;)*) => {
         $(
