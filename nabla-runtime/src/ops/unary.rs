@@ -89,7 +89,7 @@ pub(crate) fn apply(
 macro_rules! unary_primitives {
     ($(
         $(#[$doc:meta])*
-        $name:ident = $kernel:expr, method $method:ident, d/dx |$x:ident, $y:ident| $d:expr;
+        $name:ident = $kernel:expr, method $method:ident, d/dx |$x:ident, $y:ident| $d:expr $(, scaled $c:expr)?;
     )*) => {
         $(
             $(#[$doc])*
@@ -100,18 +100,30 @@ macro_rules! unary_primitives {
                 pub fn forward(x: &Array) -> Array {
                     unary_forward(x, $kernel, stringify!($name))
                 }
-                /// dy/dx elementwise, from the input `x` and output `y`.
+                /// A constant factor of dy/dx, applied in the same pass as
+                /// the product with the tangent or cotangent (`cos`: −1).
+                const SCALE: f64 = 1.0 $(* ($c))?;
+                /// dy/dx without [`SCALE`].
                 #[allow(unused_variables)]
-                pub fn derivative<V: Value>($x: &V, $y: &V) -> V {
+                fn unscaled<V: Value>($x: &V, $y: &V) -> V {
                     $d
+                }
+                /// dy/dx elementwise, from the input `x` and output `y`.
+                pub fn derivative<V: Value>(x: &V, y: &V) -> V {
+                    let d = unscaled(x, y);
+                    if SCALE == 1.0 { d } else { d.mul_scalar(SCALE) }
+                }
+                /// `a · b · SCALE`, one pass.
+                fn scaled<V: Value>(a: &V, b: &V) -> V {
+                    if SCALE == 1.0 { a.mul(b) } else { a.mul_scaled(b, SCALE) }
                 }
                 /// JVP rule: `ẏ = ẋ · dy/dx`.
                 pub fn jvp<V: Value>(x: &V, y: &V, dx: &V) -> V {
-                    dx.mul(&derivative(x, y))
+                    scaled(dx, &unscaled(x, y))
                 }
                 /// VJP rule: `x̄ = ȳ · dy/dx`.
                 pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
-                    ct.mul(&derivative(x, y))
+                    scaled(ct, &unscaled(x, y))
                 }
             }
         )*
@@ -156,7 +168,7 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).cos().item(), 1.0);
     /// ```
-    cos = UnaryOp::Cos, method cos, d/dx |x, y| x.sin().neg();
+    cos = UnaryOp::Cos, method cos, d/dx |x, y| x.sin(), scaled -1.0;
     /// Tangent.
     ///
     /// ```
