@@ -86,6 +86,16 @@ pub(crate) fn apply(
     })
 }
 
+/// A unary rule's constant factor: 1 unless given.
+macro_rules! scale {
+    () => {
+        1.0
+    };
+    ($c:expr) => {
+        $c
+    };
+}
+
 macro_rules! unary_primitives {
     ($(
         $(#[$doc:meta])*
@@ -102,7 +112,7 @@ macro_rules! unary_primitives {
                 }
                 /// A constant factor of dy/dx, applied in the same pass as
                 /// the product with the tangent or cotangent (`cos`: −1).
-                const SCALE: f64 = 1.0 $(* ($c))?;
+                const SCALE: f64 = scale!($($c)?);
                 /// dy/dx without [`SCALE`].
                 #[allow(unused_variables)]
                 fn unscaled<V: Value>($x: &V, $y: &V) -> V {
