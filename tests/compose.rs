@@ -477,6 +477,15 @@ fn tail_b(x: &Array, w: &Array) -> Array {
     nabla::sum(&-(x - w).mean_axes(&[0], false))
 }
 
+/// Shape ops in a tail, with a non-scalar output (so a random cotangent
+/// checks where each element goes).
+#[differentiable]
+fn tail_c(x: &Array, w: &Array) -> Array {
+    let a = x.transpose().reshape(&[2, 6]);
+    let b = w.broadcast_to(&[3, 4]).permute(&[1, 0]).reshape(&[2, 6]);
+    (a + b).flatten().expand_dims(0).squeeze(0).reshape(&[6, 2])
+}
+
 #[test]
 fn output_only_tails_give_the_same_pullbacks() {
     use nabla::compose::{DiffFn, OutSpec};
@@ -501,6 +510,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     }
     check::<tail_a::Function>(&args, &ct, "tail_a");
     check::<tail_b::Function>(&args, &ct, "tail_b");
+    check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
     // Through every transform that takes the tail (`jacrev` and `grad`
     // inside `jacfwd`, `hessian`, `vmap`): the same as forward-only
     // Hessians, which never do.
@@ -514,6 +524,11 @@ fn output_only_tails_give_the_same_pullbacks() {
             "jacrev(grad(tail_b))",
             nabla::jacrev(nabla::grad(tail_b))(&x, &w),
             nabla::jacfwd(nabla::jacfwd(tail_b))(&x, &w),
+        ),
+        (
+            "jacrev(tail_c)",
+            nabla::jacrev(tail_c)(&x, &w),
+            nabla::jacfwd(tail_c)(&x, &w),
         ),
     ] {
         assert_close(&rev, &fwd, 1e-12, name);

@@ -161,3 +161,34 @@ fn panics_point_at_the_caller() {
         loc.lock().unwrap()
     );
 }
+
+#[differentiable]
+fn tail_add(x: &Array, w: &Array) -> Array {
+    (x + w).sum()
+}
+
+#[differentiable]
+fn tail_reshape(x: &Array) -> Array {
+    x.reshape(&[5]).sum()
+}
+
+/// `jacrev` skips the output-only tail (it computes only its shapes): bad
+/// shapes there still panic with the forward's message.
+#[test]
+fn shape_errors_in_an_output_only_tail_read_as_in_the_forward() {
+    let msg = message(|| {
+        nabla::jacrev(tail_add)(&f32s(&[2, 3]), &f32s(&[4]));
+    });
+    assert_eq!(
+        msg,
+        "add: shapes [2, 3] and [4] do not broadcast; trailing dimensions must be equal or 1 \
+         (reshape or expand_dims one operand)"
+    );
+    let msg = message(|| {
+        nabla::jacrev(tail_reshape)(&f32s(&[2, 3]));
+    });
+    assert_eq!(
+        msg,
+        "reshape: cannot reshape [2, 3] (6 elements) into [5] (5 elements); the element counts must match"
+    );
+}

@@ -31,7 +31,9 @@ pub enum Use {
 pub fn uses(rule: &str) -> Option<&'static [Use]> {
     use Use::{Shape as S, Value as V};
     Some(match rule {
-        "neg" | "add_scalar" | "mul_scalar" | "sum" | "sum_axes" | "mean" | "mean_axes" => &[S],
+        "neg" | "add_scalar" | "mul_scalar" | "sum" | "sum_axes" | "mean" | "mean_axes"
+        | "reshape" | "flatten" | "permute" | "transpose" | "broadcast_to" | "expand_dims"
+        | "squeeze" => &[S],
         "sin" | "cos" | "square" => &[V],
         "add" | "sub" => &[S, S],
         "mul" => &[V, V],
@@ -43,6 +45,8 @@ pub fn uses(rule: &str) -> Option<&'static [Use]> {
 pub struct Tail {
     /// `dead[v]`: `v` is a tail primitive's output, not computed.
     pub dead: Vec<bool>,
+    /// The function's output (in the tail).
+    pub out: VarId,
 }
 
 /// The tail of `f`, if it has one that contains its (single) output.
@@ -95,7 +99,7 @@ pub fn analyse(f: &Function) -> Option<Tail> {
             }
         }
     }
-    dead[out].then_some(Tail { dead })
+    dead[out].then_some(Tail { dead, out })
 }
 
 /// Marks every variable `s` reads (its inputs and any name in its tokens,

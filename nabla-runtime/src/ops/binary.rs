@@ -17,13 +17,18 @@ use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broa
 #[track_caller]
 pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> crate::Shape {
     check_dtypes(op, a, b);
-    match try_broadcast_shape(a.shape(), b.shape()) {
+    broadcast_shapes(op, a.shape(), b.shape())
+}
+
+/// The broadcast shape of `a` and `b`, or a panic naming `op` and the fix.
+#[track_caller]
+pub(crate) fn broadcast_shapes(op: &str, a: &[usize], b: &[usize]) -> crate::Shape {
+    // A `match`, not a closure: the panic's location stays the caller's.
+    match try_broadcast_shape(a, b) {
         Some(s) => s,
         None => panic!(
-            "{op}: shapes {:?} and {:?} do not broadcast; trailing dimensions must be equal or 1 \
-             (reshape or expand_dims one operand)",
-            a.shape(),
-            b.shape()
+            "{op}: shapes {a:?} and {b:?} do not broadcast; trailing dimensions must be equal or 1 \
+             (reshape or expand_dims one operand)"
         ),
     }
 }

@@ -16,7 +16,7 @@
 
 #![allow(missing_docs)]
 
-use crate::array::norm_axes;
+use crate::array::{norm_axes, norm_axis};
 use crate::ops;
 use crate::{ArrayValue, Shape, Value};
 
@@ -109,15 +109,15 @@ pub mod mul_scalar {
 }
 
 /// Broadcasting binary ops: the output shape.
+#[track_caller]
 fn broadcast(a: &[usize], b: &[usize], op: &str) -> Shape {
-    nabla_kernels::elementwise::try_broadcast_shape(a, b).unwrap_or_else(|| {
-        panic!("{op}: shapes {a:?} and {b:?} do not broadcast; each trailing dimension must match or be 1")
-    })
+    ops::binary::broadcast_shapes(op, a, b)
 }
 
 /// `a + b`: `ȳ` summed to each input's shape.
 pub mod add {
     use super::*;
+    #[track_caller]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "add")
     }
@@ -132,6 +132,7 @@ pub mod add {
 /// `a − b`: `ȳ` and `−ȳ` summed to each input's shape.
 pub mod sub {
     use super::*;
+    #[track_caller]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "sub")
     }
@@ -146,6 +147,7 @@ pub mod sub {
 /// `a · b`: `ȳ · b` and `ȳ · a` summed to each input's shape.
 pub mod mul {
     use super::*;
+    #[track_caller]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "mul")
     }
@@ -202,5 +204,116 @@ pub mod mean_axes {
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
         let ax = norm_axes("mean", axes, x.len());
         ops::reduce::sum::vjp(x, &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
+    }
+}
+
+/// Shape ops: their reverse steps need only the input's shape.
+pub mod reshape {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
+        let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
+        if m != n {
+            panic!(
+                "reshape: cannot reshape {x:?} ({m} elements) into {shape:?} ({n} elements); the element counts must match"
+            );
+        }
+        Shape::from_slice(shape)
+    }
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _shape: &[usize], ct: &V) -> V {
+        ops::shape::reshape::vjp(x, ct)
+    }
+}
+
+pub mod flatten {
+    use super::*;
+    pub fn out_shape(x: &[usize]) -> Shape {
+        Shape::from_slice(&[x.iter().product()])
+    }
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
+        ops::shape::reshape::vjp(x, ct)
+    }
+}
+
+pub mod permute {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize], perm: &[usize]) -> Shape {
+        let mut seen = vec![false; x.len()];
+        let ok = perm.len() == x.len()
+            && perm
+                .iter()
+                .all(|&p| p < x.len() && !std::mem::replace(&mut seen[p], true));
+        if !ok {
+            panic!(
+                "permute: {perm:?} is not a permutation of the {} axes of an array with shape {x:?}; list each axis 0..{} once",
+                x.len(),
+                x.len()
+            );
+        }
+        perm.iter().map(|&p| x[p]).collect()
+    }
+    pub fn vjp_0<V: ArrayValue>(_x: &[usize], perm: &[usize], ct: &V) -> V {
+        ops::shape::permute::vjp(perm, ct)
+    }
+}
+
+pub mod transpose {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize]) -> Shape {
+        super::permute::out_shape(x, &[1, 0])
+    }
+    pub fn vjp_0<V: ArrayValue>(_x: &[usize], ct: &V) -> V {
+        ct.permute(&[1, 0])
+    }
+}
+
+pub mod broadcast_to {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
+        if !nabla_kernels::elementwise::broadcasts_to(x, shape) {
+            panic!(
+                "broadcast_to: shape {x:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1"
+            );
+        }
+        Shape::from_slice(shape)
+    }
+    pub fn vjp_0<V: Value>(x: &[usize], _shape: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(x)
+    }
+}
+
+pub mod expand_dims {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize], axis: isize) -> Shape {
+        let mut s = Shape::from_slice(x);
+        s.insert(norm_axis("expand_dims", axis, x.len() + 1), 1);
+        s
+    }
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
+        ct.reshape(x)
+    }
+}
+
+pub mod squeeze {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(x: &[usize], axis: isize) -> Shape {
+        let ax = norm_axis("squeeze", axis, x.len());
+        if x[ax] != 1 {
+            panic!(
+                "squeeze: axis {axis} of shape {x:?} has length {}, not 1; only length-1 axes can be removed",
+                x[ax]
+            );
+        }
+        let mut s = Shape::from_slice(x);
+        s.remove(ax);
+        s
+    }
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
+        ct.reshape(x)
     }
 }
