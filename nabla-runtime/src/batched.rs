@@ -23,6 +23,7 @@
 use crate::{Array, ArrayValue, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
+use std::borrow::Cow;
 
 /// A value with an optional batch axis.
 #[derive(Clone, Debug)]
@@ -74,6 +75,15 @@ impl<V: ArrayValue> Batched<V> {
         }
     }
 
+    /// [`Batched::front`], borrowing the value when the batch axis already
+    /// is first (or absent).
+    fn front_ref(&self) -> Cow<'_, V> {
+        match self.bdim {
+            None | Some(0) => Cow::Borrowed(&self.value),
+            Some(_) => Cow::Owned(self.front()),
+        }
+    }
+
     /// The batch size, if batched.
     pub fn batch_size(&self) -> Option<usize> {
         self.bdim.map(|b| self.value.shape_vec()[b])
@@ -117,31 +127,30 @@ impl<V: ArrayValue> Batched<V> {
     /// The batched value first, with length-1 axes after the batch axis so
     /// its per-example rank is `rank`.
     fn padded(&self, rank: usize) -> V {
+        self.padded_ref(rank).into_owned()
+    }
+
+    /// [`Batched::padded`], borrowing the value when it already is.
+    fn padded_ref(&self, rank: usize) -> Cow<'_, V> {
         let s = self.shape_vec();
-        let f = self.front();
+        let f = self.front_ref();
         if s.len() >= rank {
             return f;
         }
         let mut shape = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
         shape.extend(std::iter::repeat_n(1, rank - s.len()));
         shape.extend(s);
-        f.reshape(&shape)
+        Cow::Owned(f.reshape(&shape))
     }
 
-    /// Aligns two operands for a broadcasting binary op.
-    fn align(&self, o: &Self) -> (V, V, Option<usize>) {
+    /// Aligns two operands for a broadcasting binary op (borrowing those
+    /// that need no change).
+    fn align<'a>(&'a self, o: &'a Self) -> (Cow<'a, V>, Cow<'a, V>, Option<usize>) {
         if self.bdim.is_none() && o.bdim.is_none() {
-            return (self.value.clone(), o.value.clone(), None);
+            return (Cow::Borrowed(&self.value), Cow::Borrowed(&o.value), None);
         }
         let r = self.shape_vec().len().max(o.shape_vec().len());
-        let side = |x: &Self| {
-            if x.bdim.is_some() {
-                x.padded(r)
-            } else {
-                x.value.clone()
-            }
-        };
-        (side(self), side(o), Some(0))
+        (side(self, r), side(o, r), Some(0))
     }
 
     fn map(&self, f: impl FnOnce(&V) -> V) -> Self {
@@ -164,8 +173,19 @@ impl<V: ArrayValue> Batched<V> {
     fn shifted(&self, f: impl FnOnce(&V) -> V, g: impl FnOnce(&V) -> V) -> Self {
         match self.bdim {
             None => Batched::unbatched(g(&self.value)),
-            Some(_) => Batched::with(f(&self.front())),
+            Some(_) => Batched::with(f(&self.front_ref())),
         }
+    }
+}
+
+/// One operand of a broadcasting binary op: batched ones padded to
+/// per-example rank `r` with the batch axis first, unbatched ones as they
+/// are.
+fn side<V: ArrayValue>(x: &Batched<V>, r: usize) -> Cow<'_, V> {
+    if x.bdim.is_some() {
+        x.padded_ref(r)
+    } else {
+        Cow::Borrowed(&x.value)
     }
 }
 
@@ -241,11 +261,7 @@ impl<V: ArrayValue> Value for Batched<V> {
             .into_iter()
             .max()
             .unwrap_or(0);
-            let pad = |x: &Self| match x.bdim {
-                Some(_) => x.padded(r),
-                None => x.value.clone(),
-            };
-            let (pa, pb) = (pad(a), pad(b));
+            let (pa, pb) = (side(a, r), side(b, r));
             let acc = self.padded(r);
             drop(self);
             let target = acc.shape_vec();
@@ -288,7 +304,7 @@ impl<V: ArrayValue> Value for Batched<V> {
             .collect();
         let mut target = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
         target.extend_from_slice(shape);
-        Batched::with(self.front().sum_axes(&axes, false).reshape(&target))
+        Batched::with(self.front_ref().sum_axes(&axes, false).reshape(&target))
     }
     fn broadcast_to(&self, shape: &[usize]) -> Self {
         match self.bdim {
@@ -296,7 +312,7 @@ impl<V: ArrayValue> Value for Batched<V> {
             Some(_) => {
                 let mut target = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
                 target.extend_from_slice(shape);
-                Batched::with(self.padded(shape.len()).broadcast_to(&target))
+                Batched::with(self.padded_ref(shape.len()).broadcast_to(&target))
             }
         }
     }
@@ -385,7 +401,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
             (Some(0), Some(_)) => {
                 let mut s = vec![Slice::from(..)];
                 s.extend_from_slice(slices);
-                Batched::with(self.value.add_into_slice(&s, &ct.front()))
+                Batched::with(self.value.add_into_slice(&s, &ct.front_ref()))
             }
             (None, None) => Batched::unbatched(self.value.add_into_slice(slices, &ct.value)),
             _ => {
@@ -457,14 +473,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
             o.clone()
         };
         let r = a.shape_vec().len().max(b.shape_vec().len());
-        let side = |x: &Self| {
-            if x.bdim.is_some() {
-                x.padded(r)
-            } else {
-                x.value.clone()
-            }
-        };
-        let y = Batched::with(side(&a).matmul(&side(&b)));
+        let y = Batched::with(side(&a, r).matmul(&side(&b, r)));
         let mut out = y.shape_vec();
         let n = out.len();
         match (sa.len() == 1, sb.len() == 1) {
