@@ -651,25 +651,40 @@ pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
         return x.as_standard_layout().into_owned();
     }
     let (w, ls) = (x.shape()[nd - 1], x.strides()[nd - 1]);
-    let mut out: Vec<T> = Vec::with_capacity(x.len());
+    let n = x.len();
+    if n == 0 {
+        return ArrayD::from_shape_vec(x.raw_dim(), Vec::new()).expect("empty");
+    }
+    let mut out: Vec<T> = Vec::with_capacity(n);
     let p = x.as_ptr();
     let outer_strides = &x.strides()[..nd - 1];
-    each_row2(
-        &x.shape()[..nd - 1],
-        outer_strides,
-        outer_strides,
-        |o, _| {
-            if ls == 1 {
-                // SAFETY: `o` is the offset of a row of `w` contiguous elements.
-                out.extend_from_slice(unsafe { std::slice::from_raw_parts(p.offset(o), w) });
-            } else {
-                for j in 0..w as isize {
-                    // SAFETY: element `j` of the row at offset `o`, stride `ls`.
-                    out.push(unsafe { *p.offset(o + j * ls) });
+    {
+        let dst = &mut out.spare_capacity_mut()[..n];
+        let mut rows = dst.chunks_exact_mut(w.max(1));
+        each_row2(
+            &x.shape()[..nd - 1],
+            outer_strides,
+            outer_strides,
+            |o, _| {
+                let row = rows.next().expect("one output row per input row");
+                if ls == 1 {
+                    // SAFETY: `o` is the offset of a row of `w` contiguous elements.
+                    let src = unsafe { std::slice::from_raw_parts(p.offset(o), w) };
+                    for (d, &v) in row.iter_mut().zip(src) {
+                        d.write(v);
+                    }
+                } else {
+                    for (j, d) in row.iter_mut().enumerate() {
+                        // SAFETY: element `j` of the row at offset `o`, stride `ls`.
+                        d.write(unsafe { *p.offset(o + j as isize * ls) });
+                    }
                 }
-            }
-        },
-    );
+            },
+        );
+    }
+    // SAFETY: `n > 0`, so `each_row2` visited every one of the `n / w` rows
+    // of `dst` once, and each was written above.
+    unsafe { out.set_len(n) };
     ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length")
 }
 
@@ -986,11 +1001,20 @@ mod tests {
         let c =
             ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as i64)
                 .into_dyn();
+        let one_row = c.slice(ndarray::s![.., 0..1, ..]).into_dyn();
         let views = [
             c.view().permuted_axes(vec![2, 0, 1]), // last stride 4
             c.view().permuted_axes(vec![1, 0, 2]), // rows contiguous
             c.slice(ndarray::s![.., 1..3, ..;2]).into_dyn(), // stride-2 rows
             c.view(),                              // already standard
+            c.slice(ndarray::s![.., 0..0, ..])
+                .into_dyn()
+                .permuted_axes(vec![2, 0, 1]), // empty
+            // a broadcast (stride-0) axis
+            one_row
+                .broadcast(vec![3, 4, 5])
+                .expect("broadcasts")
+                .permuted_axes(vec![0, 2, 1]),
         ];
         for v in views {
             let got = contiguous(&v);
