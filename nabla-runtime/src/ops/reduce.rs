@@ -73,7 +73,14 @@ pub mod sum {
     }
     /// VJP rule: the cotangent broadcast back over the reduced axes.
     pub fn vjp<V: ArrayValue>(x_shape: &[usize], axes: &[usize], keepdim: bool, ct: &V) -> V {
-        to_keep(ct, x_shape, axes, keepdim).broadcast_to(x_shape)
+        // Reduced leading axes (a full sum included) come back by
+        // broadcasting alone; others need their length-1 axes first.
+        let leading = axes.iter().enumerate().all(|(i, &a)| a == i);
+        if leading {
+            ct.broadcast_to(x_shape)
+        } else {
+            to_keep(ct, x_shape, axes, keepdim).broadcast_to(x_shape)
+        }
     }
 }
 
