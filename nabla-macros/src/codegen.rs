@@ -790,6 +790,9 @@ mod tests {
             ":: nabla :: rules :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __mul1 , & __g)",
             ":: nabla :: rules :: matmul :: vjp_1 (& x_1 , & w_1 , & __matmul1 , & __g)",
             "const f : f :: Function = f :: Function",
+            // The output-only tail (`h * h` and the sum) in `vjp_tail`.
+            "let __shape___sum1 = :: nabla :: rules :: tail :: sum :: out_shape (& __shape___mul1 ,)",
+            ":: nabla :: rules :: tail :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __g)",
         ] {
             assert!(code.contains(piece), "expansion lacks `{piece}`:\n{code}");
         }
