@@ -486,6 +486,19 @@ fn tail_c(x: &Array, w: &Array) -> Array {
     (a + b).flatten().expand_dims(0).squeeze(0).reshape(&[6, 2])
 }
 
+/// A tail after a loop and a constant: the loop's result and the constant
+/// are computed (the tail reads their shapes); `c.sin()` has no derivative
+/// and is in the tail too.
+#[differentiable]
+fn tail_d(x: &Array, w: &Array) -> Array {
+    let mut h = x * w;
+    for _ in 0..3 {
+        h = h.sin() * w;
+    }
+    let c = x.stop_gradient().sin();
+    (h + c - w).sum_axes(&[0], false).mean()
+}
+
 #[test]
 fn output_only_tails_give_the_same_pullbacks() {
     use nabla::compose::{DiffFn, OutSpec};
@@ -511,6 +524,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     check::<tail_a::Function>(&args, &ct, "tail_a");
     check::<tail_b::Function>(&args, &ct, "tail_b");
     check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
+    check::<tail_d::Function>(&args, &ct, "tail_d");
     // Through every transform that takes the tail (`jacrev` and `grad`
     // inside `jacfwd`, `hessian`, `vmap`): the same as forward-only
     // Hessians, which never do.

@@ -236,6 +236,23 @@ mod tests {
     }
 
     #[test]
+    fn loops_run_and_constants_join_the_tail() {
+        // The loop is computed (the tail reads `h`'s shape); the `sin` of a
+        // constant has no derivative and is in the tail.
+        let ops = tail_ops(syn::parse_quote! {
+            fn f(x: &Array, w: &Array) -> Array {
+                let mut h = x * w;
+                for _ in 0..3 {
+                    h = h.sin() * w;
+                }
+                let c = x.stop_gradient().sin();
+                (h + c - w).sum_axes(&[0], false).mean()
+            }
+        });
+        assert_eq!(ops, Some(vec!["sin", "add", "sub", "sum_axes", "mean"]));
+    }
+
+    #[test]
     fn values_read_by_static_code_or_unlisted_ops_are_kept() {
         // `s` is read by static code (its shape), so it is computed.
         let ops = tail_ops(syn::parse_quote! {
