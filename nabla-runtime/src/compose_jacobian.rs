@@ -104,6 +104,20 @@ impl OutRows {
         x.slice(&slices)
     }
     /// The block-one-hot cotangents of every output, batched.
+    /// The cotangents a reverse pass over all rows starts from: the basis,
+    /// or for a scalar output its one cotangent without a batch axis (so
+    /// the pass runs on unbatched values: a Hessian's inner gradient costs
+    /// a gradient, not a batch of one).
+    fn seeds<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
+        if self.total != 1 {
+            return self.basis(like);
+        }
+        self.shapes
+            .iter()
+            .map(|s| Batched::unbatched(like.lift(&identity_rows(s, like.dtype()).reshape(s))))
+            .collect()
+    }
+
     fn basis<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
         (0..self.shapes.len())
             .map(|o| {
@@ -138,8 +152,13 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
             })
             .collect(),
     );
+    // A scalar output: one row, given without a batch axis (`OutRows::seeds`).
+    let scalar = outs.total == 1;
     let rows: Vec<V> = (0..nw)
         .map(|w| {
+            if scalar {
+                return cts[w].reshape(&in_shapes[w]);
+            }
             let parts: Vec<V> = (0..outs.shapes.len())
                 .map(|o| cts[o * nw + w].reshape(&cat(&[numel(&outs.shapes[o])], &in_shapes[w])))
                 .collect();
@@ -154,12 +173,12 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
         let t = wanted
             .iter()
             .position(|&w| w == i)
-            .map(|w| Batched::new(rows[w].clone(), Some(0)));
+            .map(|w| Batched::new(rows[w].clone(), (!scalar).then_some(0)));
         Dual::new(Batched::unbatched(v.clone()), t)
     });
     let (_, pullback) = F::vjp_masked_shapes::<Dual<Batched<V>>>(&xd, &[]);
     let like = <F::Arity as Arity>::get(x, wanted[0]);
-    let onehot = outs.basis(like).into_iter().map(Dual::constant).collect();
+    let onehot = outs.seeds(like).into_iter().map(Dual::constant).collect();
     let g = pullback(F::Out::from_leaves(onehot));
     let m = outs.total;
     <F::Arity as Arity>::map(&g, |i, d: &Dual<Batched<V>>| {
@@ -192,20 +211,10 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     let (y, pullback) = F::vjp_masked_shapes::<Batched<V>>(&b, &want);
     let outs = OutRows::new(F::Out::leaves(y).into_iter().map(|y| y.shape).collect());
     let like = <F::Arity as Arity>::get(x, first);
-    // A scalar output has one cotangent row: it is given without a batch
-    // axis, so the reverse pass runs on unbatched values (a Hessian's inner
-    // gradient costs a gradient, not a batch of one), and the row axis is
-    // added afterwards.
+    // A scalar output's one cotangent row comes without a batch axis
+    // (`OutRows::seeds`); the row axis is added afterwards.
     let scalar = outs.total == 1;
-    let seeds = if scalar {
-        outs.shapes
-            .iter()
-            .map(|s| Batched::unbatched(like.lift(&identity_rows(s, like.dtype()).reshape(s))))
-            .collect()
-    } else {
-        outs.basis(like)
-    };
-    let cts = pullback(F::Out::from_leaves(seeds));
+    let cts = pullback(F::Out::from_leaves(outs.seeds(like)));
     let per_input: Vec<V> = wanted
         .iter()
         .map(|&i| {
