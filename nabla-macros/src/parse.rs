@@ -1709,7 +1709,7 @@ impl Lowerer {
         if optable::static_query(&name) {
             let q = match name.as_str() {
                 "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(&#vt)),
-                "ndim" => quote!(#krate::Value::shape_vec(&#vt).len()),
+                "ndim" => quote!(#krate::Value::ndim(&#vt)),
                 _ => quote!(#krate::Value::shape_vec(&#vt).iter().product::<usize>()),
             };
             return Some(Operand::Tok(q));

@@ -67,7 +67,7 @@ impl<V: ArrayValue> Batched<V> {
         match self.bdim {
             None | Some(0) => self.value.clone(),
             Some(b) => {
-                let n = self.value.shape_vec().len();
+                let n = self.value.ndim();
                 let mut perm = crate::Shape::from_slice(&[b]);
                 perm.extend((0..n).filter(|&i| i != b));
                 self.value.permute(&perm)
@@ -111,7 +111,7 @@ impl<V: ArrayValue> Batched<V> {
         if axis == 0 {
             return f;
         }
-        let n = f.shape_vec().len();
+        let n = f.ndim();
         let mut perm: crate::Shape = (1..n).collect();
         perm.insert(axis, 0);
         f.permute(&perm)
@@ -149,7 +149,7 @@ impl<V: ArrayValue> Batched<V> {
         if self.bdim.is_none() && o.bdim.is_none() {
             return (Cow::Borrowed(&self.value), Cow::Borrowed(&o.value), None);
         }
-        let r = self.shape_vec().len().max(o.shape_vec().len());
+        let r = self.ndim().max(o.ndim());
         (side(self, r), side(o, r), Some(0))
     }
 
@@ -214,6 +214,9 @@ macro_rules! map_binary {
 }
 
 impl<V: ArrayValue> Value for Batched<V> {
+    fn ndim(&self) -> usize {
+        self.value.ndim() - usize::from(self.bdim.is_some())
+    }
     fn shape_vec(&self) -> crate::Shape {
         let mut s = self.value.shape_vec();
         if let Some(b) = self.bdim {
@@ -253,14 +256,10 @@ impl<V: ArrayValue> Value for Batched<V> {
             // Batch axes first and per-example ranks padded, as for any
             // binary op; when the product broadcasts to the accumulator's
             // shape it is added into it (in place once `self` is dropped).
-            let r = [
-                self.shape_vec().len(),
-                a.shape_vec().len(),
-                b.shape_vec().len(),
-            ]
-            .into_iter()
-            .max()
-            .unwrap_or(0);
+            let r = [self.ndim(), a.ndim(), b.ndim()]
+                .into_iter()
+                .max()
+                .unwrap_or(0);
             let (pa, pb) = (side(a, r), side(b, r));
             let acc = self.padded(r);
             drop(self);
@@ -472,7 +471,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         } else {
             o.clone()
         };
-        let r = a.shape_vec().len().max(b.shape_vec().len());
+        let r = a.ndim().max(b.ndim());
         let y = Batched::with(side(&a, r).matmul(&side(&b, r)));
         let mut out = y.shape_vec();
         let n = out.len();

@@ -345,14 +345,14 @@ fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
         panic!("vmap: in_axes maps no argument; give at least one argument an axis");
     };
     let b = <F::Arity as Arity>::map(x, |i, v: &V| {
-        let ax = I::axis(i).map(|a| norm_in_axis("vmap", a, v.shape_vec().len()));
+        let ax = I::axis(i).map(|a| norm_in_axis("vmap", a, v.ndim()));
         Batched::new(v.clone(), ax)
     });
     (b, n)
 }
 
 fn out_axis<O: AxisSpec, V: ArrayValue>(y: &Batched<V>) -> usize {
-    out_axis_of::<O>(y.shape_vec().len())
+    out_axis_of::<O>(y.ndim())
 }
 
 /// The output axis of `vmap` for a per-example output of `rank` axes.

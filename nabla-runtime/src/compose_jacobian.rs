@@ -99,7 +99,7 @@ impl OutRows {
             return x.clone();
         }
         let (a, m) = (self.offsets[o], numel(&self.shapes[o]));
-        let mut slices = vec![ndarray::Slice::from(..); x.shape_vec().len()];
+        let mut slices = vec![ndarray::Slice::from(..); x.ndim()];
         slices[0] = ndarray::Slice::from(a..a + m);
         x.slice(&slices)
     }

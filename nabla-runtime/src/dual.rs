@@ -124,6 +124,9 @@ impl<V: Value> Value for Dual<V> {
     fn shape_vec(&self) -> crate::Shape {
         self.primal.shape_vec()
     }
+    fn ndim(&self) -> usize {
+        self.primal.ndim()
+    }
     fn full_like(&self, v: f64) -> Self {
         Dual::constant(self.primal.full_like(v))
     }

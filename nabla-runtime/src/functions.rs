@@ -225,12 +225,12 @@ pub fn clip<V: Value>(x: &V, lo: f64, hi: f64) -> V {
 }
 
 fn all_axes<V: ArrayValue>(x: &V) -> Vec<usize> {
-    (0..x.shape_vec().len()).collect()
+    (0..x.ndim()).collect()
 }
 
 #[track_caller]
 fn axes_of<V: ArrayValue>(op: &str, x: &V, axes: &[isize]) -> Vec<usize> {
-    norm_axes(op, axes, x.shape_vec().len())
+    norm_axes(op, axes, x.ndim())
 }
 
 macro_rules! reductions {
@@ -336,7 +336,7 @@ reductions! {
 /// ```
 #[track_caller]
 pub fn cumsum<V: ArrayValue>(x: &V, axis: isize) -> V {
-    x.cumsum_axis(norm_axis("cumsum", axis, x.shape_vec().len()), false)
+    x.cumsum_axis(norm_axis("cumsum", axis, x.ndim()), false)
 }
 
 /// Matrix product with NumPy semantics.

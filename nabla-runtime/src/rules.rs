@@ -160,7 +160,7 @@ pub mod mul_scalar {
 }
 
 fn all<V: ArrayValue>(x: &V) -> Vec<usize> {
-    (0..x.shape_vec().len()).collect()
+    (0..x.ndim()).collect()
 }
 
 macro_rules! reduce_rules {
@@ -185,12 +185,12 @@ macro_rules! reduce_rules {
                 #[track_caller]
                 #[inline]
                 pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
-                    x.$method(&norm_axes(stringify!($all), axes, x.shape_vec().len()), keepdim)
+                    x.$method(&norm_axes(stringify!($all), axes, x.ndim()), keepdim)
                 }
                 #[inline]
                 #[allow(unused_variables)]
                 pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, axes: &[isize], keepdim: bool, $ct: &V) -> V {
-                    let $ax = norm_axes(stringify!($all), axes, $x.shape_vec().len());
+                    let $ax = norm_axes(stringify!($all), axes, $x.ndim());
                     let $kd = keepdim;
                     $vjp
                 }
@@ -211,11 +211,11 @@ pub mod cumsum {
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axis: isize) -> V {
-        x.cumsum_axis(norm_axis("cumsum", axis, x.shape_vec().len()), false)
+        x.cumsum_axis(norm_axis("cumsum", axis, x.ndim()), false)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, ct: &V) -> V {
-        ops::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.shape_vec().len()), false, ct)
+        ops::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.ndim()), false, ct)
     }
 }
 
@@ -417,7 +417,7 @@ pub mod index_select {
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axis: isize, idx: &[usize]) -> V {
-        x.index_select(norm_axis("index_select", axis, x.shape_vec().len()), idx)
+        x.index_select(norm_axis("index_select", axis, x.ndim()), idx)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, idx: &[usize], ct: &V) -> V {
@@ -467,11 +467,11 @@ pub mod mean_axes {
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
-        crate::composite::mean(x, &norm_axes("mean", axes, x.shape_vec().len()), keepdim)
+        crate::composite::mean(x, &norm_axes("mean", axes, x.ndim()), keepdim)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axes: &[isize], keepdim: bool, ct: &V) -> V {
-        let ax = norm_axes("mean", axes, x.shape_vec().len());
+        let ax = norm_axes("mean", axes, x.ndim());
         ops::reduce::sum::vjp(&x.shape_vec(), &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
     }
 }
@@ -501,13 +501,13 @@ pub mod concat {
     #[inline]
     pub fn forward<V: ArrayValue>(parts: &[&V], axis: isize) -> V {
         let owned: Vec<V> = parts.iter().map(|p| (*p).clone()).collect();
-        let nd = owned.first().map(|p| p.shape_vec().len()).unwrap_or(0);
+        let nd = owned.first().map(|p| p.ndim()).unwrap_or(0);
         V::concat(&owned, norm_axis("concat", axis, nd))
     }
     /// Cotangent of part `k`.
     #[inline]
     pub fn vjp<V: ArrayValue>(k: usize, parts: &[&V], _y: &V, axis: isize, ct: &V) -> V {
-        let nd = parts[0].shape_vec().len();
+        let nd = parts[0].ndim();
         let ax = norm_axis("concat", axis, nd);
         let sizes: Vec<usize> = parts.iter().map(|p| p.shape_vec()[ax]).collect();
         ops::shape::concat::vjp(&sizes, ax, k, ct)
@@ -524,7 +524,7 @@ pub mod stack {
             .iter()
             .map(|p| p.reshape(&expanded(&p.shape_vec(), axis)))
             .collect();
-        let nd = parts.first().map(|p| p.shape_vec().len()).unwrap_or(0);
+        let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
         V::concat(&owned, norm_axis("stack", axis, nd + 1))
     }
     /// Cotangent of part `k`.

@@ -51,6 +51,11 @@ pub use nabla_kernels::Shape;
 pub trait Value: Clone + Sized {
     /// The per-example shape (`[]` for scalars).
     fn shape_vec(&self) -> Shape;
+    /// The per-example number of axes (`shape_vec().len()`, without
+    /// building the shape).
+    fn ndim(&self) -> usize {
+        self.shape_vec().len()
+    }
     /// Same shape and dtype, every element `v`.
     fn full_like(&self, v: f64) -> Self;
     fn zeros_like(&self) -> Self {

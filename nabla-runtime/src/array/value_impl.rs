@@ -9,6 +9,9 @@ impl Value for Array {
     fn shape_vec(&self) -> Shape {
         Shape::from_slice(self.shape())
     }
+    fn ndim(&self) -> usize {
+        self.shape().len()
+    }
     fn full_like(&self, v: f64) -> Self {
         Array::full_like(self, v)
     }

@@ -144,7 +144,7 @@ pub mod matmul {
     }
 
     fn mt<V: ArrayValue>(x: &V) -> V {
-        let nd = x.shape_vec().len();
+        let nd = x.ndim();
         let mut perm: Vec<usize> = (0..nd).collect();
         perm.swap(nd - 2, nd - 1);
         x.permute(&perm)

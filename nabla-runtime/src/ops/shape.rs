@@ -289,7 +289,7 @@ pub mod concat {
     }
     /// VJP rule: the cotangent's slice for part `i`.
     pub fn vjp<V: ArrayValue>(sizes: &[usize], axis: usize, i: usize, ct: &V) -> V {
-        let nd = ct.shape_vec().len();
+        let nd = ct.ndim();
         ct.slice(&part_slices(sizes, nd, axis)[i])
     }
 }
