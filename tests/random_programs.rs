@@ -8,6 +8,7 @@
 mod common;
 
 use common::*;
+use nabla::compose::DiffFn;
 use nabla::prelude::*;
 use proptest::prelude::*;
 
@@ -344,6 +345,14 @@ macro_rules! all_programs {
                 // jvp and grad agree: <grad, d> = J d
                 let dot = (&ga * &da).sum().item() + (&gb * &db).sum().item() + (&gc * &dc).sum().item();
                 assert!((t.item() - dot).abs() <= 1e-10 * dot.abs().max(1.0), "{name}: jvp vs grad");
+                // The VJP without the output-only tail (what jacrev and
+                // composed grad run) gives the same cotangents.
+                let (spec, pb) = <$p::Function as DiffFn>::vjp_masked_shapes::<Array>(&(a.clone(), b.clone(), c.clone()), &[]);
+                assert!(spec.shape.is_empty(), "{name}: output spec {spec:?}");
+                let (sa, sb, sc) = pb(Array::scalar(1.0f64));
+                assert_close(&sa, &ga, 1e-12, &format!("{name} d/da without the tail"));
+                assert_close(&sb, &gb, 1e-12, &format!("{name} d/db without the tail"));
+                assert_close(&sc, &gc, 1e-12, &format!("{name} d/dc without the tail"));
             )*
         }
     };
