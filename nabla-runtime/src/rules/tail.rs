@@ -9,10 +9,10 @@
 //! by its `out_shape`, and its reverse step calls the `vjp_<k>` here, which
 //! takes no output value and, for inputs whose values the rule does not
 //! read, only their shapes. An op can be in a tail only if it has an entry
-//! here; the macro's op table (`OpSpec::tail`) says which inputs each entry
-//! takes by value (`V`) and which by shape (`&[usize]`), and a mismatch does
-//! not compile. The rules are the same as in [`crate::ops`], written
-//! without the output.
+//! here; the macro's table (`uses` in `nabla-macros/src/tail.rs`) says
+//! which inputs each entry takes by value (`V`) and which by shape
+//! (`&[usize]`), and a mismatch does not compile. The rules are the same as
+//! in [`crate::ops`], written without the output.
 
 #![allow(missing_docs)]
 
