@@ -1,4 +1,4 @@
-//! CPU kernels for Nabla (and, with feature `cuda`, CUDA kernels: [`cuda`]).
+//! CPU kernels for Nabla (and, with feature `cuda`, CUDA kernels: the `cuda` module).
 //!
 //! This crate knows nothing about automatic differentiation: it takes
 //! `ndarray` views of `f32`/`f64` (and `i64`/`bool` where an op needs indices
