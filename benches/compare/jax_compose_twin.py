@@ -20,7 +20,7 @@ import os
 import jax
 import jax.numpy as jnp
 import numpy as np
-from twin_protocol import measure
+from twin_protocol import measure, settings
 
 jax.config.update("jax_enable_x64", True)
 
@@ -39,13 +39,8 @@ def example_loss(w1, b1, w2, b2, x, y):
 
 
 def main():
-    warmup = float(os.environ.get("TWIN_WARMUP_S", "1"))
-    meas = float(os.environ.get("TWIN_MEASURE_S", "3"))
-    only = [w.strip() for w in os.environ.get("TWIN_ONLY", "").split(",") if w.strip()]
+    warmup, meas, wanted = settings()
     results = {}
-
-    def wanted(name):
-        return not only or name in only
 
     if wanted("seed_hessian"):
         x = jnp.asarray(np.random.default_rng(0).standard_normal((2, 3)), dtype=jnp.float32)

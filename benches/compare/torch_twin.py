@@ -13,7 +13,7 @@ import os
 
 import torch
 import torch.nn.functional as F
-from twin_protocol import measure
+from twin_protocol import measure, settings
 
 GEMM_N = 1024
 ELTWISE_N = 1_000_000
@@ -53,13 +53,8 @@ class Mlp:
 
 def main():
     torch.set_num_threads(os.cpu_count())
-    warmup = float(os.environ.get("TWIN_WARMUP_S", "1"))
-    meas = float(os.environ.get("TWIN_MEASURE_S", "3"))
-    only = [w.strip() for w in os.environ.get("TWIN_ONLY", "").split(",") if w.strip()]
+    warmup, meas, wanted = settings()
     results = {}
-
-    def wanted(name):
-        return not only or name in only
 
     if wanted("gemm"):
         torch.manual_seed(0)

@@ -1,6 +1,7 @@
 """The timing protocol shared by the Python twins (torch_twin.py,
 jax_compose_twin.py); benches/twin.rs implements the same on the Rust side."""
 
+import os
 import time
 
 
@@ -31,3 +32,18 @@ def measure(f, warmup, meas):
         "min_ms": times[0],
         "reps": len(times),
     }
+
+
+def settings():
+    """The run's settings from the environment, as benches/twin.rs reads
+    them: warm-up and measured seconds per workload (`TWIN_WARMUP_S`,
+    default 1; `TWIN_MEASURE_S`, default 3) and whether a workload is wanted
+    (`TWIN_ONLY`, a comma-separated list; default all)."""
+    warmup = float(os.environ.get("TWIN_WARMUP_S", "1"))
+    meas = float(os.environ.get("TWIN_MEASURE_S", "3"))
+    only = [w.strip() for w in os.environ.get("TWIN_ONLY", "").split(",") if w.strip()]
+
+    def wanted(name):
+        return not only or name in only
+
+    return warmup, meas, wanted

@@ -20,7 +20,6 @@ use syn::{ItemFn, Type, Visibility};
 
 /// Signature pieces shared by the generic variants.
 pub struct Sig {
-    pub mangled: String,
     pub generic_params: Vec<TokenStream>,
     pub bound: TokenStream,
     pub out_ty: TokenStream,
@@ -112,7 +111,6 @@ pub(crate) fn sig(f: &Function) -> Sig {
         }
     });
     Sig {
-        mangled: format!("__nabla_{}", f.ident),
         generic_params,
         bound,
         out_ty,

@@ -31,18 +31,15 @@ fn ct(f: &Function, v: VarId) -> Ident {
 /// The `vjp` function.
 pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     let Sig {
-        mangled,
         generic_params,
         bound,
         out_ty,
         out_ct_ty,
         arg_cts_ty,
-        owned_params,
         vis,
         ..
     } = sig;
     let name = format_ident!("__nabla_{}_vjp", f.ident);
-    let _ = mangled;
 
     // Forward sweep.
     let fwd: Vec<TokenStream> = f
@@ -52,16 +49,21 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
         .collect();
     let outs = outputs(f);
 
-    let Shared {
-        own,
-        reborrow,
-        slots,
-        result,
-    } = shared(f, active);
-    let seed = seed(f, active);
     let rev = reverse_body(f, active, &f.body);
 
     let masked = format_ident!("__nabla_{}_vjp_masked", f.ident);
+    let masked_fn = program(
+        f,
+        active,
+        sig,
+        &masked,
+        "The VJP computing cotangents only for the parameters flagged in `__want` \
+         (the others come back as zeros): what `grad` with `argnums` runs.",
+        out_ty,
+        &fwd,
+        &outs,
+        &rev,
+    );
     let np = f.params.len();
     let names: Vec<&Ident> = f.params.iter().map(|p| &p.ident).collect();
     quote! {
@@ -73,26 +75,7 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
             #masked::<__V>(#(#names,)* [true; #np])
         }
 
-        /// The VJP computing cotangents only for the parameters flagged in
-        /// `__want` (the others come back as zeros): what `grad` with
-        /// `argnums` runs.
-        #[doc(hidden)]
-        #[allow(unused_variables, unused_mut, clippy::all)]
-        #vis fn #masked<'__a, __V: #bound + '__a>(#(#generic_params,)* __want: [bool; #np])
-            -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
-        {
-            #(#owned_params)*
-            #(#fwd)*
-            let __outputs = #outs;
-            #(#own)*
-            (__outputs, move |__ct: #out_ct_ty| {
-                #(#reborrow)*
-                #(#slots)*
-                #seed
-                #rev
-                (#(#result,)*)
-            })
-        }
+        #masked_fn
     }
 }
 
@@ -104,15 +87,6 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
 /// `OutSpec` with the pullback.
 pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> TokenStream {
     let krate = &f.krate;
-    let Sig {
-        generic_params,
-        bound,
-        out_ct_ty,
-        arg_cts_ty,
-        owned_params,
-        vis,
-        ..
-    } = sig;
     let dead = &tail.dead;
     let shape = |v: VarId| format_ident!("__shape_{}", f.name(v));
 
@@ -157,13 +131,6 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
         dtype: #krate::ArrayValue::dtype(&#src),
     });
 
-    let Shared {
-        own,
-        reborrow,
-        slots,
-        result,
-    } = shared(f, active);
-    let seed = seed(f, active);
     let rev: Vec<TokenStream> = f
         .body
         .iter()
@@ -183,28 +150,18 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
         .collect();
 
     let name = format_ident!("__nabla_{}_vjp_tail", f.ident);
-    let np = f.params.len();
-    quote! {
-        /// The VJP for callers that need only the output's shape and dtype:
-        /// the output-only tail is not computed.
-        #[doc(hidden)]
-        #[allow(unused_variables, unused_mut, clippy::all)]
-        #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params,)* __want: [bool; #np])
-            -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
-        {
-            #(#owned_params)*
-            #(#fwd)*
-            let __spec = #spec;
-            #(#own)*
-            (__spec, move |__ct: #out_ct_ty| {
-                #(#reborrow)*
-                #(#slots)*
-                #seed
-                #(#rev)*
-                (#(#result,)*)
-            })
-        }
-    }
+    program(
+        f,
+        active,
+        sig,
+        &name,
+        "The VJP for callers that need only the output's shape and dtype: the output-only \
+         tail is not computed.",
+        &quote!(#krate::compose::OutSpec),
+        &fwd,
+        &spec,
+        &quote!(#(#rev)*),
+    )
 }
 
 /// The reverse step of a tail statement `out = op(inputs..)`: inputs its
@@ -254,17 +211,32 @@ fn tail_reverse(
     }
 }
 
-/// The pieces every VJP program shares: the copies of static reference
-/// parameters the pullback owns (`own`, and `reborrow` inside it), the
-/// cotangent slots, and the parameters' cotangents at the end.
-struct Shared {
-    own: Vec<TokenStream>,
-    reborrow: Vec<TokenStream>,
-    slots: Vec<TokenStream>,
-    result: Vec<TokenStream>,
-}
-
-fn shared(f: &Function, active: &[bool]) -> Shared {
+/// One VJP program, as a function of the parameters and `__want`: the
+/// forward sweep `fwd`, then `(first, pullback)`, where `first` (of type
+/// `first_ty`) is the outputs or their spec and the pullback runs the
+/// reverse statements `rev`. Static reference parameters are copied into
+/// the pullback, so it never borrows from its caller.
+#[allow(clippy::too_many_arguments)]
+fn program(
+    f: &Function,
+    active: &[bool],
+    sig: &Sig,
+    name: &Ident,
+    doc: &str,
+    first_ty: &TokenStream,
+    fwd: &[TokenStream],
+    first: &TokenStream,
+    rev: &TokenStream,
+) -> TokenStream {
+    let Sig {
+        generic_params,
+        bound,
+        out_ct_ty,
+        arg_cts_ty,
+        owned_params,
+        vis,
+        ..
+    } = sig;
     let krate = &f.krate;
     let private = quote!(#krate::transforms::private);
     // Static reference parameters: the reverse sweep owns a copy, so the
@@ -323,11 +295,27 @@ fn shared(f: &Function, active: &[bool]) -> Shared {
         })
         .collect();
 
-    Shared {
-        own,
-        reborrow,
-        slots,
-        result,
+    let seed = seed(f, active);
+    let np = f.params.len();
+    quote! {
+        #[doc = #doc]
+        #[doc(hidden)]
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params,)* __want: [bool; #np])
+            -> (#first_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
+        {
+            #(#owned_params)*
+            #(#fwd)*
+            let __outputs = #first;
+            #(#own)*
+            (__outputs, move |__ct: #out_ct_ty| {
+                #(#reborrow)*
+                #(#slots)*
+                #seed
+                #rev
+                (#(#result,)*)
+            })
+        }
     }
 }
 

@@ -125,12 +125,7 @@ impl<V: ArrayValue> Batched<V> {
     }
 
     /// The batched value first, with length-1 axes after the batch axis so
-    /// its per-example rank is `rank`.
-    fn padded(&self, rank: usize) -> V {
-        self.padded_ref(rank).into_owned()
-    }
-
-    /// [`Batched::padded`], borrowing the value when it already is.
+    /// its per-example rank is `rank` (borrowed when it already is).
     fn padded_ref(&self, rank: usize) -> Cow<'_, V> {
         let s = self.shape_vec();
         let f = self.front_ref();
@@ -261,7 +256,7 @@ impl<V: ArrayValue> Value for Batched<V> {
                 .max()
                 .unwrap_or(0);
             let (pa, pb) = (side(a, r), side(b, r));
-            let acc = self.padded(r);
+            let acc = self.padded_ref(r).into_owned();
             drop(self);
             let target = acc.shape_vec();
             let fits = |o: &V| nabla_kernels::elementwise::broadcasts_to(&o.shape_vec(), &target);

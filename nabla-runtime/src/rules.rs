@@ -62,11 +62,8 @@ pub mod square {
     }
     /// The VJP accumulated into `slot` (what generated code calls).
     #[inline]
-    pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, y: &V, ct: &V) {
-        *slot = Some(match slot.take() {
-            None => ops::unary::square::vjp(x, y, ct),
-            Some(old) => old.add_mul_scaled(ct, x, 2.0),
-        });
+    pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, _y: &V, ct: &V) {
+        tail::square::acc_0(slot, x, ct)
     }
 }
 
@@ -160,7 +157,12 @@ pub mod mul_scalar {
 }
 
 fn all<V: ArrayValue>(x: &V) -> Vec<usize> {
-    (0..x.ndim()).collect()
+    all_axes(x.ndim())
+}
+
+/// Every axis of an array of `ndim` axes.
+fn all_axes(ndim: usize) -> Vec<usize> {
+    (0..ndim).collect()
 }
 
 macro_rules! reduce_rules {
@@ -323,9 +325,25 @@ pub mod broadcast_to {
     }
 }
 
-fn expanded(shape: &[usize], axis: isize) -> Vec<usize> {
-    let mut s = shape.to_vec();
+#[track_caller]
+fn expanded(shape: &[usize], axis: isize) -> crate::Shape {
+    let mut s = crate::Shape::from_slice(shape);
     s.insert(norm_axis("expand_dims", axis, shape.len() + 1), 1);
+    s
+}
+
+/// `shape` without its length-1 axis `axis`.
+#[track_caller]
+fn squeezed(shape: &[usize], axis: isize) -> crate::Shape {
+    let ax = norm_axis("squeeze", axis, shape.len());
+    if shape[ax] != 1 {
+        panic!(
+            "squeeze: axis {axis} of shape {shape:?} has length {}, not 1; only length-1 axes can be removed",
+            shape[ax]
+        );
+    }
+    let mut s = crate::Shape::from_slice(shape);
+    s.remove(ax);
     s
 }
 
@@ -347,16 +365,7 @@ pub mod squeeze {
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axis: isize) -> V {
-        let mut s = x.shape_vec();
-        let ax = norm_axis("squeeze", axis, s.len());
-        if s[ax] != 1 {
-            panic!(
-                "squeeze: axis {axis} of shape {s:?} has length {}, not 1; only length-1 axes can be removed",
-                s[ax]
-            );
-        }
-        s.remove(ax);
-        x.reshape(&s)
+        x.reshape(&squeezed(&x.shape_vec(), axis))
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _axis: isize, ct: &V) -> V {
@@ -442,9 +451,9 @@ pub mod outer {
     }
 }
 
-fn count<V: ArrayValue>(x: &V, axes: &[usize]) -> f64 {
-    let s = x.shape_vec();
-    axes.iter().map(|&a| s[a]).product::<usize>() as f64
+/// The number of elements a reduction over `axes` of `shape` combines.
+fn count_of(shape: &[usize], axes: &[usize]) -> f64 {
+    axes.iter().map(|&a| shape[a]).product::<usize>() as f64
 }
 
 /// Mean of all elements (a composite: `sum · 1/n`).
@@ -456,8 +465,7 @@ pub mod mean {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
-        let ax = all(x);
-        ops::reduce::sum::vjp(&x.shape_vec(), &ax, false, ct).mul_scalar(1.0 / count(x, &ax))
+        tail::mean::vjp_0(&x.shape_vec(), ct)
     }
 }
 
@@ -471,8 +479,7 @@ pub mod mean_axes {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axes: &[isize], keepdim: bool, ct: &V) -> V {
-        let ax = norm_axes("mean", axes, x.ndim());
-        ops::reduce::sum::vjp(&x.shape_vec(), &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
+        tail::mean_axes::vjp_0(&x.shape_vec(), axes, keepdim, ct)
     }
 }
 

@@ -16,17 +16,21 @@ use std::ops::Range;
 /// Reshape (row-major order).
 pub mod reshape {
     use super::*;
+    /// The output shape (`shape`), checking the element counts match.
+    #[track_caller]
+    pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
+        let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
+        if m != n {
+            panic!(
+                "reshape: cannot reshape {x:?} ({m} elements) into {shape:?} ({n} elements); the element counts must match"
+            );
+        }
+        crate::Shape::from_slice(shape)
+    }
     /// Forward: shares storage when the input is contiguous.
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
-        let n: usize = shape.iter().product();
-        if n != x.numel() {
-            panic!(
-                "reshape: cannot reshape {:?} ({} elements) into {shape:?} ({n} elements); the element counts must match",
-                x.shape(),
-                x.numel()
-            );
-        }
+        out_shape(x.shape(), shape);
         crate::dtype::on_gpu!(&x.data, |g| g.reshape(shape));
         let d = IxDyn(shape);
         Array::from_data(any_map!(
@@ -80,19 +84,24 @@ pub mod reshape {
 /// Axis permutation.
 pub mod permute {
     use super::*;
+    /// The output shape, checking that `perm` is a permutation of the axes.
+    #[track_caller]
+    pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
+        let mut sorted = crate::Shape::from_slice(perm);
+        sorted.sort_unstable();
+        if !sorted.iter().copied().eq(0..x.len()) {
+            panic!(
+                "permute: {perm:?} is not a permutation of the {} axes of an array with shape {x:?}; list each axis 0..{} once",
+                x.len(),
+                x.len()
+            );
+        }
+        perm.iter().map(|&p| x[p]).collect()
+    }
     /// Forward: a strided view, no copy.
     #[track_caller]
     pub fn forward(x: &Array, perm: &[usize]) -> Array {
-        let mut sorted = perm.to_vec();
-        sorted.sort_unstable();
-        if sorted != (0..x.ndim()).collect::<Vec<_>>() {
-            panic!(
-                "permute: {perm:?} is not a permutation of the {} axes of an array with shape {:?}; list each axis 0..{} once",
-                x.ndim(),
-                x.shape(),
-                x.ndim()
-            );
-        }
+        out_shape(x.shape(), perm);
         crate::dtype::on_gpu!(&x.data, |g| g.permute(perm));
         Array::from_data(any_map!(&x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
     }
@@ -117,15 +126,20 @@ pub mod permute {
 /// NumPy broadcast to a larger shape.
 pub mod broadcast_to {
     use super::*;
+    /// The output shape (`shape`), checking that `x` broadcasts to it.
+    #[track_caller]
+    pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
+        if !nabla_kernels::elementwise::broadcasts_to(x, shape) {
+            panic!(
+                "broadcast_to: shape {x:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1"
+            );
+        }
+        crate::Shape::from_slice(shape)
+    }
     /// Forward (materialises the result).
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
-        if !nabla_kernels::elementwise::broadcasts_to(x.shape(), shape) {
-            panic!(
-                "broadcast_to: shape {:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1",
-                x.shape()
-            );
-        }
+        out_shape(x.shape(), shape);
         crate::dtype::on_gpu!(&x.data, |g| g.broadcast_to(shape));
         let d = IxDyn(shape);
         Array::from_data(any_map!(&x.data, |a| match a.first() {

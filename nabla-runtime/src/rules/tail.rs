@@ -16,17 +16,10 @@
 
 #![allow(missing_docs)]
 
-use crate::array::{norm_axes, norm_axis};
+use super::{all_axes, count_of, expanded, squeezed};
+use crate::array::norm_axes;
 use crate::ops;
 use crate::{ArrayValue, Shape, Value};
-
-fn all(ndim: usize) -> Vec<usize> {
-    (0..ndim).collect()
-}
-
-fn count(x: &[usize], axes: &[usize]) -> f64 {
-    axes.iter().map(|&a| x[a]).product::<usize>() as f64
-}
 
 fn keep(x: &[usize], axes: &[usize], keepdim: bool) -> Shape {
     x.iter()
@@ -166,7 +159,7 @@ pub mod sum {
         Shape::new()
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        ops::reduce::sum::vjp(x, &all(x.len()), false, ct)
+        ops::reduce::sum::vjp(x, &all_axes(x.len()), false, ct)
     }
 }
 
@@ -189,8 +182,8 @@ pub mod mean {
         Shape::new()
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        let ax = all(x.len());
-        ops::reduce::sum::vjp(x, &ax, false, ct).mul_scalar(1.0 / count(x, &ax))
+        let ax = all_axes(x.len());
+        ops::reduce::sum::vjp(x, &ax, false, ct).mul_scalar(1.0 / count_of(x, &ax))
     }
 }
 
@@ -203,7 +196,7 @@ pub mod mean_axes {
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
         let ax = norm_axes("mean", axes, x.len());
-        ops::reduce::sum::vjp(x, &ax, keepdim, ct).mul_scalar(1.0 / count(x, &ax))
+        ops::reduce::sum::vjp(x, &ax, keepdim, ct).mul_scalar(1.0 / count_of(x, &ax))
     }
 }
 
@@ -212,13 +205,7 @@ pub mod reshape {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
-        let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
-        if m != n {
-            panic!(
-                "reshape: cannot reshape {x:?} ({m} elements) into {shape:?} ({n} elements); the element counts must match"
-            );
-        }
-        Shape::from_slice(shape)
+        ops::shape::reshape::out_shape(x, shape)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], _shape: &[usize], ct: &V) -> V {
         ops::shape::reshape::vjp(x, ct)
@@ -239,19 +226,7 @@ pub mod permute {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], perm: &[usize]) -> Shape {
-        let mut seen = vec![false; x.len()];
-        let ok = perm.len() == x.len()
-            && perm
-                .iter()
-                .all(|&p| p < x.len() && !std::mem::replace(&mut seen[p], true));
-        if !ok {
-            panic!(
-                "permute: {perm:?} is not a permutation of the {} axes of an array with shape {x:?}; list each axis 0..{} once",
-                x.len(),
-                x.len()
-            );
-        }
-        perm.iter().map(|&p| x[p]).collect()
+        ops::shape::permute::out_shape(x, perm)
     }
     pub fn vjp_0<V: ArrayValue>(_x: &[usize], perm: &[usize], ct: &V) -> V {
         ops::shape::permute::vjp(perm, ct)
@@ -273,12 +248,7 @@ pub mod broadcast_to {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
-        if !nabla_kernels::elementwise::broadcasts_to(x, shape) {
-            panic!(
-                "broadcast_to: shape {x:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1"
-            );
-        }
-        Shape::from_slice(shape)
+        ops::shape::broadcast_to::out_shape(x, shape)
     }
     pub fn vjp_0<V: Value>(x: &[usize], _shape: &[usize], ct: &V) -> V {
         ct.sum_to_shape(x)
@@ -289,9 +259,7 @@ pub mod expand_dims {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
-        let mut s = Shape::from_slice(x);
-        s.insert(norm_axis("expand_dims", axis, x.len() + 1), 1);
-        s
+        expanded(x, axis)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
         ct.reshape(x)
@@ -302,16 +270,7 @@ pub mod squeeze {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
-        let ax = norm_axis("squeeze", axis, x.len());
-        if x[ax] != 1 {
-            panic!(
-                "squeeze: axis {axis} of shape {x:?} has length {}, not 1; only length-1 axes can be removed",
-                x[ax]
-            );
-        }
-        let mut s = Shape::from_slice(x);
-        s.remove(ax);
-        s
+        squeezed(x, axis)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
         ct.reshape(x)
