@@ -468,6 +468,9 @@ pub fn broadcasts_to(from: &[usize], to: &[usize]) -> bool {
 /// assert_eq!(nabla_kernels::elementwise::try_broadcast_shape(&[2], &[3]), None);
 /// ```
 pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<crate::Shape> {
+    if a == b {
+        return Some(crate::Shape::from_slice(a));
+    }
     let n = a.len().max(b.len());
     let mut out = crate::Shape::from_elem(0, n);
     for i in 0..n {
@@ -646,16 +649,47 @@ pub(crate) const MAX_ROW_AXES: usize = 16;
 /// assert_eq!(t.as_slice().unwrap(), &[1, 4, 2, 5, 3, 6]);
 /// ```
 pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
-    let nd = x.ndim();
-    if x.is_standard_layout() || nd == 0 || nd > MAX_ROW_AXES {
+    if x.is_standard_layout() || x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
         return x.as_standard_layout().into_owned();
     }
-    let (w, ls) = (x.shape()[nd - 1], x.strides()[nd - 1]);
+    ArrayD::from_shape_vec(x.raw_dim(), row_major_vec(x, x.len())).expect("shape matches length")
+}
+
+/// [`contiguous`] with the result given the shape `shape` (same number of
+/// elements, row-major order): a copying reshape in one step.
+///
+/// ```
+/// use nabla_kernels::elementwise::contiguous_as;
+/// let x = ndarray::arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn();
+/// let t = contiguous_as(&x.t(), &[6]);
+/// assert_eq!(t.as_slice().unwrap(), &[1, 4, 2, 5, 3, 6]);
+/// ```
+pub fn contiguous_as<T: Copy>(x: &ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<T> {
     let n = x.len();
-    if n == 0 {
-        return ArrayD::from_shape_vec(x.raw_dim(), Vec::new()).expect("empty");
-    }
+    assert_eq!(
+        n,
+        shape.iter().product::<usize>(),
+        "contiguous_as: {:?} into {shape:?}",
+        x.shape()
+    );
+    let v = if x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
+        x.iter().copied().collect()
+    } else if let Some(s) = x.as_slice() {
+        s.to_vec()
+    } else {
+        row_major_vec(x, n)
+    };
+    ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
+}
+
+/// The `n` elements of `x` (1 to `MAX_ROW_AXES` axes) in row-major order.
+fn row_major_vec<T: Copy>(x: &ArrayViewD<'_, T>, n: usize) -> Vec<T> {
+    let nd = x.ndim();
+    let (w, ls) = (x.shape()[nd - 1], x.strides()[nd - 1]);
     let mut out: Vec<T> = Vec::with_capacity(n);
+    if n == 0 {
+        return out;
+    }
     let p = x.as_ptr();
     let outer_strides = &x.strides()[..nd - 1];
     {
@@ -685,7 +719,7 @@ pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
     // SAFETY: `n > 0`, so `each_row2` visited every one of the `n / w` rows
     // of `dst` once, and each was written above.
     unsafe { out.set_len(n) };
-    ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length")
+    out
 }
 
 /// Calls `f(offset_a, offset_b)` with the element offsets of every row of
@@ -855,6 +889,11 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             return rows(sb, sa, &shape, &|x, y| f(y, x));
         }
     }
+    if shape.iter().product::<usize>() < SMALL
+        && let Some(out) = zip_strided(&a, &b, &shape, &f)
+    {
+        return out;
+    }
     if b.len() == 1 && a.shape() == shape.as_slice() {
         let y = *b.iter().next().expect("one element");
         return map(a, move |x| f(x, y));
@@ -878,6 +917,106 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     } else {
         Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))
     }
+}
+
+/// `f` over `a` and `b` broadcast to `shape`, by strides, for small
+/// outputs: each operand gets a stride per output axis (0 where it
+/// broadcasts), length-1 axes are dropped and neighbouring axes merged
+/// wherever both operands step through them evenly, then the innermost
+/// (merged) axis is one loop per row of the odometer over the rest. This
+/// skips ndarray's broadcast views and iterators, whose set-up costs more
+/// than the arithmetic on the few dozen elements nested transforms
+/// produce. `None` (nothing done) for more than `MAX_ROW_AXES` axes.
+fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    a: &ArrayViewD<'_, T>,
+    b: &ArrayViewD<'_, T>,
+    shape: &[usize],
+    f: &F,
+) -> Option<ArrayD<T>> {
+    let nd = shape.len();
+    if nd > MAX_ROW_AXES {
+        return None;
+    }
+    // The operand's stride along output axis `i` (0 where it broadcasts).
+    let stride = |v: &ArrayViewD<'_, T>, i: usize| -> isize {
+        let lead = nd - v.ndim();
+        if i < lead || v.shape()[i - lead] == 1 {
+            0
+        } else {
+            v.strides()[i - lead]
+        }
+    };
+    let (mut dims, mut sa, mut sb) = (
+        [0usize; MAX_ROW_AXES],
+        [0isize; MAX_ROW_AXES],
+        [0isize; MAX_ROW_AXES],
+    );
+    let mut k = 0;
+    for (i, &d) in shape.iter().enumerate() {
+        if d == 1 {
+            continue;
+        }
+        let (x, y) = (stride(a, i), stride(b, i));
+        if k > 0 && sa[k - 1] == x * d as isize && sb[k - 1] == y * d as isize {
+            dims[k - 1] *= d;
+            (sa[k - 1], sb[k - 1]) = (x, y);
+        } else {
+            (dims[k], sa[k], sb[k]) = (d, x, y);
+            k += 1;
+        }
+    }
+    let n: usize = shape.iter().product();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    if n > 0 {
+        let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        if k == 0 {
+            // SAFETY: every axis has length 1: one element each.
+            out.push(unsafe { f(*pa, *pb) });
+        } else {
+            let (w, la, lb) = (dims[k - 1], sa[k - 1], sb[k - 1]);
+            let mut rows = out.spare_capacity_mut()[..n].chunks_exact_mut(w);
+            each_row2(&dims[..k - 1], &sa[..k - 1], &sb[..k - 1], |oa, ob| {
+                let dst = rows.next().expect("one chunk per row");
+                // SAFETY: `oa`/`ob` are the offsets of one output row in `a`
+                // and `b`; its `w` elements are `la`/`lb` apart (0 where the
+                // operand broadcasts), all inside the views.
+                unsafe {
+                    match (la, lb) {
+                        (1, 1) => fill2(
+                            dst,
+                            std::slice::from_raw_parts(pa.offset(oa), w),
+                            std::slice::from_raw_parts(pb.offset(ob), w),
+                            f,
+                        ),
+                        (1, 0) => {
+                            let (x, y) =
+                                (std::slice::from_raw_parts(pa.offset(oa), w), *pb.offset(ob));
+                            for (d, &x) in dst.iter_mut().zip(x) {
+                                d.write(f(x, y));
+                            }
+                        }
+                        (0, 1) => {
+                            let (x, y) =
+                                (*pa.offset(oa), std::slice::from_raw_parts(pb.offset(ob), w));
+                            for (d, &y) in dst.iter_mut().zip(y) {
+                                d.write(f(x, y));
+                            }
+                        }
+                        _ => {
+                            for (j, d) in dst.iter_mut().enumerate() {
+                                let j = j as isize;
+                                d.write(f(*pa.offset(oa + j * la), *pb.offset(ob + j * lb)));
+                            }
+                        }
+                    }
+                }
+            });
+            // SAFETY: the odometer visited each of the `n / w` rows once and
+            // every element of each was written above.
+            unsafe { out.set_len(n) };
+        }
+    }
+    Some(ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length"))
 }
 
 /// True when `small` (ignoring leading 1s) equals a non-empty suffix of
@@ -994,6 +1133,58 @@ mod tests {
         let vt = v.view().permuted_axes(vec![0, 2, 1]).to_owned();
         let vt = vt.view().permuted_axes(vec![0, 2, 1]);
         check(zip_map(u.view(), vt.view(), want), &u.view(), &vt.view());
+    }
+
+    #[test]
+    fn small_strided_broadcasts_match_the_generic_iterator() {
+        // Random shapes of up to 5 axes, each operand broadcasting (length-1
+        // or missing leading axes), permuted, reversed or sliced; the strided
+        // path (`zip_strided`) against ndarray's broadcast iterators.
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        for case in 0..400 {
+            let nd = next(6);
+            let out: Vec<usize> = (0..nd).map(|_| 1 + next(4)).collect();
+            let operand = |next: &mut dyn FnMut(usize) -> usize| -> ArrayD<f64> {
+                let drop = next(nd + 1).min(nd);
+                let shape: Vec<usize> = out[drop..]
+                    .iter()
+                    .map(|&d| if next(3) == 0 { 1 } else { d })
+                    .collect();
+                let n: usize = shape.iter().product();
+                ArrayD::from_shape_vec(
+                    IxDyn(&shape),
+                    (0..n).map(|i| i as f64 * 0.5 - 3.0).collect(),
+                )
+                .unwrap()
+            };
+            let (a, b) = (operand(&mut next), operand(&mut next));
+            // Standard, reversed (negative stride on axis 0) or column-major.
+            let layout = |x: &ArrayD<f64>, k: usize| -> ArrayD<f64> {
+                let mut r = x.clone();
+                match k {
+                    1 if r.ndim() > 0 => r.invert_axis(Axis(0)),
+                    2 => r = x.t().as_standard_layout().into_owned().reversed_axes(),
+                    _ => {}
+                }
+                r
+            };
+            let (la, lb) = (layout(&a, next(3)), layout(&b, next(3)));
+            let (va, vb) = (la.view(), lb.view());
+            let shape = broadcast_shape(va.shape(), vb.shape());
+            let f = |x: f64, y: f64| x * 3.0 - y;
+            let got = zip_strided(&va, &vb, &shape, &f).expect("few axes");
+            let d = IxDyn(&shape);
+            let want = Zip::from(&va.broadcast(d.clone()).unwrap())
+                .and(&vb.broadcast(d).unwrap())
+                .map_collect(|&x, &y| f(x, y));
+            assert_eq!(got, want, "case {case}: {:?} {:?}", va.shape(), vb.shape());
+        }
     }
 
     #[test]

@@ -27,38 +27,47 @@ pub mod reshape {
         }
         crate::Shape::from_slice(shape)
     }
-    /// Forward: shares storage when the input is contiguous.
+    /// Forward: shares storage when the input is contiguous (or the
+    /// reshape only adds or removes length-1 axes), copies otherwise.
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
         out_shape(x.shape(), shape);
         crate::dtype::on_gpu!(&x.data, |g| g.reshape(shape));
-        let d = IxDyn(shape);
-        Array::from_data(any_map!(
-            &x.data,
-            |a| match a.clone().into_shape_with_order(d.clone()) {
-                Ok(r) => r,
-                Err(_) => match unit_axes_only(a.clone(), shape) {
-                    Some(r) => r,
-                    None => nabla_kernels::elementwise::contiguous(&a.view())
-                        .into_shape_with_order(d.clone())
-                        .expect("size checked")
-                        .into_shared(),
-                },
-            }
-        ))
+        Array::from_data(any_map!(&x.data, |a| reshaped(a, shape)))
+    }
+    /// `a` in `shape` (element counts already checked).
+    fn reshaped<T: Copy>(
+        a: &ndarray::ArcArray<T, IxDyn>,
+        shape: &[usize],
+    ) -> ndarray::ArcArray<T, IxDyn> {
+        if a.is_standard_layout() {
+            return a
+                .clone()
+                .into_shape_with_order(IxDyn(shape))
+                .expect("a row-major array of the same size reshapes");
+        }
+        if let Some(r) = unit_axes_only(a, shape) {
+            return r;
+        }
+        nabla_kernels::elementwise::contiguous_as(&a.view(), shape).into_shared()
     }
     /// A reshape that only inserts or removes length-1 axes, as a view of
     /// any (strided) layout; `None` for any other reshape. Batching pads
     /// operands this way, often on permuted or sliced values.
     fn unit_axes_only<T>(
-        a: ndarray::ArcArray<T, IxDyn>,
+        a: &ndarray::ArcArray<T, IxDyn>,
         shape: &[usize],
     ) -> Option<ndarray::ArcArray<T, IxDyn>> {
-        let non_unit = |s: &[usize]| s.iter().copied().filter(|&d| d != 1).collect::<Vec<_>>();
+        let non_unit = |s: &[usize]| {
+            s.iter()
+                .copied()
+                .filter(|&d| d != 1)
+                .collect::<crate::Shape>()
+        };
         if non_unit(a.shape()) != non_unit(shape) {
             return None;
         }
-        let mut a = a;
+        let mut a = a.clone();
         for ax in (0..a.ndim()).rev() {
             if a.shape()[ax] == 1 {
                 a = a.index_axis_move(ndarray::Axis(ax), 0);
