@@ -499,6 +499,30 @@ fn tail_d(x: &Array, w: &Array) -> Array {
     (h + c - w).sum_axes(&[0], false).mean()
 }
 
+/// Cotangents left unbroadcast through every tail op (`rules::tail`): the
+/// scalar cotangents of `sum` and `mean` through shape ops, `mul` with a
+/// broadcast operand on either side or both, `broadcast_to`, `neg`, and
+/// reductions without `keepdim` given a full cotangent.
+#[differentiable]
+fn tail_e(x: &Array, w: &Array) -> Array {
+    let a = (x * w)
+        .transpose()
+        .reshape(&[2, 6])
+        .expand_dims(0)
+        .squeeze(0)
+        .flatten();
+    let b = (w * x).permute(&[1, 0]).sum_axes(&[0], false);
+    let c = -w.broadcast_to(&[2, 4]) + 1.0;
+    let d = (x * 2.0).sum_axes(&[1], false) * x.sum_axes(&[1], false);
+    let e = (x - w).mean_axes(&[1], true).square();
+    // A trailing-axis reduction given a full cotangent (from `add`'s
+    // broadcast), and a product where neither operand has the output's shape.
+    let f = x.sum_axes(&[1], false) + x.transpose();
+    let g = x.sum_axes(&[1], true) * w.expand_dims(0);
+    nabla::sum(&a) + b.mean() + nabla::sum(&c.sin()) + nabla::sum(&d) + e.mean() + f.mean()
+        - nabla::sum(&g)
+}
+
 #[test]
 fn output_only_tails_give_the_same_pullbacks() {
     use nabla::compose::{DiffFn, OutSpec};
@@ -523,6 +547,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     }
     check::<tail_a::Function>(&args, &ct, "tail_a");
     check::<tail_b::Function>(&args, &ct, "tail_b");
+    check::<tail_e::Function>(&args, &ct, "tail_e");
     check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
     check::<tail_d::Function>(&args, &ct, "tail_d");
     // Through every transform that takes the tail (`jacrev` and `grad`

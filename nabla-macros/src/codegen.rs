@@ -790,7 +790,7 @@ mod tests {
             "const f : f :: Function = f :: Function",
             // The output-only tail (`h * h` and the sum) in `vjp_tail`.
             "let __shape___sum1 = :: nabla :: rules :: tail :: sum :: out_shape (& __shape___mul1 ,)",
-            ":: nabla :: rules :: tail :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __g)",
+            ":: nabla :: rules :: tail :: fit (:: nabla :: rules :: tail :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __g) , & __shape___tanh1)",
         ] {
             assert!(code.contains(piece), "expansion lacks `{piece}`:\n{code}");
         }

@@ -143,7 +143,7 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
                 params,
                 span,
             } if dead[*out] && active[*out] => {
-                tail_reverse(f, active, *out, op.rule, inputs, params, *span)
+                tail_reverse(f, active, dead, *out, op.rule, inputs, params, *span)
             }
             _ => reverse(f, active, s),
         })
@@ -165,10 +165,14 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
 }
 
 /// The reverse step of a tail statement `out = op(inputs..)`: inputs its
-/// rule reads by value are passed as values, the others as shapes.
+/// rule reads by value are passed as values, the others as shapes. The
+/// cotangent of a computed (not `dead`) input goes through
+/// `rules::tail::fit`: inside the tail, cotangents may stay unbroadcast.
+#[allow(clippy::too_many_arguments)]
 fn tail_reverse(
     f: &Function,
     active: &[bool],
+    dead: &[bool],
     out: VarId,
     rule: &str,
     inputs: &[VarId],
@@ -196,14 +200,30 @@ fn tail_reverse(
         })
         .collect();
     let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
-    let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
-        let cx = ct(f, *v);
-        if rule == "square" {
-            return guarded(f, *v, quote!(#krate::rules::tail::#rule_id::acc_0(&mut #cx, #(#args,)* &__g);));
-        }
-        let vjp_k = format_ident!("vjp_{}", k);
-        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::tail::#rule_id::#vjp_k(#(#args,)* #(#params,)* &__g));))
-    });
+    let updates = inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| active[**v])
+        .map(|(k, v)| {
+            let cx = ct(f, *v);
+            if rule == "square" {
+                // Always the full shape: `2 x ȳ` with `x` computed.
+                return guarded(
+                    f,
+                    *v,
+                    quote!(#krate::rules::tail::#rule_id::acc_0(&mut #cx, #(#args,)* &__g);),
+                );
+            }
+            let vjp_k = format_ident!("vjp_{}", k);
+            let mut g = quote!(#krate::rules::tail::#rule_id::#vjp_k(#(#args,)* #(#params,)* &__g));
+            if !dead[*v] {
+                // Cotangents inside the tail may be left unbroadcast
+                // (`rules::tail`'s docs); one that leaves it is made full.
+                let sv = format_ident!("__shape_{}", f.name(*v));
+                g = quote!(#krate::rules::tail::fit(#g, &#sv));
+            }
+            guarded(f, *v, quote!(#private::acc(&mut #cx, #g);))
+        });
     quote! {
         if let ::core::option::Option::Some(__g) = #cy.take() {
             #(#updates)*

@@ -465,7 +465,8 @@ pub mod mean {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
-        tail::mean::vjp_0(&x.shape_vec(), ct)
+        let s = x.shape_vec();
+        tail::fit(tail::mean::vjp_0(&s, ct), &s)
     }
 }
 
@@ -479,7 +480,8 @@ pub mod mean_axes {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axes: &[isize], keepdim: bool, ct: &V) -> V {
-        tail::mean_axes::vjp_0(&x.shape_vec(), axes, keepdim, ct)
+        let s = x.shape_vec();
+        tail::fit(tail::mean_axes::vjp_0(&s, axes, keepdim, ct), &s)
     }
 }
 

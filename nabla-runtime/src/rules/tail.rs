@@ -13,6 +13,18 @@
 //! which inputs each entry takes by value (`V`) and which by shape
 //! (`&[usize]`), and a mismatch does not compile. The rules are the same as
 //! in [`crate::ops`], written without the output.
+//!
+//! **Unbroadcast cotangents.** Inside a tail, the cotangent a `vjp_<k>`
+//! receives need only *broadcast* to the op's output shape: `sum` and
+//! `mean` hand back their (scalar) cotangent instead of a copy broadcast to
+//! their input's shape, and the elementwise, scalar and reduction rules pass
+//! such a cotangent on unbroadcast while that stays exact (a constant stays
+//! a constant under reshapes and permutations; `a · b` broadcasts it against
+//! the other operand). A rule that needs the full array first calls
+//! [`full`]; the generated code calls [`fit`] on every cotangent that
+//! leaves the tail for a computed value. `sum(sin x)` then costs one
+//! multiply in reverse (`ȳ · cos x`, broadcast by the kernel), not a
+//! broadcast copy and a multiply.
 
 #![allow(missing_docs)]
 
@@ -20,6 +32,55 @@ use super::{all_axes, count_of, expanded, squeezed};
 use crate::array::norm_axes;
 use crate::ops;
 use crate::{ArrayValue, Shape, Value};
+use std::borrow::Cow;
+
+/// The cotangent `ct` (which broadcasts to `out`) as a full array of shape
+/// `out`: borrowed when it already is one.
+pub fn full<'a, V: Value>(ct: &'a V, out: &[usize]) -> Cow<'a, V> {
+    if ct.shape_vec()[..] == *out {
+        Cow::Borrowed(ct)
+    } else {
+        Cow::Owned(ct.broadcast_to(out))
+    }
+}
+
+/// A cotangent leaving the tail for a computed value of shape `shape`:
+/// broadcast to it if it is not yet that shape (see the module docs).
+pub fn fit<V: Value>(ct: V, shape: &[usize]) -> V {
+    if ct.shape_vec()[..] == *shape {
+        ct
+    } else {
+        ct.broadcast_to(shape)
+    }
+}
+
+/// A rank-0 cotangent: the same value for every element, so it stays
+/// itself under any reshape, permutation or added or removed axis.
+fn constant<V: Value>(ct: &V) -> bool {
+    ct.ndim() == 0
+}
+
+/// The cotangent of operand `x` of a broadcasting binary op whose other
+/// operand has shape `other`, from the output's cotangent `ct`: `ct`
+/// itself when `x` has the output's shape, else the full cotangent summed
+/// to `x`'s shape.
+fn unbroadcast<V: Value>(x: &[usize], other: &[usize], ct: &V) -> V {
+    let out = ops::binary::broadcast_shapes("tail", x, other);
+    if out[..] == *x {
+        return ct.clone();
+    }
+    full(ct, &out).sum_to_shape(x)
+}
+
+/// `ct` for an input of shape `x` of a shape op with output shape `out`,
+/// through `f` (the op's reverse on a full cotangent): constants pass as
+/// they are.
+fn through<V: Value>(ct: &V, out: &[usize], f: impl FnOnce(&V) -> V) -> V {
+    if constant(ct) {
+        return ct.clone();
+    }
+    f(&full(ct, out))
+}
 
 fn keep(x: &[usize], axes: &[usize], keepdim: bool) -> Shape {
     x.iter()
@@ -30,6 +91,16 @@ fn keep(x: &[usize], axes: &[usize], keepdim: bool) -> Shape {
             (true, false) => None,
         })
         .collect()
+}
+
+/// The cotangent of a reduction's input (shape `x`, reduced `axes`) from
+/// the output's `ct`, left to broadcast: the reduced axes are put back as
+/// length-1 axes when `keepdim` did not keep them.
+fn kept<V: ArrayValue>(x: &[usize], axes: &[usize], keepdim: bool, ct: &V) -> V {
+    if keepdim || constant(ct) {
+        return ct.clone();
+    }
+    full(ct, &keep(x, axes, false)).reshape(&keep(x, axes, true))
 }
 
 /// `-x`: `−ȳ`.
@@ -74,6 +145,8 @@ pub mod square {
     pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, ct: &V) {
         *slot = Some(match slot.take() {
             None => ct.mul_scaled(x, 2.0),
+            // An earlier cotangent may still be unbroadcast (module docs).
+            Some(old) if old.shape_vec() != x.shape_vec() => old.add(&ct.mul_scaled(x, 2.0)),
             Some(old) => old.add_mul_scaled(ct, x, 2.0),
         });
     }
@@ -114,11 +187,11 @@ pub mod add {
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "add")
     }
-    pub fn vjp_0<V: Value>(a: &[usize], _b: &[usize], ct: &V) -> V {
-        ct.sum_to_shape(a)
+    pub fn vjp_0<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
+        unbroadcast(a, b, ct)
     }
-    pub fn vjp_1<V: Value>(_a: &[usize], b: &[usize], ct: &V) -> V {
-        ct.sum_to_shape(b)
+    pub fn vjp_1<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
+        unbroadcast(b, a, ct)
     }
 }
 
@@ -129,11 +202,11 @@ pub mod sub {
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "sub")
     }
-    pub fn vjp_0<V: Value>(a: &[usize], _b: &[usize], ct: &V) -> V {
-        ct.sum_to_shape(a)
+    pub fn vjp_0<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
+        unbroadcast(a, b, ct)
     }
-    pub fn vjp_1<V: Value>(_a: &[usize], b: &[usize], ct: &V) -> V {
-        ct.neg().sum_to_shape(b)
+    pub fn vjp_1<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
+        unbroadcast(b, a, &ct.neg())
     }
 }
 
@@ -145,10 +218,24 @@ pub mod mul {
         broadcast(a, b, "mul")
     }
     pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
-        ct.mul(b).sum_to_shape(&a.shape_vec())
+        operand(a, b, ct)
     }
     pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
-        ct.mul(a).sum_to_shape(&b.shape_vec())
+        operand(b, a, ct)
+    }
+    /// `ȳ · other` for the operand `x`: summed to `x`'s shape when `other`
+    /// has the output's shape, left unbroadcast when `x` has it, and from
+    /// the full `ȳ` otherwise.
+    fn operand<V: Value>(x: &V, other: &V, ct: &V) -> V {
+        let (sx, so) = (x.shape_vec(), other.shape_vec());
+        let out = ops::binary::broadcast_shapes("mul", &sx, &so);
+        if so == out {
+            ct.mul(other).sum_to_shape(&sx)
+        } else if sx == out {
+            ct.mul(other)
+        } else {
+            full(ct, &out).mul(other).sum_to_shape(&sx)
+        }
     }
 }
 
@@ -158,8 +245,8 @@ pub mod sum {
     pub fn out_shape(_x: &[usize]) -> Shape {
         Shape::new()
     }
-    pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        ops::reduce::sum::vjp(x, &all_axes(x.len()), false, ct)
+    pub fn vjp_0<V: ArrayValue>(_x: &[usize], ct: &V) -> V {
+        ct.clone()
     }
 }
 
@@ -171,7 +258,7 @@ pub mod sum_axes {
         keep(x, &norm_axes("sum", axes, x.len()), keepdim)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
-        ops::reduce::sum::vjp(x, &norm_axes("sum", axes, x.len()), keepdim, ct)
+        kept(x, &norm_axes("sum", axes, x.len()), keepdim, ct)
     }
 }
 
@@ -182,8 +269,7 @@ pub mod mean {
         Shape::new()
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        let ax = all_axes(x.len());
-        ops::reduce::sum::vjp(x, &ax, false, ct).mul_scalar(1.0 / count_of(x, &ax))
+        ct.mul_scalar(1.0 / count_of(x, &all_axes(x.len())))
     }
 }
 
@@ -196,7 +282,7 @@ pub mod mean_axes {
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
         let ax = norm_axes("mean", axes, x.len());
-        ops::reduce::sum::vjp(x, &ax, keepdim, ct).mul_scalar(1.0 / count_of(x, &ax))
+        kept(x, &ax, keepdim, ct).mul_scalar(1.0 / count_of(x, &ax))
     }
 }
 
@@ -207,8 +293,8 @@ pub mod reshape {
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
         ops::shape::reshape::out_shape(x, shape)
     }
-    pub fn vjp_0<V: ArrayValue>(x: &[usize], _shape: &[usize], ct: &V) -> V {
-        ops::shape::reshape::vjp(x, ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], shape: &[usize], ct: &V) -> V {
+        through(ct, shape, |ct| ops::shape::reshape::vjp(x, ct))
     }
 }
 
@@ -218,7 +304,7 @@ pub mod flatten {
         Shape::from_slice(&[x.iter().product()])
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        ops::shape::reshape::vjp(x, ct)
+        through(ct, &out_shape(x), |ct| ops::shape::reshape::vjp(x, ct))
     }
 }
 
@@ -228,8 +314,10 @@ pub mod permute {
     pub fn out_shape(x: &[usize], perm: &[usize]) -> Shape {
         ops::shape::permute::out_shape(x, perm)
     }
-    pub fn vjp_0<V: ArrayValue>(_x: &[usize], perm: &[usize], ct: &V) -> V {
-        ops::shape::permute::vjp(perm, ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], perm: &[usize], ct: &V) -> V {
+        through(ct, &out_shape(x, perm), |ct| {
+            ops::shape::permute::vjp(perm, ct)
+        })
     }
 }
 
@@ -239,8 +327,8 @@ pub mod transpose {
     pub fn out_shape(x: &[usize]) -> Shape {
         super::permute::out_shape(x, &[1, 0])
     }
-    pub fn vjp_0<V: ArrayValue>(_x: &[usize], ct: &V) -> V {
-        ct.permute(&[1, 0])
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
+        through(ct, &out_shape(x), |ct| ct.permute(&[1, 0]))
     }
 }
 
@@ -250,8 +338,8 @@ pub mod broadcast_to {
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
         ops::shape::broadcast_to::out_shape(x, shape)
     }
-    pub fn vjp_0<V: Value>(x: &[usize], _shape: &[usize], ct: &V) -> V {
-        ct.sum_to_shape(x)
+    pub fn vjp_0<V: Value>(x: &[usize], shape: &[usize], ct: &V) -> V {
+        full(ct, shape).sum_to_shape(x)
     }
 }
 
@@ -261,8 +349,8 @@ pub mod expand_dims {
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
         expanded(x, axis)
     }
-    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
-        ct.reshape(x)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, ct: &V) -> V {
+        through(ct, &out_shape(x, axis), |ct| ct.reshape(x))
     }
 }
 
@@ -272,7 +360,7 @@ pub mod squeeze {
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
         squeezed(x, axis)
     }
-    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
-        ct.reshape(x)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, ct: &V) -> V {
+        through(ct, &out_shape(x, axis), |ct| ct.reshape(x))
     }
 }
