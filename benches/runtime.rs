@@ -1,5 +1,7 @@
 //! Criterion benchmarks of the runtime foundation: the `gemm`, `eltwise`
-//! and `mlp_step` workloads of `BENCHMARKS.md`.
+//! and `mlp_step` workloads of `BENCHMARKS.md`, and `small_ops`, the fixed
+//! cost of one op on the few-element arrays nested transforms produce (what
+//! bounds the seed Hessian; `docs/performance.md`).
 //!
 //! Run: `cargo bench --bench runtime` (add a filter such as `gemm` to run
 //! one group). For the side-by-side ratios against PyTorch use
@@ -54,5 +56,46 @@ fn mlp_step(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, gemm, eltwise, mlp_step);
+/// One op on arrays of 6 to 72 elements, the shapes inside the seed
+/// Hessian: here the per-op fixed cost (allocation, shape and layout
+/// bookkeeping), not arithmetic, is what is measured.
+fn small_ops(c: &mut Criterion) {
+    use nabla::{Array, DType};
+    let x = Array::ones(&[2, 3], DType::F32);
+    let basis = Array::ones(&[6, 2, 3], DType::F32);
+    let (t, ct) = (
+        Array::ones(&[6, 1, 2, 3], DType::F32),
+        Array::ones(&[2, 2, 1], DType::F32),
+    );
+    let t4 = Array::ones(&[6, 2, 2, 3], DType::F32);
+    let mut g = c.benchmark_group("small_ops");
+    g.sample_size(30)
+        .warm_up_time(Duration::from_millis(500))
+        .measurement_time(Duration::from_secs(1));
+    g.bench_function("sin_2x3", |bch| bch.iter(|| black_box(black_box(&x).sin())));
+    g.bench_function("mul_2x3", |bch| {
+        bch.iter(|| black_box(black_box(&x) * black_box(&x)))
+    });
+    g.bench_function("mul_scaled_row_6x2x3", |bch| {
+        bch.iter(|| black_box(black_box(&x).mul_scaled(black_box(&basis), -1.0)))
+    });
+    g.bench_function("mul_broadcast_6x2x2x3", |bch| {
+        bch.iter(|| black_box(black_box(&t) * black_box(&ct)))
+    });
+    g.bench_function("reshape_view_2x3", |bch| {
+        bch.iter(|| black_box(black_box(&x).reshape(&[3, 2])))
+    });
+    g.bench_function("permute_copy_to_5d", |bch| {
+        bch.iter(|| {
+            black_box(
+                black_box(&t4)
+                    .permute(&[1, 2, 3, 0])
+                    .reshape(&[2, 2, 3, 2, 3]),
+            )
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, gemm, eltwise, mlp_step, small_ops);
 criterion_main!(benches);

@@ -105,10 +105,19 @@ fn unbroadcast<V: Value>(g: V, like: &V) -> V {
 /// `ẏ = ∂a·ȧ + ∂b·ḃ`, skipping symbolic-zero tangents.
 fn jvp_from<V: Value>(y: &V, da: Option<(&V, V)>, db: Option<(&V, V)>) -> V {
     let t = |(d, p): (&V, V)| d.mul(&p);
+    // One product: broadcast only when the other operand widened `y`.
+    let widened = |t: V| {
+        let s = y.shape_vec();
+        if t.shape_vec() == s {
+            t
+        } else {
+            t.broadcast_to(&s)
+        }
+    };
     match (da.map(t), db.map(t)) {
         (Some(a), Some(b)) => a.add(&b),
-        (Some(a), None) => a.broadcast_to(&y.shape_vec()),
-        (None, Some(b)) => b.broadcast_to(&y.shape_vec()),
+        (Some(a), None) => widened(a),
+        (None, Some(b)) => widened(b),
         (None, None) => y.zeros_like(),
     }
 }
