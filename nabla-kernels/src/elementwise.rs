@@ -471,26 +471,18 @@ pub fn try_broadcast_shape(a: &[usize], b: &[usize]) -> Option<crate::Shape> {
     if a == b {
         return Some(crate::Shape::from_slice(a));
     }
-    let n = a.len().max(b.len());
-    let mut out = crate::Shape::from_elem(0, n);
-    for i in 0..n {
-        let da = if i + a.len() >= n {
-            a[i + a.len() - n]
-        } else {
-            1
-        };
-        let db = if i + b.len() >= n {
-            b[i + b.len() - n]
-        } else {
-            1
-        };
-        out[i] = if da == db || db == 1 {
-            da
-        } else if da == 1 {
-            db
-        } else {
-            return None;
-        };
+    // The longer shape, with the shorter one matched against its trailing axes.
+    let (long, short) = if a.len() >= b.len() { (a, b) } else { (b, a) };
+    let mut out = crate::Shape::from_slice(long);
+    let lead = long.len() - short.len();
+    for (o, &s) in out[lead..].iter_mut().zip(short) {
+        if *o != s {
+            if *o == 1 {
+                *o = s;
+            } else if s != 1 {
+                return None;
+            }
+        }
     }
     Some(out)
 }
@@ -938,12 +930,13 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
         return None;
     }
     // The operand's stride along output axis `i` (0 where it broadcasts).
-    let stride = |v: &ArrayViewD<'_, T>, i: usize| -> isize {
-        let lead = nd - v.ndim();
-        if i < lead || v.shape()[i - lead] == 1 {
+    let (ash, ast, bsh, bst) = (a.shape(), a.strides(), b.shape(), b.strides());
+    let stride = |sh: &[usize], st: &[isize], i: usize| -> isize {
+        let lead = nd - sh.len();
+        if i < lead || sh[i - lead] == 1 {
             0
         } else {
-            v.strides()[i - lead]
+            st[i - lead]
         }
     };
     let (mut dims, mut sa, mut sb) = (
@@ -956,7 +949,7 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
         if d == 1 {
             continue;
         }
-        let (x, y) = (stride(a, i), stride(b, i));
+        let (x, y) = (stride(ash, ast, i), stride(bsh, bst, i));
         if k > 0 && sa[k - 1] == x * d as isize && sb[k - 1] == y * d as isize {
             dims[k - 1] *= d;
             (sa[k - 1], sb[k - 1]) = (x, y);
