@@ -523,6 +523,18 @@ fn tail_e(x: &Array, w: &Array) -> Array {
         - nabla::sum(&g)
 }
 
+/// `matmul` in a tail, with each of NumPy's 1-D promotions and a batched
+/// product, given unbroadcast (scalar) and full cotangents.
+#[differentiable]
+fn tail_f(x: &Array, w: &Array) -> Array {
+    let a = x.matmul(w); // [3, 4] @ [4] -> [3]
+    let b = w.matmul(&x.transpose()); // [4] @ [4, 3] -> [3]
+    let c = w.matmul(w); // [4] @ [4] -> []
+    let d = x.matmul(&x.transpose()); // [3, 4] @ [4, 3] -> [3, 3]
+    let e = x.reshape(&[3, 2, 2]).matmul(&w.reshape(&[2, 2])); // batched
+    (a * 2.0 + b).sum() + c + d.sum() + e.mean()
+}
+
 #[test]
 fn output_only_tails_give_the_same_pullbacks() {
     use nabla::compose::{DiffFn, OutSpec};
@@ -548,6 +560,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     check::<tail_a::Function>(&args, &ct, "tail_a");
     check::<tail_b::Function>(&args, &ct, "tail_b");
     check::<tail_e::Function>(&args, &ct, "tail_e");
+    check::<tail_f::Function>(&args, &ct, "tail_f");
     check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
     check::<tail_d::Function>(&args, &ct, "tail_d");
     // Through every transform that takes the tail (`jacrev` and `grad`

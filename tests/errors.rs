@@ -172,6 +172,11 @@ fn tail_reshape(x: &Array) -> Array {
     x.reshape(&[5]).sum()
 }
 
+#[differentiable]
+fn tail_matmul(x: &Array, w: &Array) -> Array {
+    x.matmul(w).sum()
+}
+
 /// `jacrev` skips the output-only tail (it computes only its shapes): bad
 /// shapes there still panic with the forward's message.
 #[test]
@@ -191,4 +196,17 @@ fn shape_errors_in_an_output_only_tail_read_as_in_the_forward() {
         msg,
         "reshape: cannot reshape [2, 3] (6 elements) into [5] (5 elements); the element counts must match"
     );
+    // The same message as the forward's, with the 1-D operand promoted.
+    let forward = message(|| {
+        tail_matmul(&f32s(&[2, 3]), &f32s(&[4]));
+    });
+    let tail = message(|| {
+        nabla::jacrev(tail_matmul)(&f32s(&[2, 3]), &f32s(&[4]));
+    });
+    assert_eq!(
+        tail,
+        "matmul: inner dimensions differ, [2, 3] @ [4, 1] (3 vs 4); the last axis of the left operand \
+         must equal the second-to-last of the right (transpose one operand?)"
+    );
+    assert_eq!(tail, forward);
 }

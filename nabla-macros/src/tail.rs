@@ -36,7 +36,7 @@ pub fn uses(rule: &str) -> Option<&'static [Use]> {
         | "squeeze" => &[S],
         "sin" | "cos" | "square" => &[V],
         "add" | "sub" => &[S, S],
-        "mul" => &[V, V],
+        "mul" | "matmul" => &[V, V],
         _ => return None,
     })
 }
@@ -233,6 +233,12 @@ mod tests {
             fn f(x: &Array) -> Array { let y = x.sin(); (&y * &y).mean() }
         });
         assert_eq!(ops, Some(vec!["mul", "mean"]));
+        // A network's last layer: the product runs only in reverse; the
+        // hidden layer it reads runs forward.
+        let ops = tail_ops(syn::parse_quote! {
+            fn net(x: &Array, w1: &Array, w2: &Array) -> Array { x.matmul(w1).tanh().matmul(w2) }
+        });
+        assert_eq!(ops, Some(vec!["matmul"]));
     }
 
     #[test]

@@ -229,11 +229,19 @@ pub mod matmul {
     }
     /// Cotangent of `a`, including NumPy's 1-D promotions.
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
-        let (a2, b2, ct2) = promote(a, b, ct);
-        ops::linalg::matmul::vjp_a(&a2, &b2, &ct2).reshape(&a.shape_vec())
+        ct_a(a, b, ct)
     }
     /// Cotangent of `b`.
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
+        ct_b(a, b, ct)
+    }
+    /// [`vjp_0`] without the output (which it does not read).
+    pub(crate) fn ct_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+        let (a2, b2, ct2) = promote(a, b, ct);
+        ops::linalg::matmul::vjp_a(&a2, &b2, &ct2).reshape(&a.shape_vec())
+    }
+    /// [`vjp_1`] without the output.
+    pub(crate) fn ct_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let (a2, b2, ct2) = promote(a, b, ct);
         ops::linalg::matmul::vjp_b(&a2, &b2, &ct2).reshape(&b.shape_vec())
     }

@@ -17,12 +17,47 @@ use ndarray::{ArrayViewD, Axis, Ix3, IxDyn};
 pub mod matmul {
     use super::*;
 
-    /// Forward: one GEMM per batch entry, or a single GEMM when `b` is a
-    /// plain matrix and `a` is contiguous.
+    /// The output shape of `a @ b` for operands of any rank ≥ 1, with
+    /// NumPy's 1-D promotions (`Array::matmul`), checking the shapes as the
+    /// forward does (the output-only tail computes only this).
     #[track_caller]
-    pub fn forward(a: &Array, b: &Array) -> Array {
-        check_dtypes("matmul", a, b);
-        let (sa, sb) = (a.shape(), b.shape());
+    pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
+        check_ranks(sa, sb);
+        let pa: crate::Shape = if sa.len() == 1 {
+            crate::Shape::from_slice(&[1, sa[0]])
+        } else {
+            crate::Shape::from_slice(sa)
+        };
+        let pb: crate::Shape = if sb.len() == 1 {
+            crate::Shape::from_slice(&[sb[0], 1])
+        } else {
+            crate::Shape::from_slice(sb)
+        };
+        let mut out = nd_out_shape(&pa, &pb);
+        let n = out.len();
+        match (sa.len() == 1, sb.len() == 1) {
+            (false, false) => {}
+            (true, true) => out.clear(),
+            (true, false) => drop(out.remove(n - 2)),
+            (false, true) => drop(out.remove(n - 1)),
+        }
+        out
+    }
+
+    /// Panics unless both operands have at least one axis.
+    #[track_caller]
+    pub(crate) fn check_ranks(sa: &[usize], sb: &[usize]) {
+        if sa.is_empty() || sb.is_empty() {
+            panic!(
+                "matmul: operands must have at least one dimension, got {sa:?} @ {sb:?}; use * to scale by a scalar"
+            );
+        }
+    }
+
+    /// The output shape for rank ≥ 2 operands: the broadcast batch axes,
+    /// then `[m, n]`; panics naming the shapes when they do not fit.
+    #[track_caller]
+    fn nd_out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
         let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
         let (k2, n) = (sb[sb.len() - 2], sb[sb.len() - 1]);
         if k != k2 {
@@ -31,20 +66,31 @@ pub mod matmul {
                  must equal the second-to-last of the right (transpose one operand?)"
             );
         }
-        let Some(batch) = try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]) else {
+        let Some(mut out) = try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]) else {
             panic!(
                 "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast",
                 &sa[..sa.len() - 2],
                 &sb[..sb.len() - 2]
             )
         };
-        let mut out_shape = batch.clone();
-        out_shape.extend([m, n]);
+        out.extend([m, n]);
+        out
+    }
+
+    /// Forward: one GEMM per batch entry, or a single GEMM when `b` is a
+    /// plain matrix and `a` is contiguous.
+    #[track_caller]
+    pub fn forward(a: &Array, b: &Array) -> Array {
+        check_dtypes("matmul", a, b);
+        let (sa, sb) = (a.shape(), b.shape());
+        let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);
+        let out_shape = nd_out_shape(sa, sb);
+        let batch = &out_shape[..out_shape.len() - 2];
         let bsize: usize = batch.iter().product();
         crate::dtype::on_gpus!("matmul", [a, b], |g| {
             let (a3, b3) = (
-                gpu_batch3(&g[0], &batch, bsize),
-                gpu_batch3(&g[1], &batch, bsize),
+                gpu_batch3(&g[0], batch, bsize),
+                gpu_batch3(&g[1], batch, bsize),
             );
             nabla_kernels::cuda::matmul(&a3, &b3).reshape(&out_shape)
         });
@@ -65,8 +111,8 @@ pub mod matmul {
                         .expect("rank 3");
                     nabla_kernels::matmul::matmul(x3, y3)
                 } else {
-                    let x3 = to_batch3(x.view(), &batch, bsize);
-                    let y3 = to_batch3(y.view(), &batch, bsize);
+                    let x3 = to_batch3(x.view(), batch, bsize);
+                    let y3 = to_batch3(y.view(), batch, bsize);
                     nabla_kernels::matmul::matmul(x3.view(), y3.view())
                 };
                 out.into_dyn()
@@ -176,13 +222,7 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn matmul(&self, other: &Array) -> Array {
-        if self.ndim() == 0 || other.ndim() == 0 {
-            panic!(
-                "matmul: operands must have at least one dimension, got {:?} @ {:?}; use * to scale by a scalar",
-                self.shape(),
-                other.shape()
-            );
-        }
+        matmul::check_ranks(self.shape(), other.shape());
         let a = if self.ndim() == 1 {
             self.reshape(&[1, self.shape()[0]])
         } else {

@@ -239,6 +239,24 @@ pub mod mul {
     }
 }
 
+/// `a @ b` (NumPy's 1-D promotions): `ȳ bᵀ` and `aᵀ ȳ`, from the full
+/// cotangent.
+pub mod matmul {
+    use super::*;
+    #[track_caller]
+    pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
+        ops::linalg::matmul::out_shape(a, b)
+    }
+    pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+        let out = out_shape(&a.shape_vec(), &b.shape_vec());
+        crate::rules::matmul::ct_a(a, b, &full(ct, &out))
+    }
+    pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+        let out = out_shape(&a.shape_vec(), &b.shape_vec());
+        crate::rules::matmul::ct_b(a, b, &full(ct, &out))
+    }
+}
+
 /// Sum of all elements: `ȳ` broadcast back.
 pub mod sum {
     use super::*;
