@@ -535,6 +535,50 @@ fn tail_f(x: &Array, w: &Array) -> Array {
     (a * 2.0 + b).sum() + c + d.sum() + e.mean()
 }
 
+/// A list function (the seed's form) with outputs in the tail (`sum`, the
+/// reduction, the scaled copy) and one outside it (`tanh` reads its output).
+#[differentiable]
+fn tail_list(args: &[Array]) -> Vec<Array> {
+    let (x, w) = (&args[0], &args[1]);
+    vec![
+        nabla::sum(&x.sin()),
+        w.tanh(),
+        (x * w).sum_axes(&[1], false),
+        x * 2.0,
+    ]
+}
+
+#[test]
+fn list_functions_have_output_only_tails() {
+    use nabla::compose::{DiffFn, OutSpec};
+    nabla::manual_seed(12);
+    let args = vec![
+        nabla::randn(&[3, 4], DType::F64),
+        nabla::randn(&[4], DType::F64),
+    ];
+    let (y, full) = tail_list::Function::vjp_masked::<Array>(&args, &[]);
+    let (spec, tail) = tail_list::Function::vjp_masked_shapes::<Array>(&args, &[]);
+    assert_eq!(spec, y.iter().map(OutSpec::of).collect::<Vec<_>>());
+    let cts: Vec<Array> = y
+        .iter()
+        .map(|y| nabla::randn(y.shape(), DType::F64))
+        .collect();
+    let (g, h) = (full(cts.clone()), tail(cts));
+    assert_eq!(g.len(), 2);
+    for (k, (h, g)) in h.iter().zip(&g).enumerate() {
+        assert_close(h, g, 1e-15, &format!("tail_list leaf {k}"));
+    }
+    // `jacrev` takes the tail; `jacfwd` never does.
+    let (rev, fwd) = (
+        nabla::jacrev(tail_list)(&args),
+        nabla::jacfwd(tail_list)(&args),
+    );
+    assert_eq!(rev.len(), fwd.len());
+    for (k, (r, f)) in rev.iter().zip(&fwd).enumerate() {
+        assert_close(r, f, 1e-12, &format!("jacrev(tail_list) block {k}"));
+    }
+}
+
 #[test]
 fn output_only_tails_give_the_same_pullbacks() {
     use nabla::compose::{DiffFn, OutSpec};

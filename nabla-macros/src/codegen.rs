@@ -267,7 +267,7 @@ pub fn expand(f: &Function, item: &ItemFn) -> TokenStream {
     };
 
     let vjp_fn = vjp::vjp_fn(f, &active, &s);
-    let vjp_tail_fn = composable_tail(f).map(|t| vjp::vjp_tail_fn(f, &active, &s, &t));
+    let vjp_tail_fn = tail_of(f).map(|t| vjp::vjp_tail_fn(f, &active, &s, &t));
     let entries = entries(f, &s);
 
     let reexport = match vis {
@@ -537,7 +537,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
         let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
         // With an output-only tail, callers that need only the output's
         // shape skip it.
-        let shapes = composable_tail(f).map(|_| {
+        let shapes = tail_of(f).map(|_| {
             let tail = format_ident!("__nabla_{}_vjp_tail", name);
             quote! {
                 fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &(#(#vs,)*), want: &[bool]) -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
@@ -569,12 +569,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
     // of outputs out. Generated code reads the list through a `TreeArg`
     // whose skeleton only gives positions, so a list of placeholders of the
     // right length stands in for it.
-    let list_fn = f.list_output
-        && f.tier == Tier::Array
-        && f.params.len() == 1
-        && f.params[0].var.is_some()
-        && f.params[0].tree.as_ref().is_some_and(is_list_of_arrays);
-    if list_fn {
+    if list_fn(f) {
         let idx: Vec<syn::Index> = (0..f.outputs.len()).map(syn::Index::from).collect();
         let n_out = f.outputs.len();
         let somes = (0..n_out).map(|_| {
@@ -588,6 +583,30 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
             let __t: #krate::tree::TreeArg<'_, #tree, __V> =
                 #krate::tree::TreeArg { skeleton: &__sk, leaves: ::core::clone::Clone::clone(x) };
         };
+        // With an output-only tail, callers that need only the outputs'
+        // shapes skip it (every leaf's cotangent is computed, as in `vjp`).
+        let shapes = tail_of(f).map(|_| {
+            let tail = format_ident!("__nabla_{}_vjp_tail", name);
+            let somes = (0..n_out).map(|_| {
+                quote!(::core::option::Option::Some(
+                    __it.next().expect("checked length")
+                ))
+            });
+            quote! {
+                fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>, _want: &[bool]) -> (
+                    ::std::vec::Vec<#krate::compose::OutSpec>,
+                    impl ::core::ops::FnOnce(::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> + use<__V>,
+                ) {
+                    #tree_arg
+                    let (__s, __pullback) = #tail::<__V>(&__t, [true]);
+                    (::std::vec![#(__s.#idx),*], move |__ct: ::std::vec::Vec<__V>| {
+                        #krate::compose::check_cotangents(__ct.len(), #n_out);
+                        let mut __it = __ct.into_iter();
+                        __pullback((#(#somes,)*)).0
+                    })
+                }
+            }
+        });
         out.extend(quote! {
             impl #krate::compose::DiffFn for #name::Function {
                 type Arity = #krate::compose::AList;
@@ -609,6 +628,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                         __pullback((#(#somes,)*)).0
                     })
                 }
+                #shapes
             }
         });
     }
@@ -750,10 +770,20 @@ fn composable(f: &Function) -> bool {
         && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none())
 }
 
-/// The output-only tail of a composable function, if it has one (then it
-/// gets a `vjp_tail` program and `DiffFn::vjp_masked_shapes`).
-fn composable_tail(f: &Function) -> Option<crate::tail::Tail> {
-    if composable(f) {
+/// `fn f(args: &[Array]) -> Vec<Array>` returning `vec![..]`: a list
+/// function (`DiffFn` with `AList` arity and `List` output).
+fn list_fn(f: &Function) -> bool {
+    f.list_output
+        && f.tier == Tier::Array
+        && f.params.len() == 1
+        && f.params[0].var.is_some()
+        && f.params[0].tree.as_ref().is_some_and(is_list_of_arrays)
+}
+
+/// The output-only tail of a composable or list function, if it has one
+/// (then it gets a `vjp_tail` program and `DiffFn::vjp_masked_shapes`).
+fn tail_of(f: &Function) -> Option<crate::tail::Tail> {
+    if composable(f) || list_fn(f) {
         crate::tail::analyse(f)
     } else {
         None

@@ -45,18 +45,24 @@ pub fn uses(rule: &str) -> Option<&'static [Use]> {
 pub struct Tail {
     /// `dead[v]`: `v` is a tail primitive's output, not computed.
     pub dead: Vec<bool>,
-    /// The function's output (in the tail).
-    pub out: VarId,
+    /// The function's outputs (at least one in the tail).
+    pub outs: Vec<VarId>,
 }
 
-/// The tail of `f`, if it has one that contains its (single) output.
+/// The tail of `f`, if it has one that contains an output. `f` returns
+/// one array, or a list of arrays (`vec![..]`, the seed's form).
 pub fn analyse(f: &Function) -> Option<Tail> {
-    if f.tier != Tier::Array || f.tuple_output {
+    if f.tier != Tier::Array || (f.tuple_output && !f.list_output) {
         return None;
     }
-    let Output::Value(out) = f.outputs[0] else {
-        return None;
-    };
+    let outs: Vec<VarId> = f
+        .outputs
+        .iter()
+        .map(|o| match o {
+            Output::Value(v) => Some(*v),
+            _ => None,
+        })
+        .collect::<Option<_>>()?;
     let names: HashMap<String, VarId> = (0..f.vars.len())
         .map(|v| (f.name(v).to_string(), v))
         .collect();
@@ -99,7 +105,7 @@ pub fn analyse(f: &Function) -> Option<Tail> {
             }
         }
     }
-    dead[out].then_some(Tail { dead, out })
+    outs.iter().any(|&o| dead[o]).then_some(Tail { dead, outs })
 }
 
 /// Marks every variable `s` reads (its inputs and any name in its tokens,
@@ -209,6 +215,11 @@ mod tests {
             fn foo(x: &Array) -> Array { nabla::sum(&nabla::sin(x)) }
         });
         assert_eq!(ops, Some(vec!["sin", "sum"]));
+        // The same in the seed's list form.
+        let ops = tail_ops(syn::parse_quote! {
+            fn foo(args: &[Array]) -> Vec<Array> { vec![nabla::sum(&nabla::sin(&args[0]))] }
+        });
+        assert_eq!(ops, Some(vec!["sin", "sum"]));
     }
 
     #[test]
@@ -270,7 +281,7 @@ mod tests {
             tail_ops(syn::parse_quote! { fn g(x: &Array) -> Array { x.sum().tanh() } }),
             None
         );
-        // Two outputs: not a composable single-output function.
+        // A tuple of outputs: not a composable function (a list is).
         assert_eq!(
             tail_ops(
                 syn::parse_quote! { fn h(x: &Array) -> (Array, Array) { (x.sum(), x.mean()) } }

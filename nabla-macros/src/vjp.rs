@@ -125,11 +125,30 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
         let params = params.iter().map(forward::param);
         fwd.push(quote!(let #so = #krate::rules::tail::#rule::out_shape(#(&#ins,)* #(#params),*);));
     }
-    let (so, src) = (shape(tail.out), f.name(dtype_of[tail.out]));
-    let spec = quote!(#krate::compose::OutSpec {
-        shape: ::core::clone::Clone::clone(&#so),
-        dtype: #krate::ArrayValue::dtype(&#src),
-    });
+    // Each output's spec: from the shape computed above when it is in the
+    // tail, from its value otherwise.
+    let specs: Vec<TokenStream> = tail
+        .outs
+        .iter()
+        .map(|&v| {
+            if dead[v] {
+                let (so, src) = (shape(v), f.name(dtype_of[v]));
+                quote!(#krate::compose::OutSpec {
+                    shape: ::core::clone::Clone::clone(&#so),
+                    dtype: #krate::ArrayValue::dtype(&#src),
+                })
+            } else {
+                let x = f.name(v);
+                quote!(#krate::compose::OutSpec::of(&#x))
+            }
+        })
+        .collect();
+    let (spec, spec_ty) = if f.tuple_output {
+        let tys = specs.iter().map(|_| quote!(#krate::compose::OutSpec));
+        (quote!((#(#specs,)*)), quote!((#(#tys,)*)))
+    } else {
+        (specs[0].clone(), quote!(#krate::compose::OutSpec))
+    };
 
     let rev: Vec<TokenStream> = f
         .body
@@ -157,7 +176,7 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
         &name,
         "The VJP for callers that need only the output's shape and dtype: the output-only \
          tail is not computed.",
-        &quote!(#krate::compose::OutSpec),
+        &spec_ty,
         &fwd,
         &spec,
         &quote!(#(#rev)*),
