@@ -562,68 +562,9 @@ fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<Arr
     Some(ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length"))
 }
 
-/// The most elements a strided binary map walks element by element (its
-/// rows too short or strided for the per-row vector loop); larger ones go
-/// through ndarray's `Zip`.
+/// The most elements a strided unary map gathers into a contiguous copy
+/// first; larger ones go through ndarray's `mapv`.
 const SMALL: usize = 4096;
-
-/// `f` over `a` and `b` (already broadcast to one shape) row by row, the
-/// rows found by the allocation-free odometer over the outer axes: one
-/// vectorised loop per row when both last axes are contiguous and rows are
-/// long enough, a plain element loop for small operands otherwise
-/// (ndarray's generic iterator costs more to set up than the arithmetic on
-/// the few dozen elements nested transforms produce on small inputs).
-fn by_rows2<T: Float, F: Fn(T, T) -> T + ?Sized>(
-    a: &ArrayViewD<'_, T>,
-    b: &ArrayViewD<'_, T>,
-    f: &F,
-) -> Option<ArrayD<T>> {
-    let nd = a.ndim();
-    let vector_rows = row_eligible(a) && row_eligible(b);
-    if !vector_rows && (nd == 0 || nd > MAX_ROW_AXES || a.len() > SMALL) {
-        return None;
-    }
-    let (n, w) = (a.len(), a.shape()[nd - 1]);
-    if n == 0 {
-        return None;
-    }
-    let (la, lb) = (a.strides()[nd - 1], b.strides()[nd - 1]);
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    {
-        let mut rows = out.spare_capacity_mut()[..n].chunks_mut(w);
-        let (pa, pb) = (a.as_ptr(), b.as_ptr());
-        each_row2(
-            &a.shape()[..nd - 1],
-            &a.strides()[..nd - 1],
-            &b.strides()[..nd - 1],
-            |oa, ob| {
-                let dst = rows.next().expect("one chunk per row");
-                if vector_rows {
-                    // SAFETY: `oa`/`ob` are row offsets of `a`/`b`, each row
-                    // `w` contiguous elements inside its view.
-                    let (ra, rb) = unsafe {
-                        (
-                            std::slice::from_raw_parts(pa.offset(oa), w),
-                            std::slice::from_raw_parts(pb.offset(ob), w),
-                        )
-                    };
-                    fill2_best(dst, ra, rb, f);
-                } else {
-                    for (j, d) in dst.iter_mut().enumerate() {
-                        let j = j as isize;
-                        // SAFETY: element `j` of the rows at `oa`/`ob`, with
-                        // the last axes' strides `la`/`lb`, inside the views.
-                        let (x, y) = unsafe { (*pa.offset(oa + j * la), *pb.offset(ob + j * lb)) };
-                        d.write(f(x, y));
-                    }
-                }
-            },
-        );
-    }
-    // SAFETY: every row of `w` elements was written above.
-    unsafe { out.set_len(n) };
-    Some(ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length"))
-}
 
 /// The most axes [`each_row2`] handles (more fall back to ndarray).
 pub(crate) const MAX_ROW_AXES: usize = 16;
@@ -881,7 +822,7 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             return rows(sb, sa, &shape, &|x, y| f(y, x));
         }
     }
-    if shape.iter().product::<usize>() < SMALL
+    if shape.iter().product::<usize>() < PARALLEL_THRESHOLD
         && let Some(out) = zip_strided(&a, &b, &shape, &f)
     {
         return out;
@@ -904,21 +845,22 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
                 d.write(f(x, y));
             }
         })
-    } else if let Some(out) = by_rows2(&av, &bv, &f) {
-        out
     } else {
+        // More axes than the odometer takes.
         Zip::from(&av).and(&bv).map_collect(|&x, &y| f(x, y))
     }
 }
 
-/// `f` over `a` and `b` broadcast to `shape`, by strides, for small
-/// outputs: each operand gets a stride per output axis (0 where it
-/// broadcasts), length-1 axes are dropped and neighbouring axes merged
-/// wherever both operands step through them evenly, then the innermost
-/// (merged) axis is one loop per row of the odometer over the rest. This
-/// skips ndarray's broadcast views and iterators, whose set-up costs more
-/// than the arithmetic on the few dozen elements nested transforms
-/// produce. `None` (nothing done) for more than `MAX_ROW_AXES` axes.
+/// `f` over `a` and `b` broadcast to `shape`, by strides (every serial
+/// case the contiguous fast paths leave): each operand gets a stride per
+/// output axis (0 where it broadcasts), length-1 axes are dropped and
+/// neighbouring axes merged wherever both operands step through them
+/// evenly, then the innermost (merged) axis is one loop per row of the
+/// odometer over the rest, vectorised when both rows are contiguous and
+/// long enough. This skips ndarray's broadcast views and iterators, whose
+/// set-up costs more than the arithmetic on the few dozen elements nested
+/// transforms produce. `None` (nothing done) for more than `MAX_ROW_AXES`
+/// axes.
 fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
     a: &ArrayViewD<'_, T>,
     b: &ArrayViewD<'_, T>,
@@ -975,12 +917,17 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
                 // operand broadcasts), all inside the views.
                 unsafe {
                     match (la, lb) {
-                        (1, 1) => fill2(
-                            dst,
-                            std::slice::from_raw_parts(pa.offset(oa), w),
-                            std::slice::from_raw_parts(pb.offset(ob), w),
-                            f,
-                        ),
+                        (1, 1) => {
+                            let (x, y) = (
+                                std::slice::from_raw_parts(pa.offset(oa), w),
+                                std::slice::from_raw_parts(pb.offset(ob), w),
+                            );
+                            if w >= MIN_ROW {
+                                fill2_best(dst, x, y, f)
+                            } else {
+                                fill2(dst, x, y, f)
+                            }
+                        }
                         (1, 0) => {
                             let (x, y) =
                                 (std::slice::from_raw_parts(pa.offset(oa), w), *pb.offset(ob));

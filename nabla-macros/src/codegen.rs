@@ -577,6 +577,15 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                 __it.next().expect("checked length")
             ))
         });
+        // The list pullback: the cotangent list as the program's tuple of
+        // per-output cotangents, the tree's leaf cotangents back.
+        let list_pullback = quote! {
+            move |__ct: ::std::vec::Vec<__V>| {
+                #krate::compose::check_cotangents(__ct.len(), #n_out);
+                let mut __it = __ct.into_iter();
+                __pullback((#(#somes,)*)).0
+            }
+        };
         let tree = f.params[0].tree.as_ref();
         let tree_arg = quote! {
             let __sk = #krate::compose::list_skeleton(x.len());
@@ -587,11 +596,6 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
         // shapes skip it (every leaf's cotangent is computed, as in `vjp`).
         let shapes = tail_of(f).map(|_| {
             let tail = format_ident!("__nabla_{}_vjp_tail", name);
-            let somes = (0..n_out).map(|_| {
-                quote!(::core::option::Option::Some(
-                    __it.next().expect("checked length")
-                ))
-            });
             quote! {
                 fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>, _want: &[bool]) -> (
                     ::std::vec::Vec<#krate::compose::OutSpec>,
@@ -599,11 +603,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                 ) {
                     #tree_arg
                     let (__s, __pullback) = #tail::<__V>(&__t, [true]);
-                    (::std::vec![#(__s.#idx),*], move |__ct: ::std::vec::Vec<__V>| {
-                        #krate::compose::check_cotangents(__ct.len(), #n_out);
-                        let mut __it = __ct.into_iter();
-                        __pullback((#(#somes,)*)).0
-                    })
+                    (::std::vec![#(__s.#idx),*], #list_pullback)
                 }
             }
         });
@@ -622,11 +622,7 @@ pub(crate) fn entries(f: &Function, s: &Sig) -> TokenStream {
                 ) {
                     #tree_arg
                     let (__y, __pullback) = #vjp_name::<__V>(&__t);
-                    (::std::vec![#(__y.#idx),*], move |__ct: ::std::vec::Vec<__V>| {
-                        #krate::compose::check_cotangents(__ct.len(), #n_out);
-                        let mut __it = __ct.into_iter();
-                        __pullback((#(#somes,)*)).0
-                    })
+                    (::std::vec![#(__y.#idx),*], #list_pullback)
                 }
                 #shapes
             }

@@ -155,14 +155,8 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
         .iter()
         .rev()
         .map(|s| match s {
-            Stmt::Prim {
-                out,
-                op,
-                inputs,
-                params,
-                span,
-            } if dead[*out] && active[*out] => {
-                tail_reverse(f, active, dead, *out, op.rule, inputs, params, *span)
+            Stmt::Prim { out, .. } if dead[*out] && active[*out] => {
+                tail_reverse(f, active, dead, s)
             }
             _ => reverse(f, active, s),
         })
@@ -187,17 +181,19 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
 /// rule reads by value are passed as values, the others as shapes. The
 /// cotangent of a computed (not `dead`) input goes through
 /// `rules::tail::fit`: inside the tail, cotangents may stay unbroadcast.
-#[allow(clippy::too_many_arguments)]
-fn tail_reverse(
-    f: &Function,
-    active: &[bool],
-    dead: &[bool],
-    out: VarId,
-    rule: &str,
-    inputs: &[VarId],
-    params: &[TokenStream],
-    span: proc_macro2::Span,
-) -> TokenStream {
+fn tail_reverse(f: &Function, active: &[bool], dead: &[bool], s: &Stmt) -> TokenStream {
+    let Stmt::Prim {
+        out,
+        op,
+        inputs,
+        params,
+        span,
+    } = s
+    else {
+        // Only primitives are in a tail (`tail::analyse`).
+        return reverse(f, active, s);
+    };
+    let (out, rule, span) = (*out, op.rule, *span);
     let krate = &f.krate;
     let private = quote!(#krate::transforms::private);
     // Every tail statement's rule is in the table (`tail::analyse`).

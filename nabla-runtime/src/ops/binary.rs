@@ -102,22 +102,24 @@ fn unbroadcast<V: Value>(g: V, like: &V) -> V {
     g.sum_to_shape(&like.shape_vec())
 }
 
+/// A binary op's tangent when only one operand has one: that operand's
+/// term `t`, broadcast to the output `y`'s shape only when the other
+/// operand widened it.
+fn widened<V: Value>(t: V, y: &V) -> V {
+    let s = y.shape_vec();
+    if t.shape_vec() == s {
+        t
+    } else {
+        t.broadcast_to(&s)
+    }
+}
+
 /// `ẏ = ∂a·ȧ + ∂b·ḃ`, skipping symbolic-zero tangents.
 fn jvp_from<V: Value>(y: &V, da: Option<(&V, V)>, db: Option<(&V, V)>) -> V {
     let t = |(d, p): (&V, V)| d.mul(&p);
-    // One product: broadcast only when the other operand widened `y`.
-    let widened = |t: V| {
-        let s = y.shape_vec();
-        if t.shape_vec() == s {
-            t
-        } else {
-            t.broadcast_to(&s)
-        }
-    };
     match (da.map(t), db.map(t)) {
         (Some(a), Some(b)) => a.add(&b),
-        (Some(a), None) => widened(a),
-        (None, Some(b)) => widened(b),
+        (Some(t), None) | (None, Some(t)) => widened(t, y),
         (None, None) => y.zeros_like(),
     }
 }
@@ -174,7 +176,7 @@ pub mod add {
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.add(z),
-            (Some(t), None) | (None, Some(t)) => t.broadcast_to(&y.shape_vec()),
+            (Some(t), None) | (None, Some(t)) => widened(t.clone(), y),
             (None, None) => y.zeros_like(),
         }
     }
@@ -200,8 +202,8 @@ pub mod sub {
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.sub(z),
-            (Some(t), None) => t.broadcast_to(&y.shape_vec()),
-            (None, Some(t)) => t.neg().broadcast_to(&y.shape_vec()),
+            (Some(t), None) => widened(t.clone(), y),
+            (None, Some(t)) => widened(t.neg(), y),
             (None, None) => y.zeros_like(),
         }
     }
@@ -374,7 +376,7 @@ pub mod mul_scaled {
         let tb = db.map(|d| a.mul_scaled(d, c));
         match (ta, tb) {
             (Some(x), Some(z)) => x.add(&z),
-            (Some(x), None) | (None, Some(x)) => x.broadcast_to(&y.shape_vec()),
+            (Some(x), None) | (None, Some(x)) => widened(x, y),
             (None, None) => y.zeros_like(),
         }
     }

@@ -23,16 +23,7 @@ pub mod matmul {
     #[track_caller]
     pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
         check_ranks(sa, sb);
-        let pa: crate::Shape = if sa.len() == 1 {
-            crate::Shape::from_slice(&[1, sa[0]])
-        } else {
-            crate::Shape::from_slice(sa)
-        };
-        let pb: crate::Shape = if sb.len() == 1 {
-            crate::Shape::from_slice(&[sb[0], 1])
-        } else {
-            crate::Shape::from_slice(sb)
-        };
+        let (pa, pb) = promoted(sa, sb);
         let mut out = nd_out_shape(&pa, &pb);
         let n = out.len();
         match (sa.len() == 1, sb.len() == 1) {
@@ -42,6 +33,20 @@ pub mod matmul {
             (false, true) => drop(out.remove(n - 1)),
         }
         out
+    }
+
+    /// The operands' shapes with NumPy's 1-D promotions: a 1-D left operand
+    /// is a row `[1, k]`, a 1-D right operand a column `[k, 1]`.
+    pub(crate) fn promoted(sa: &[usize], sb: &[usize]) -> (crate::Shape, crate::Shape) {
+        let pa = match sa {
+            [k] => crate::Shape::from_slice(&[1, *k]),
+            _ => crate::Shape::from_slice(sa),
+        };
+        let pb = match sb {
+            [k] => crate::Shape::from_slice(&[*k, 1]),
+            _ => crate::Shape::from_slice(sb),
+        };
+        (pa, pb)
     }
 
     /// Panics unless both operands have at least one axis.
@@ -223,16 +228,8 @@ impl Array {
     #[track_caller]
     pub fn matmul(&self, other: &Array) -> Array {
         matmul::check_ranks(self.shape(), other.shape());
-        let a = if self.ndim() == 1 {
-            self.reshape(&[1, self.shape()[0]])
-        } else {
-            self.clone()
-        };
-        let b = if other.ndim() == 1 {
-            other.reshape(&[other.shape()[0], 1])
-        } else {
-            other.clone()
-        };
+        let (pa, pb) = matmul::promoted(self.shape(), other.shape());
+        let (a, b) = (self.reshape(&pa), other.reshape(&pb));
         let y = a.matmul_nd(&b);
         match (self.ndim() == 1, other.ndim() == 1) {
             (false, false) => y,
