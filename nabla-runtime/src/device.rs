@@ -111,13 +111,13 @@ mod gpu {
     /// mix is a panic naming the devices.
     #[track_caller]
     pub(crate) fn gpu_operands(op: &str, xs: &[&Array]) -> Option<Vec<GpuArray>> {
-        let on = xs.iter().find_map(|x| match &x.data {
+        let on = xs.iter().find_map(|x| match &*x.data {
             Data::Cuda(g) => Some(g.gpu().clone()),
             _ => None,
         })?;
         Some(
             xs.iter()
-                .map(|x| match &x.data {
+                .map(|x| match &*x.data {
                     Data::Cuda(g) if g.ordinal() == on.ordinal() => g.clone(),
                     Data::Cuda(g) => panic!(
                         "{op}: operands on cuda:{} and cuda:{}; move one with .to_device(..)",
@@ -147,7 +147,7 @@ impl Array {
     /// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
     /// ```
     pub fn device(&self) -> Device {
-        match &self.data {
+        match &*self.data {
             #[cfg(feature = "cuda")]
             crate::dtype::Data::Cuda(g) => Device::Cuda(g.ordinal()),
             _ => Device::Cpu,

@@ -205,7 +205,7 @@ macro_rules! any_map {
 }
 
 /// Runs a device op and returns its array from the enclosing function when
-/// `$data` lives on a GPU: `on_gpu!(&x.data, |g| cuda::unary(g, op));`.
+/// `$data` lives on a GPU: `on_gpu!(&*x.data, |g| cuda::unary(g, op));`.
 /// Expands to nothing without the `cuda` feature.
 macro_rules! on_gpu {
     ($data:expr, |$g:ident| $body:expr) => {

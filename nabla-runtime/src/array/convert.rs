@@ -13,7 +13,7 @@ impl Array {
     /// assert_eq!(x.to_vec::<f64>(), vec![1.0, 2.0]);
     /// ```
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
-        match &self.data {
+        match &*self.data {
             Data::F32(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
             Data::F64(a) => a.iter().map(|&v| T::from_f64(v)).collect(),
             Data::I64(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
@@ -86,7 +86,7 @@ impl<T: Element> From<ArrayD<T>> for Array {
 
 pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
     fn conv<S: Element, T: Element>(a: &ndarray::ArcArray<S, IxDyn>) -> Data {
-        T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data
+        std::sync::Arc::unwrap_or_clone(T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data)
     }
     fn go<S: Element>(a: &ndarray::ArcArray<S, IxDyn>, dtype: DType) -> Data {
         match dtype {

@@ -28,7 +28,7 @@ fn fmt_float(v: f64, precision: usize) -> String {
 
 impl Array {
     fn element_strings(&self) -> Vec<String> {
-        match &self.data {
+        match &*self.data {
             Data::F32(a) => a.iter().map(|&v| fmt_float(v as f64, 4)).collect(),
             Data::F64(a) => a.iter().map(|&v| fmt_float(v, 4)).collect(),
             Data::I64(a) => a.iter().map(|v| v.to_string()).collect(),

@@ -28,7 +28,10 @@ use std::sync::Arc;
 /// ```
 #[derive(Clone)]
 pub struct Array {
-    pub(crate) data: Data,
+    /// The storage, behind one reference count so that an `Array` is two
+    /// words: clones and moves (many per op inside nested transforms) copy
+    /// a pointer instead of ndarray's shape and strides.
+    pub(crate) data: Arc<Data>,
     pub(crate) grad: Option<Arc<GradMeta>>,
 }
 
@@ -36,7 +39,10 @@ impl Array {
     /// Wraps storage with no autograd history.
     pub(crate) fn from_data(data: Data) -> Array {
         crate::buffers::keep_freed_buffers();
-        Array { data, grad: None }
+        Array {
+            data: Arc::new(data),
+            grad: None,
+        }
     }
 
     /// The shape (one length per axis).

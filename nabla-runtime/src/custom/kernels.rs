@@ -53,7 +53,7 @@ impl<T: Clone> Strided<'_, T> {
 
 /// The typed host storage of `x`, if it holds `T` on the CPU.
 fn host<T: Element>(x: &Array) -> Option<&ArcArray<T, IxDyn>> {
-    let any: &dyn Any = match &x.data {
+    let any: &dyn Any = match &*x.data {
         Data::F32(a) => a,
         Data::F64(a) => a,
         Data::I64(a) => a,
@@ -163,7 +163,7 @@ impl CudaKernel {
         let gpus: Vec<nabla_kernels::cuda::GpuArray> = inputs
             .iter()
             .enumerate()
-            .map(|(k, x)| match &x.data {
+            .map(|(k, x)| match &*x.data {
                 Data::Cuda(g) => g.clone(),
                 _ => panic!(
                     "CUDA kernel `{}`: input {k} is on the cpu; move it with .to_device(..) or use the op's CPU kernel",

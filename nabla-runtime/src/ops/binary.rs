@@ -66,8 +66,8 @@ pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> 
         &g[0], &g[1], op
     ));
     Array::from_data(float_map2!(
-        &a.data,
-        &b.data,
+        &*a.data,
+        &*b.data,
         |x, y| kernel(x.view(), y.view(), op),
         unreachable!()
     ))
@@ -364,8 +364,8 @@ pub mod mul_scaled {
             nabla_kernels::elementwise::UnaryOp::Affine(c, 0.0)
         ));
         Array::from_data(float_map2!(
-            &a.data,
-            &b.data,
+            &*a.data,
+            &*b.data,
             |x, y| nabla_kernels::elementwise::mul_scaled(x.view(), y.view(), c),
             unreachable!()
         ))
@@ -423,7 +423,7 @@ pub(crate) fn add_mul_scaled(mut x: Array, a: &Array, b: &Array, c: f64) -> Arra
     use crate::dtype::Data;
     use nabla_kernels::elementwise::add_mul_scaled_into;
     if !crate::autograd::needs_grad(&[&x, a, b]) {
-        let done = match (&mut x.data, &a.data, &b.data) {
+        let done = match (std::sync::Arc::make_mut(&mut x.data), &*a.data, &*b.data) {
             (Data::F64(x), Data::F64(a), Data::F64(b)) => {
                 add_mul_scaled_into(&mut x.view_mut(), a.view(), b.view(), c)
             }

@@ -14,13 +14,13 @@ fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
     crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::compare(
         &g[0], &g[1], op
     ));
-    let out = match (&a.data, &b.data) {
+    let out = match (&*a.data, &*b.data) {
         (Data::I64(x), Data::I64(y)) => {
             compare(x.mapv(|v| v as f64).view(), y.mapv(|v| v as f64).view(), op)
         }
         _ => {
             check_binary(name, a, b);
-            match (&a.data, &b.data) {
+            match (&*a.data, &*b.data) {
                 (Data::F32(x), Data::F32(y)) => compare(x.view(), y.view(), op),
                 (Data::F64(x), Data::F64(y)) => compare(x.view(), y.view(), op),
                 _ => unreachable!("checked"),

@@ -24,8 +24,8 @@ pub mod index_select {
                 x.shape()
             );
         }
-        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::index_select(g, axis, idx));
-        Array::from_data(any_map!(&x.data, |a| nabla_kernels::index::index_select(
+        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(g, axis, idx));
+        Array::from_data(any_map!(&*x.data, |a| nabla_kernels::index::index_select(
             a.view(),
             axis,
             idx
@@ -50,11 +50,11 @@ pub mod index_add {
         if !src.dtype().is_float() {
             not_float("index_add", src)
         }
-        crate::dtype::on_gpu!(&src.data, |g| nabla_kernels::cuda::index_add(
+        crate::dtype::on_gpu!(&*src.data, |g| nabla_kernels::cuda::index_add(
             shape, axis, idx, g
         ));
         Array::from_data(float_map!(
-            &src.data,
+            &*src.data,
             |a| nabla_kernels::index::index_add(shape, axis, idx, a.view()),
             not_float("index_add", src)
         ))
@@ -107,12 +107,12 @@ pub mod select {
         crate::dtype::on_gpus!("where", [mask, a, b], |g| {
             nabla_kernels::cuda::where_select(&g[0], &g[1], &g[2])
         });
-        let Data::Bool(m) = &mask.data else {
+        let Data::Bool(m) = &*mask.data else {
             unreachable!("bool checked above")
         };
         Array::from_data(crate::dtype::float_map2!(
-            &a.data,
-            &b.data,
+            &*a.data,
+            &*b.data,
             |x, y| nabla_kernels::elementwise::where_select(m.view(), x.view(), y.view()),
             unreachable!()
         ))

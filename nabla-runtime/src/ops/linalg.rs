@@ -100,8 +100,8 @@ pub mod matmul {
             nabla_kernels::cuda::matmul(&a3, &b3).reshape(&out_shape)
         });
         Array::from_data(float_map2!(
-            &a.data,
-            &b.data,
+            &*a.data,
+            &*b.data,
             |x, y| {
                 let out = if sb.len() == 2 && x.is_standard_layout() {
                     // [.., M, K] @ [K, N] is one [B·M, K] @ [K, N] product.

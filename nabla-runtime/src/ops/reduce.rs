@@ -27,7 +27,7 @@ fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -
     if !x.dtype().is_float() {
         not_float(name, x)
     }
-    crate::dtype::on_gpu!(&x.data, |g| {
+    crate::dtype::on_gpu!(&*x.data, |g| {
         let r = nabla_kernels::cuda::reduce(g, axes, op);
         if keepdim {
             r.reshape(&keep_shape(x.shape(), axes))
@@ -36,7 +36,7 @@ fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -
         }
     });
     Array::from_data(float_map!(
-        &x.data,
+        &*x.data,
         |a| {
             let r = kernels::reduce(a.view(), axes, op);
             if keepdim {
@@ -204,9 +204,9 @@ pub mod cumsum {
         if !x.dtype().is_float() {
             not_float("cumsum", x)
         }
-        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::cumsum(g, axis, reverse));
+        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::cumsum(g, axis, reverse));
         Array::from_data(float_map!(
-            &x.data,
+            &*x.data,
             |a| kernels::cumsum(a.view(), axis, reverse),
             not_float("cumsum", x)
         ))
@@ -412,8 +412,8 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmax", self)
         }
-        crate::dtype::on_gpu!(&self.data, |g| nabla_kernels::cuda::arg_reduce(g, ax, true));
-        Array::from_data(crate::dtype::Data::I64(match &self.data {
+        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(g, ax, true));
+        Array::from_data(crate::dtype::Data::I64(match &*self.data {
             crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
             crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
             _ => not_float("argmax", self),
@@ -433,10 +433,10 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmin", self)
         }
-        crate::dtype::on_gpu!(&self.data, |g| nabla_kernels::cuda::arg_reduce(
+        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
             g, ax, false
         ));
-        Array::from_data(crate::dtype::Data::I64(match &self.data {
+        Array::from_data(crate::dtype::Data::I64(match &*self.data {
             crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
             crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
             _ => not_float("argmin", self),

@@ -32,8 +32,8 @@ pub mod reshape {
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
         out_shape(x.shape(), shape);
-        crate::dtype::on_gpu!(&x.data, |g| g.reshape(shape));
-        Array::from_data(any_map!(&x.data, |a| reshaped(a, shape)))
+        crate::dtype::on_gpu!(&*x.data, |g| g.reshape(shape));
+        Array::from_data(any_map!(&*x.data, |a| reshaped(a, shape)))
     }
     /// `a` in `shape` (element counts already checked).
     fn reshaped<T: Copy>(
@@ -111,8 +111,8 @@ pub mod permute {
     #[track_caller]
     pub fn forward(x: &Array, perm: &[usize]) -> Array {
         out_shape(x.shape(), perm);
-        crate::dtype::on_gpu!(&x.data, |g| g.permute(perm));
-        Array::from_data(any_map!(&x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
+        crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
+        Array::from_data(any_map!(&*x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
     }
     /// The inverse permutation.
     pub fn inverse(perm: &[usize]) -> Vec<usize> {
@@ -149,9 +149,9 @@ pub mod broadcast_to {
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize]) -> Array {
         out_shape(x.shape(), shape);
-        crate::dtype::on_gpu!(&x.data, |g| g.broadcast_to(shape));
+        crate::dtype::on_gpu!(&*x.data, |g| g.broadcast_to(shape));
         let d = IxDyn(shape);
-        Array::from_data(any_map!(&x.data, |a| match a.first() {
+        Array::from_data(any_map!(&*x.data, |a| match a.first() {
             // One element (a reduction's cotangent): a fill, not a copy
             // through ndarray's element iterator.
             Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), *v),
@@ -175,8 +175,8 @@ pub mod slice {
     /// Forward: a view of the same storage.
     #[track_caller]
     pub fn forward(x: &Array, slices: &[Slice]) -> Array {
-        crate::dtype::on_gpu!(&x.data, |g| g.slice(slices));
-        Array::from_data(any_map!(&x.data, |a| {
+        crate::dtype::on_gpu!(&*x.data, |g| g.slice(slices));
+        Array::from_data(any_map!(&*x.data, |a| {
             let mut v = a.clone();
             v.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
             v
@@ -202,11 +202,11 @@ pub mod slice_place {
         if !x.dtype().is_float() {
             crate::ops::unary::not_float("slice_place", x)
         }
-        crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::slice_place(
+        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::slice_place(
             shape, slices, g
         ));
         Array::from_data(crate::dtype::float_map!(
-            &x.data,
+            &*x.data,
             |a| nabla_kernels::index::slice_place(shape, slices, a.view()),
             crate::ops::unary::not_float("slice_place", x)
         ))
@@ -239,7 +239,7 @@ pub mod concat {
             ($variant:ident) => {{
                 let views: Vec<_> = parts
                     .iter()
-                    .map(|p| match &p.data {
+                    .map(|p| match &*p.data {
                         Data::$variant(a) => a.view(),
                         _ => unreachable!("dtypes checked"),
                     })
@@ -251,7 +251,7 @@ pub mod concat {
                 )
             }};
         }
-        Array::from_data(match &parts[0].data {
+        Array::from_data(match &*parts[0].data {
             Data::F32(_) => join!(F32),
             Data::F64(_) => join!(F64),
             Data::I64(_) => join!(I64),
@@ -639,7 +639,7 @@ pub fn stack<A: std::borrow::Borrow<Array>>(parts: &[A], axis: isize) -> Array {
 /// another holder).
 pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Array {
     if !needs_grad(&[&x, ct]) {
-        let done = match (&mut x.data, &ct.data) {
+        let done = match (std::sync::Arc::make_mut(&mut x.data), &*ct.data) {
             (Data::F64(a), Data::F64(c)) => add_region(a, slices, c),
             (Data::F32(a), Data::F32(c)) => add_region(a, slices, c),
             _ => false,
@@ -675,7 +675,7 @@ mod tests {
     use crate::{Array, dtype::Data};
 
     fn ptr(a: &Array) -> *const f64 {
-        match &a.data {
+        match &*a.data {
             Data::F64(x) => x.as_ptr(),
             _ => unreachable!("f64 only here"),
         }

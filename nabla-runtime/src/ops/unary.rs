@@ -17,9 +17,9 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
     if !x.dtype().is_float() {
         not_float(name, x)
     }
-    crate::dtype::on_gpu!(&x.data, |g| nabla_kernels::cuda::unary(g, op));
+    crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::unary(g, op));
     Array::from_data(float_map!(
-        &x.data,
+        &*x.data,
         |a| kernel(a.view(), op),
         not_float(name, x)
     ))
