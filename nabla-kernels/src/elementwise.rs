@@ -605,14 +605,27 @@ pub fn contiguous_as<T: Copy>(x: &ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<
         "contiguous_as: {:?} into {shape:?}",
         x.shape()
     );
-    let v = if x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
-        x.iter().copied().collect()
-    } else if let Some(s) = x.as_slice() {
+    ArrayD::from_shape_vec(IxDyn(shape), row_major(x)).expect("shape matches length")
+}
+
+/// The elements of `x` in row-major (logical) order, whatever its strides:
+/// a copy of the slice when contiguous, else one strided pass per row
+/// (ndarray's element iterator on a strided `IxDyn` view builds an index per
+/// element, which allocates from 5 axes on).
+///
+/// ```
+/// use nabla_kernels::elementwise::row_major;
+/// let x = ndarray::arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn();
+/// assert_eq!(row_major(&x.t()), vec![1, 4, 2, 5, 3, 6]);
+/// ```
+pub fn row_major<T: Copy>(x: &ArrayViewD<'_, T>) -> Vec<T> {
+    if let Some(s) = x.as_slice() {
         s.to_vec()
+    } else if x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
+        x.iter().copied().collect()
     } else {
-        row_major_vec(x, n)
-    };
-    ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
+        row_major_vec(x, x.len())
+    }
 }
 
 /// The `n` elements of `x` (1 to `MAX_ROW_AXES` axes) in row-major order.

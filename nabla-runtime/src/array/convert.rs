@@ -13,14 +13,20 @@ impl Array {
     /// assert_eq!(x.to_vec::<f64>(), vec![1.0, 2.0]);
     /// ```
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
+        use nabla_kernels::elementwise::row_major;
+        /// Row-major elements converted with `f` (the slice read directly
+        /// when contiguous, one strided gather otherwise).
+        fn each<S: Copy, T>(a: &ndarray::ArcArray<S, IxDyn>, f: impl Fn(S) -> T) -> Vec<T> {
+            match a.as_slice() {
+                Some(s) => s.iter().map(|&v| f(v)).collect(),
+                None => row_major(&a.view()).into_iter().map(f).collect(),
+            }
+        }
         match &*self.data {
-            Data::F32(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
-            Data::F64(a) => a.iter().map(|&v| T::from_f64(v)).collect(),
-            Data::I64(a) => a.iter().map(|&v| T::from_f64(v as f64)).collect(),
-            Data::Bool(a) => a
-                .iter()
-                .map(|&v| T::from_f64(if v { 1.0 } else { 0.0 }))
-                .collect(),
+            Data::F32(a) => each(a, |v| T::from_f64(v as f64)),
+            Data::F64(a) => each(a, T::from_f64),
+            Data::I64(a) => each(a, |v| T::from_f64(v as f64)),
+            Data::Bool(a) => each(a, |v| T::from_f64(if v { 1.0 } else { 0.0 })),
             #[cfg(feature = "cuda")]
             Data::Cuda(g) => Array::from_data(crate::device::download(g)).to_vec(),
         }
@@ -86,7 +92,9 @@ impl<T: Element> From<ArrayD<T>> for Array {
 
 pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
     fn conv<S: Element, T: Element>(a: &ndarray::ArcArray<S, IxDyn>) -> Data {
-        std::sync::Arc::unwrap_or_clone(T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data)
+        std::sync::Arc::unwrap_or_clone(
+            T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data,
+        )
     }
     fn go<S: Element>(a: &ndarray::ArcArray<S, IxDyn>, dtype: DType) -> Data {
         match dtype {
@@ -106,5 +114,52 @@ pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
         Data::Bool(a) => go(a, dtype),
         #[cfg(feature = "cuda")]
         Data::Cuda(g) => Data::Cuda(nabla_kernels::cuda::cast(g, crate::device::elem_of(dtype))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::Array;
+
+    /// `to_vec` reads strided arrays (permuted, broadcast, sliced, up to
+    /// and past 5 axes) in logical row-major order.
+    #[test]
+    fn to_vec_reads_strided_arrays_in_logical_order() {
+        let shape = [2usize, 3, 2, 1, 2, 3];
+        let n: usize = shape.iter().product();
+        let x = Array::from_vec((0..n).map(|i| i as f64).collect::<Vec<_>>(), &shape);
+        // Permuted: element [i0..i5] of the result is x[perm^-1 ...].
+        let perm = [4usize, 0, 5, 2, 1, 3];
+        let p = x.permute(&perm);
+        let strides: Vec<usize> = (0..6).map(|k| shape[k + 1..].iter().product()).collect();
+        let ps: Vec<usize> = perm.iter().map(|&a| shape[a]).collect();
+        let mut want = Vec::new();
+        let mut idx = [0usize; 6];
+        for _ in 0..n {
+            want.push(
+                idx.iter()
+                    .zip(&perm)
+                    .map(|(&i, &a)| i * strides[a])
+                    .sum::<usize>() as f64,
+            );
+            for k in (0..6).rev() {
+                idx[k] += 1;
+                if idx[k] < ps[k] {
+                    break;
+                }
+                idx[k] = 0;
+            }
+        }
+        assert_eq!(p.to_vec::<f64>(), want);
+        // Five axes through the strided gather, and conversion to f32.
+        let q = x.reshape(&[2, 3, 2, 2, 3]).permute(&[4, 3, 2, 1, 0]);
+        let q5: Vec<f32> = q.to_vec();
+        assert_eq!(q5[1], 36.0);
+        assert_eq!(q5.len(), n);
+        // Broadcast (stride 0) and a slice.
+        let b = Array::from_vec(vec![1.0f32, 2.0], &[2, 1]).broadcast_to(&[2, 3]);
+        assert_eq!(b.to_vec::<f64>(), vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+        let s = x.reshape(&[12, 6]).slice_axis(1, 2..4);
+        assert_eq!(s.to_vec::<f64>()[..4], [2.0, 3.0, 8.0, 9.0]);
     }
 }

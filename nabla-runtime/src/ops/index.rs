@@ -24,7 +24,9 @@ pub mod index_select {
                 x.shape()
             );
         }
-        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(g, axis, idx));
+        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(
+            g, axis, idx
+        ));
         Array::from_data(any_map!(&*x.data, |a| nabla_kernels::index::index_select(
             a.view(),
             axis,

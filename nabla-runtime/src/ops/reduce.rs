@@ -412,7 +412,9 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmax", self)
         }
-        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(g, ax, true));
+        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
+            g, ax, true
+        ));
         Array::from_data(crate::dtype::Data::I64(match &*self.data {
             crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
             crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
