@@ -868,9 +868,10 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
 /// case the contiguous fast paths leave): each operand gets a stride per
 /// output axis (0 where it broadcasts), length-1 axes are dropped and
 /// neighbouring axes merged wherever both operands step through them
-/// evenly, then the innermost (merged) axis is one loop per row of the
-/// odometer over the rest, vectorised when both rows are contiguous and
-/// long enough. This skips ndarray's broadcast views and iterators, whose
+/// evenly. Short merged rows (below `MIN_ROW`) over at most four merged
+/// axes run as four plain nested loops ([`nested4`]); otherwise the
+/// innermost axis is one loop per row of the odometer over the rest,
+/// vectorised when both rows are contiguous and long enough. This skips ndarray's broadcast views and iterators, whose
 /// set-up costs more than the arithmetic on the few dozen elements nested
 /// transforms produce. `None` (nothing done) for more than `MAX_ROW_AXES`
 /// axes.
@@ -920,6 +921,17 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
         if k == 0 {
             // SAFETY: every axis has length 1: one element each.
             out.push(unsafe { f(*pa, *pb) });
+        } else if dims[k - 1] < MIN_ROW && k <= NEST {
+            // Short rows: four plain nested loops (length-1 axes in front
+            // pad to four), no per-row odometer step or dispatch.
+            let pad = NEST - k;
+            let (mut d4, mut sa4, mut sb4) = ([1usize; NEST], [0isize; NEST], [0isize; NEST]);
+            d4[pad..].copy_from_slice(&dims[..k]);
+            sa4[pad..].copy_from_slice(&sa[..k]);
+            sb4[pad..].copy_from_slice(&sb[..k]);
+            nested4(&mut out.spare_capacity_mut()[..n], pa, pb, d4, sa4, sb4, f);
+            // SAFETY: `nested4` wrote all `n` = product of `d4` elements.
+            unsafe { out.set_len(n) };
         } else {
             let (w, la, lb) = (dims[k - 1], sa[k - 1], sb[k - 1]);
             let mut rows = out.spare_capacity_mut()[..n].chunks_exact_mut(w);
@@ -970,6 +982,51 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
         }
     }
     Some(ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length"))
+}
+
+/// Axes of [`nested4`].
+const NEST: usize = 4;
+
+/// Writes `f(a, b)` over a 4-axis index space (`dims`, row-major) into
+/// `dst`, reading `a` and `b` at element strides `sa` and `sb` from `pa`
+/// and `pb`: the loop for small broadcasts whose merged rows are short.
+fn nested4<T: Copy, F: Fn(T, T) -> T + ?Sized>(
+    dst: &mut [MaybeUninit<T>],
+    pa: *const T,
+    pb: *const T,
+    dims: [usize; NEST],
+    sa: [isize; NEST],
+    sb: [isize; NEST],
+    f: &F,
+) {
+    assert_eq!(
+        dst.len(),
+        dims.iter().product::<usize>(),
+        "nested4: output length"
+    );
+    let mut out = dst.iter_mut();
+    // Pointers move with `wrapping_offset` (a step past the last index may
+    // leave the view) and are read only at visited indices, which the
+    // caller's views contain.
+    let (mut a0, mut b0) = (pa, pb);
+    for _ in 0..dims[0] {
+        let (mut a1, mut b1) = (a0, b0);
+        for _ in 0..dims[1] {
+            let (mut a2, mut b2) = (a1, b1);
+            for _ in 0..dims[2] {
+                let (mut a3, mut b3) = (a2, b2);
+                for _ in 0..dims[3] {
+                    // SAFETY: an index inside `dims`, so inside both views.
+                    let v = unsafe { f(*a3, *b3) };
+                    out.next().expect("one slot per index").write(v);
+                    (a3, b3) = (a3.wrapping_offset(sa[3]), b3.wrapping_offset(sb[3]));
+                }
+                (a2, b2) = (a2.wrapping_offset(sa[2]), b2.wrapping_offset(sb[2]));
+            }
+            (a1, b1) = (a1.wrapping_offset(sa[1]), b1.wrapping_offset(sb[1]));
+        }
+        (a0, b0) = (a0.wrapping_offset(sa[0]), b0.wrapping_offset(sb[0]));
+    }
 }
 
 /// True when `small` (ignoring leading 1s) equals a non-empty suffix of
