@@ -68,20 +68,24 @@ fn block_basis<V: ArrayValue>(like: &V, total: usize, offset: usize, shape: &[us
 }
 
 /// `[*a, *b]`.
-fn cat(a: &[usize], b: &[usize]) -> Vec<usize> {
+fn cat(a: &[usize], b: &[usize]) -> crate::Shape {
     a.iter().chain(b).copied().collect()
 }
 
+/// A short list kept inline (most functions have one or two outputs and
+/// inputs): these are built on every Jacobian call.
+type Small<T> = smallvec::SmallVec<[T; 2]>;
+
 /// Shapes, sizes and row offsets of a function's outputs in a block basis.
 struct OutRows {
-    shapes: Vec<crate::Shape>,
-    offsets: Vec<usize>,
+    shapes: Small<crate::Shape>,
+    offsets: Small<usize>,
     total: usize,
 }
 
 impl OutRows {
-    fn new(shapes: Vec<crate::Shape>) -> OutRows {
-        let mut offsets = Vec::with_capacity(shapes.len());
+    fn new(shapes: Small<crate::Shape>) -> OutRows {
+        let mut offsets = Small::with_capacity(shapes.len());
         let mut total = 0;
         for s in &shapes {
             offsets.push(total);
@@ -203,7 +207,8 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
         panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
     };
     let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
-    let mut want = vec![false; <F::Arity as Arity>::len(x)];
+    let mut want: smallvec::SmallVec<[bool; 8]> =
+        smallvec::smallvec![false; <F::Arity as Arity>::len(x)];
     for &i in wanted {
         want[i] = true;
     }
