@@ -13,11 +13,16 @@ use crate::ops::unary::not_float;
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
 
-/// Checks that `a` and `b` broadcast and share a float dtype.
+/// Checks that `a` and `b` broadcast and share a float dtype (equal
+/// shapes, the common case, without building the broadcast shape: the
+/// kernel computes it again anyway).
 #[track_caller]
-pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) -> crate::Shape {
+pub(crate) fn check_binary(op: &str, a: &Array, b: &Array) {
     check_dtypes(op, a, b);
-    broadcast_shapes(op, a.shape(), b.shape())
+    let (sa, sb) = (a.shape(), b.shape());
+    if sa != sb {
+        broadcast_shapes(op, sa, sb);
+    }
 }
 
 /// The broadcast shape of `a` and `b`, or a panic naming `op` and the fix.
