@@ -535,6 +535,24 @@ fn tail_f(x: &Array, w: &Array) -> Array {
     (a * 2.0 + b).sum() + c + d.sum() + e.mean()
 }
 
+/// Unary ops whose derivative reads only the input, in the tail under
+/// their method and free-function names (`relu`, `abs`, `ln`/`log`,
+/// `ln_1p`/`log1p`, `erf`), given scalar (unbroadcast) cotangents and, for
+/// `abs` and `erf`, a full one (from `add`'s broadcast); `square` and the
+/// `+ 1` run (`ln` reads its input).
+#[differentiable]
+fn tail_g(x: &Array, w: &Array) -> Array {
+    let p = x.square() + 1.0;
+    let a = (x * w).relu().sum();
+    let b = (x - w).abs().mean_axes(&[0], false).sum();
+    let c = p.ln().sum() + nabla::log(&(w.square() + 2.0)).mean();
+    let d =
+        (x.square() + 0.5).ln_1p().sum_axes(&[1], false).mean() + nabla::log1p(&w.square()).sum();
+    let e = (x.abs().sum_axes(&[1], false) + x.transpose()).mean();
+    let f = (nabla::erf(&(x * 0.3)).sum_axes(&[0], false) + w.expand_dims(0)).sum();
+    a + b * 2.0 + c + d + e - f
+}
+
 /// A list function (the seed's form) with outputs in the tail (`sum`, the
 /// reduction, the scaled copy) and one outside it (`tanh` reads its output).
 #[differentiable]
@@ -605,6 +623,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     check::<tail_b::Function>(&args, &ct, "tail_b");
     check::<tail_e::Function>(&args, &ct, "tail_e");
     check::<tail_f::Function>(&args, &ct, "tail_f");
+    check::<tail_g::Function>(&args, &ct, "tail_g");
     check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
     check::<tail_d::Function>(&args, &ct, "tail_d");
     // Through every transform that takes the tail (`jacrev` and `grad`
@@ -620,6 +639,11 @@ fn output_only_tails_give_the_same_pullbacks() {
             "jacrev(grad(tail_b))",
             nabla::jacrev(nabla::grad(tail_b))(&x, &w),
             nabla::jacfwd(nabla::jacfwd(tail_b))(&x, &w),
+        ),
+        (
+            "hessian(tail_g)",
+            nabla::hessian(tail_g)(&x, &w),
+            nabla::jacfwd(nabla::jacfwd(tail_g))(&x, &w),
         ),
         (
             "jacrev(tail_c)",

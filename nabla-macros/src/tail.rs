@@ -34,7 +34,9 @@ pub fn uses(rule: &str) -> Option<&'static [Use]> {
         "neg" | "add_scalar" | "mul_scalar" | "sum" | "sum_axes" | "mean" | "mean_axes"
         | "reshape" | "flatten" | "permute" | "transpose" | "broadcast_to" | "expand_dims"
         | "squeeze" => &[S],
-        "sin" | "cos" | "square" => &[V],
+        "sin" | "cos" | "square" | "relu" | "abs" | "ln" | "log" | "ln_1p" | "log1p" | "erf" => {
+            &[V]
+        }
         "add" | "sub" => &[S, S],
         "mul" | "matmul" => &[V, V],
         _ => return None,
@@ -250,6 +252,47 @@ mod tests {
             fn net(x: &Array, w1: &Array, w2: &Array) -> Array { x.matmul(w1).tanh().matmul(w2) }
         });
         assert_eq!(ops, Some(vec!["matmul"]));
+    }
+
+    #[test]
+    fn the_tail_g_test_function_is_all_tail_after_its_inputs() {
+        // tests/compose.rs `tail_g`: each op under test is in the tail.
+        let ops = tail_ops(syn::parse_quote! {
+            fn tail_g(x: &Array, w: &Array) -> Array {
+                let p = x.square() + 1.0;
+                let a = (x * w).relu().sum();
+                let b = (x - w).abs().mean_axes(&[0], false).sum();
+                let c = p.ln().sum() + nabla::log(&(w.square() + 2.0)).mean();
+                let d = (x.square() + 0.5).ln_1p().sum_axes(&[1], false).mean() + nabla::log1p(&w.square()).sum();
+                let e = (x.abs().sum_axes(&[1], false) + x.transpose()).mean();
+                let f = (nabla::erf(&(x * 0.3)).sum_axes(&[0], false) + w.expand_dims(0)).sum();
+                a + b * 2.0 + c + d + e - f
+            }
+        })
+        .expect("a tail");
+        for op in ["relu", "abs", "ln", "log", "ln_1p", "log1p", "erf"] {
+            assert!(ops.contains(&op), "{op} not in the tail: {ops:?}");
+        }
+    }
+
+    #[test]
+    fn unary_ops_that_read_only_their_input_join_the_tail() {
+        // `relu`, `abs`, `ln`, `log1p`, `erf` read only `x` in reverse;
+        // `tanh` reads its output, so it and what it reads run.
+        let ops = tail_ops(syn::parse_quote! {
+            fn f(x: &Array) -> Array {
+                let p = x.square() + 1.0;
+                let a = x.relu() + x.abs() + p.ln() + nabla::log1p(&p);
+                (a + x.erf()).sum() + x.tanh().mean()
+            }
+        });
+        assert_eq!(
+            ops,
+            Some(vec![
+                "relu", "abs", "add", "ln", "add", "log1p", "add", "erf", "add", "sum", "mean",
+                "add"
+            ])
+        );
     }
 
     #[test]

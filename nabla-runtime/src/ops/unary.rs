@@ -99,7 +99,7 @@ macro_rules! scale {
 macro_rules! unary_primitives {
     ($(
         $(#[$doc:meta])*
-        $name:ident = $kernel:expr, method $method:ident, d/dx |$x:ident, $y:ident| $d:expr $(, scaled $c:expr)?;
+        $name:ident = $kernel:expr, method $method:ident, d/dx |$x:ident, $y:ident| $d:expr $(, scaled $c:expr)? $(=> $from_x:ident)?;
     )*) => {
         $(
             $(#[$doc])*
@@ -135,6 +135,15 @@ macro_rules! unary_primitives {
                 pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
                     scaled(ct, &unscaled(x, y))
                 }
+                $(
+                    /// [`vjp`] without the output: this derivative reads
+                    /// only `x` (marked `=> from_x` beside its formula), so
+                    /// an output-only tail can skip computing `y`.
+                    pub fn vjp_from_x<V: Value>(x: &V, ct: &V) -> V {
+                        let _ = stringify!($from_x);
+                        scaled(ct, &unscaled(x, x))
+                    }
+                )?
             }
         )*
 
@@ -164,21 +173,21 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(1.0f64).ln().item(), 0.0);
     /// ```
-    log = UnaryOp::Ln, method ln, d/dx |x, y| x.recip();
+    log = UnaryOp::Ln, method ln, d/dx |x, y| x.recip() => from_x;
     /// Sine.
     ///
     /// ```
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).sin().item(), 0.0);
     /// ```
-    sin = UnaryOp::Sin, method sin, d/dx |x, y| x.cos();
+    sin = UnaryOp::Sin, method sin, d/dx |x, y| x.cos() => from_x;
     /// Cosine.
     ///
     /// ```
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).cos().item(), 1.0);
     /// ```
-    cos = UnaryOp::Cos, method cos, d/dx |x, y| x.sin(), scaled -1.0;
+    cos = UnaryOp::Cos, method cos, d/dx |x, y| x.sin(), scaled -1.0 => from_x;
     /// Tangent.
     ///
     /// ```
@@ -206,7 +215,7 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(-1.0f64).relu().item(), 0.0);
     /// ```
-    relu = UnaryOp::Relu, method relu, d/dx |x, y| x.cmp_mask(&x.zeros_like(), CompareOp::Gt);
+    relu = UnaryOp::Relu, method relu, d/dx |x, y| x.cmp_mask(&x.zeros_like(), CompareOp::Gt) => from_x;
     /// Square root.
     ///
     /// ```
@@ -227,7 +236,7 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(-2.0f64).abs().item(), 2.0);
     /// ```
-    abs = UnaryOp::Abs, method abs, d/dx |x, y| x.signum();
+    abs = UnaryOp::Abs, method abs, d/dx |x, y| x.signum() => from_x;
     /// `1 / x` (`nabla::reciprocal`).
     ///
     /// ```
@@ -241,7 +250,7 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).ln_1p().item(), 0.0);
     /// ```
-    log1p = UnaryOp::Ln1p, method ln_1p, d/dx |x, y| x.add_scalar(1.0).recip();
+    log1p = UnaryOp::Ln1p, method ln_1p, d/dx |x, y| x.add_scalar(1.0).recip() => from_x;
     /// `e^x - 1` (`nabla::expm1`).
     ///
     /// ```
@@ -255,7 +264,7 @@ unary_primitives! {
     /// # use nabla_runtime::Array;
     /// assert_eq!(Array::scalar(0.0f64).erf().item(), 0.0);
     /// ```
-    erf = UnaryOp::Erf, method erf, d/dx |x, y| x.square().neg().exp().mul_scalar(std::f64::consts::FRAC_2_SQRT_PI);
+    erf = UnaryOp::Erf, method erf, d/dx |x, y| x.square().neg().exp().mul_scalar(std::f64::consts::FRAC_2_SQRT_PI) => from_x;
     /// Sign: -1, 0 or 1 (`nabla::sign`); zero derivative.
     ///
     /// ```

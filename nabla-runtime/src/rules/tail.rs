@@ -114,26 +114,27 @@ pub mod neg {
     }
 }
 
-/// `sin x`: `ȳ · cos x`.
-pub mod sin {
-    use super::*;
-    pub fn out_shape(x: &[usize]) -> Shape {
-        Shape::from_slice(x)
-    }
-    pub fn vjp_0<V: Value>(x: &V, ct: &V) -> V {
-        ct.mul(&x.cos())
-    }
+/// Unary ops whose derivative reads only their input (marked `=> from_x`
+/// in [`crate::ops::unary`]): the rule there, without the output.
+macro_rules! from_x {
+    ($($op:ident => $rule:ident),* $(,)?) => {
+        $(
+            pub mod $op {
+                use super::*;
+                pub fn out_shape(x: &[usize]) -> Shape {
+                    Shape::from_slice(x)
+                }
+                pub fn vjp_0<V: Value>(x: &V, ct: &V) -> V {
+                    ops::unary::$rule::vjp_from_x(x, ct)
+                }
+            }
+        )*
+    };
 }
 
-/// `cos x`: `−ȳ · sin x`, in one fused pass.
-pub mod cos {
-    use super::*;
-    pub fn out_shape(x: &[usize]) -> Shape {
-        Shape::from_slice(x)
-    }
-    pub fn vjp_0<V: Value>(x: &V, ct: &V) -> V {
-        ct.mul_scaled(&x.sin(), -1.0)
-    }
+from_x! {
+    sin => sin, cos => cos, relu => relu, abs => abs, ln => log, log => log, ln_1p => log1p,
+    log1p => log1p, erf => erf,
 }
 
 /// `x²`: `2 x ȳ`, accumulated in one fused pass.
