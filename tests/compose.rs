@@ -553,6 +553,22 @@ fn tail_g(x: &Array, w: &Array) -> Array {
     a + b * 2.0 + c + d + e - f
 }
 
+/// Binary ops whose partials read only their inputs, in the tail
+/// (`maximum`, `minimum`, `atan2`, as methods and free functions), with a
+/// broadcast operand on either side and scalar and full (from `add`'s
+/// broadcast) cotangents; the operands they read run.
+#[differentiable]
+fn tail_h(x: &Array, w: &Array) -> Array {
+    let a = nabla::maximum(&x.sin(), w).sum();
+    let b = w.minimum(&(x * 0.5)).mean();
+    let c = nabla::atan2(x, &(w.square() + 1.0))
+        .mean_axes(&[0], false)
+        .sum();
+    let d = (x.maximum(&x.cos()).sum_axes(&[1], false) + x.transpose()).mean();
+    let e = (nabla::minimum(&x.cos(), &x.sin()).sum_axes(&[0], false) + w.atan2(x)).sum();
+    a + b * 3.0 + c + d - e
+}
+
 /// A list function (the seed's form) with outputs in the tail (`sum`, the
 /// reduction, the scaled copy) and one outside it (`tanh` reads its output).
 #[differentiable]
@@ -624,6 +640,7 @@ fn output_only_tails_give_the_same_pullbacks() {
     check::<tail_e::Function>(&args, &ct, "tail_e");
     check::<tail_f::Function>(&args, &ct, "tail_f");
     check::<tail_g::Function>(&args, &ct, "tail_g");
+    check::<tail_h::Function>(&args, &ct, "tail_h");
     check::<tail_c::Function>(&args, &nabla::randn(&[6, 2], DType::F64), "tail_c");
     check::<tail_d::Function>(&args, &ct, "tail_d");
     // Through every transform that takes the tail (`jacrev` and `grad`
@@ -644,6 +661,11 @@ fn output_only_tails_give_the_same_pullbacks() {
             "hessian(tail_g)",
             nabla::hessian(tail_g)(&x, &w),
             nabla::jacfwd(nabla::jacfwd(tail_g))(&x, &w),
+        ),
+        (
+            "hessian(tail_h)",
+            nabla::hessian(tail_h)(&x, &w),
+            nabla::jacfwd(nabla::jacfwd(tail_h))(&x, &w),
         ),
         (
             "jacrev(tail_c)",

@@ -38,7 +38,7 @@ pub fn uses(rule: &str) -> Option<&'static [Use]> {
             &[V]
         }
         "add" | "sub" => &[S, S],
-        "mul" | "matmul" => &[V, V],
+        "mul" | "matmul" | "maximum" | "minimum" | "atan2" => &[V, V],
         _ => return None,
     })
 }
@@ -273,6 +273,28 @@ mod tests {
         for op in ["relu", "abs", "ln", "log", "ln_1p", "log1p", "erf"] {
             assert!(ops.contains(&op), "{op} not in the tail: {ops:?}");
         }
+    }
+
+    #[test]
+    fn the_tail_h_test_function_has_its_binary_ops_in_the_tail() {
+        // tests/compose.rs `tail_h`.
+        let ops = tail_ops(syn::parse_quote! {
+            fn tail_h(x: &Array, w: &Array) -> Array {
+                let a = nabla::maximum(&x.sin(), w).sum();
+                let b = w.minimum(&(x * 0.5)).mean();
+                let c = nabla::atan2(x, &(w.square() + 1.0)).mean_axes(&[0], false).sum();
+                let d = (x.maximum(&x.cos()).sum_axes(&[1], false) + x.transpose()).mean();
+                let e = (nabla::minimum(&x.cos(), &x.sin()).sum_axes(&[0], false) + w.atan2(x)).sum();
+                a + b * 3.0 + c + d - e
+            }
+        })
+        .expect("a tail");
+        let count = |op: &str| ops.iter().filter(|&&o| o == op).count();
+        assert_eq!(
+            (count("maximum"), count("minimum"), count("atan2")),
+            (2, 2, 2),
+            "{ops:?}"
+        );
     }
 
     #[test]

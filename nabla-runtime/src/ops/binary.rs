@@ -133,7 +133,7 @@ macro_rules! binary_primitive {
     (
         $(#[$doc:meta])*
         $name:ident = $kernel:expr,
-        partials |$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr)
+        partials |$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr) $(=> $from_inputs:ident)?
     ) => {
         $(#[$doc])*
         pub mod $name {
@@ -165,6 +165,20 @@ macro_rules! binary_primitive {
             pub fn vjp_b<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_b(a, b, y)), b)
             }
+            $(
+                /// [`vjp_a`] without the output: these partials read only
+                /// `a` and `b` (marked `=> from_inputs` beside them), so an
+                /// output-only tail can skip computing `y`. `ct` need only
+                /// broadcast to the output's shape.
+                pub fn vjp_a_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                    let _ = stringify!($from_inputs);
+                    unbroadcast(ct.mul(&partial_a(a, b, a)), a)
+                }
+                /// [`vjp_b`] without the output (see [`vjp_a_from_inputs`]).
+                pub fn vjp_b_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                    unbroadcast(ct.mul(&partial_b(a, b, a)), b)
+                }
+            )?
         }
     };
 }
@@ -241,7 +255,7 @@ binary_primitive! {
     partials |a, b, y| (
         a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
         a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
-    )
+    ) => from_inputs
 }
 binary_primitive! {
     /// Elementwise minimum (NaN propagates); ties split the derivative evenly.
@@ -249,7 +263,7 @@ binary_primitive! {
     partials |a, b, y| (
         a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
         a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
-    )
+    ) => from_inputs
 }
 binary_primitive! {
     /// Four-quadrant arctangent of `a / b`.
@@ -257,7 +271,7 @@ binary_primitive! {
     partials |a, b, y| (
         b.div(&a.square().add(&b.square())),
         a.neg().div(&a.square().add(&b.square()))
-    )
+    ) => from_inputs
 }
 
 macro_rules! binary_methods {

@@ -137,6 +137,31 @@ from_x! {
     log1p => log1p, erf => erf,
 }
 
+/// Broadcasting binary ops whose partials read only their inputs (marked
+/// `=> from_inputs` in [`crate::ops::binary`]): the rules there, without
+/// the output.
+macro_rules! from_inputs {
+    ($($op:ident),* $(,)?) => {
+        $(
+            pub mod $op {
+                use super::*;
+                #[track_caller]
+                pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
+                    broadcast(a, b, stringify!($op))
+                }
+                pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                    ops::binary::$op::vjp_a_from_inputs(a, b, ct)
+                }
+                pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                    ops::binary::$op::vjp_b_from_inputs(a, b, ct)
+                }
+            }
+        )*
+    };
+}
+
+from_inputs!(maximum, minimum, atan2);
+
 /// `x²`: `2 x ȳ`, accumulated in one fused pass.
 pub mod square {
     use super::*;
