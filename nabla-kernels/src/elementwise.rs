@@ -808,26 +808,28 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     b: ArrayViewD<'_, T>,
     f: F,
 ) -> ArrayD<T> {
-    let shape = broadcast_shape(a.shape(), b.shape());
-    if let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
-        if a.shape() == b.shape() {
-            let n = sa.len();
-            let mut out: Vec<T> = Vec::with_capacity(n);
-            {
-                let dst = &mut out.spare_capacity_mut()[..n];
-                if n >= PARALLEL_THRESHOLD {
-                    chunks_mut(dst, CHUNK, |c, d| {
-                        let r = c * CHUNK..c * CHUNK + d.len();
-                        fill2_best(d, &sa[r.clone()], &sb[r], &f)
-                    });
-                } else {
-                    fill2_best(dst, sa, sb, &f);
-                }
+    let same = a.shape() == b.shape();
+    if same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
+        // Equal contiguous shapes (the common case): no broadcast shape to build.
+        let n = sa.len();
+        let mut out: Vec<T> = Vec::with_capacity(n);
+        {
+            let dst = &mut out.spare_capacity_mut()[..n];
+            if n >= PARALLEL_THRESHOLD {
+                chunks_mut(dst, CHUNK, |c, d| {
+                    let r = c * CHUNK..c * CHUNK + d.len();
+                    fill2_best(d, &sa[r.clone()], &sb[r], &f)
+                });
+            } else {
+                fill2_best(dst, sa, sb, &f);
             }
-            // SAFETY: all `n` slots were written above.
-            unsafe { out.set_len(n) };
-            return ArrayD::from_shape_vec(IxDyn(&shape), out).expect("shape matches length");
         }
+        // SAFETY: all `n` slots were written above.
+        unsafe { out.set_len(n) };
+        return ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length");
+    }
+    let shape = broadcast_shape(a.shape(), b.shape());
+    if !same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
         if a.shape() == shape.as_slice() && is_row_of(b.shape(), &shape) {
             return rows(sa, sb, &shape, &f);
         }
