@@ -101,10 +101,12 @@ impl<V: ArrayValue> Batched<V> {
         let f = match self.bdim {
             Some(_) => self.front(),
             None => {
-                let mut shape = crate::Shape::from_slice(&[size]);
-                shape.extend(self.value.shape_vec());
-                let mut one = crate::Shape::from_slice(&[1]);
-                one.extend(self.value.shape_vec());
+                let s = self.value.shape_vec();
+                let mut one = crate::Shape::with_capacity(s.len() + 1);
+                one.push(1);
+                one.extend_from_slice(&s);
+                let mut shape = one.clone();
+                shape[0] = size;
                 self.value.reshape(&one).broadcast_to(&shape)
             }
         };
@@ -127,14 +129,19 @@ impl<V: ArrayValue> Batched<V> {
     /// The batched value first, with length-1 axes after the batch axis so
     /// its per-example rank is `rank` (borrowed when it already is).
     fn padded_ref(&self, rank: usize) -> Cow<'_, V> {
-        let s = self.shape_vec();
         let f = self.front_ref();
-        if s.len() >= rank {
+        let nd = self.ndim();
+        if nd >= rank {
             return f;
         }
-        let mut shape = crate::Shape::from_slice(&[self.batch_size().expect("batched")]);
-        shape.extend(std::iter::repeat_n(1, rank - s.len()));
-        shape.extend(s);
+        // `f` is `[batch, *per-example]`: insert the length-1 axes after
+        // the batch axis (one shape query; this runs for most binary ops
+        // under `vmap`).
+        let fs = f.shape_vec();
+        let mut shape = crate::Shape::with_capacity(rank + 1);
+        shape.push(fs[0]);
+        shape.extend(std::iter::repeat_n(1, rank - nd));
+        shape.extend_from_slice(&fs[1..]);
         Cow::Owned(f.reshape(&shape))
     }
 

@@ -68,7 +68,10 @@ fn block_basis<V: ArrayValue>(like: &V, total: usize, offset: usize, shape: &[us
 
 /// `[*a, *b]`.
 fn cat(a: &[usize], b: &[usize]) -> crate::Shape {
-    a.iter().chain(b).copied().collect()
+    let mut s = crate::Shape::with_capacity(a.len() + b.len());
+    s.extend_from_slice(a);
+    s.extend_from_slice(b);
+    s
 }
 
 /// A short list kept inline (most functions have one or two outputs and
