@@ -84,6 +84,25 @@ fn reshape_size() {
 }
 
 #[test]
+fn permute_lists_each_axis_once() {
+    let x = f32s(&[2, 3, 4]);
+    // A repeat, a missing axis, an axis out of range, a wrong length.
+    for perm in [&[0, 0, 1][..], &[2, 0, 0], &[0, 1, 3], &[1, 0]] {
+        let msg = message(|| {
+            x.permute(perm);
+        });
+        assert_eq!(
+            msg,
+            format!(
+                "permute: {perm:?} is not a permutation of the 3 axes of an array with shape [2, 3, 4]; list each \
+                 axis 0..3 once"
+            )
+        );
+    }
+    assert_eq!(x.permute(&[2, 0, 1]).shape(), &[4, 2, 3]);
+}
+
+#[test]
 fn f32_f64_mix_asks_for_a_cast() {
     let msg = message(|| {
         let _ = f32s(&[2]) + Array::ones(&[2], DType::F64);
