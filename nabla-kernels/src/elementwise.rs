@@ -873,9 +873,9 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
 /// evenly. Short merged rows (below `MIN_ROW`) over at most four merged
 /// axes run as four plain nested loops ([`nested4`]); otherwise the
 /// innermost axis is one loop per row of the odometer over the rest,
-/// vectorised when both rows are contiguous and long enough. This skips ndarray's broadcast views and iterators, whose
-/// set-up costs more than the arithmetic on the few dozen elements nested
-/// transforms produce. `None` (nothing done) for more than `MAX_ROW_AXES`
+/// vectorised when both rows are contiguous and long enough. This skips
+/// ndarray's broadcast views and iterators, whose set-up costs more than
+/// the arithmetic on the few dozen elements nested transforms produce. `None` (nothing done) for more than `MAX_ROW_AXES`
 /// axes.
 fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
     a: &ArrayViewD<'_, T>,

@@ -11,8 +11,11 @@
 //! read, only their shapes. An op can be in a tail only if it has an entry
 //! here; the macro's table (`uses` in `nabla-macros/src/tail.rs`) says
 //! which inputs each entry takes by value (`V`) and which by shape
-//! (`&[usize]`), and a mismatch does not compile. The rules are the same as
-//! in [`crate::ops`], written without the output.
+//! (`&[usize]`), and a mismatch does not compile. The rules are those of
+//! [`crate::ops`] without the output: ops whose derivative reads only their
+//! inputs call the `vjp_from_x` / `vjp_{a,b}_from_inputs` that their
+//! `=> from_x` / `=> from_inputs` mark generates there; the shape ops,
+//! reductions and `mul` handle unbroadcast cotangents here.
 //!
 //! **Unbroadcast cotangents.** Inside a tail, the cotangent a `vjp_<k>`
 //! receives need only *broadcast* to the op's output shape: `sum` and
