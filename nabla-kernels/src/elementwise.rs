@@ -630,42 +630,83 @@ pub fn row_major<T: Copy>(x: &ArrayViewD<'_, T>) -> Vec<T> {
 
 /// The `n` elements of `x` (1 to `MAX_ROW_AXES` axes) in row-major order.
 fn row_major_vec<T: Copy>(x: &ArrayViewD<'_, T>, n: usize) -> Vec<T> {
-    let nd = x.ndim();
-    let (w, ls) = (x.shape()[nd - 1], x.strides()[nd - 1]);
+    // SAFETY: a view's pointer, shape and strides address its elements.
+    unsafe { gather(x.as_ptr(), x.shape(), x.strides(), n) }
+}
+
+/// The `n` elements at `p` with logical `shape` and element `strides` (1 to
+/// `MAX_ROW_AXES` axes), in row-major order.
+///
+/// # Safety
+/// Every offset `Σ iₖ·strides[k]` with `iₖ < shape[k]` must address a
+/// readable `T` relative to `p`, and `n` must be the product of `shape`.
+unsafe fn gather<T: Copy>(p: *const T, shape: &[usize], strides: &[isize], n: usize) -> Vec<T> {
+    let nd = shape.len();
+    let (w, ls) = (shape[nd - 1], strides[nd - 1]);
     let mut out: Vec<T> = Vec::with_capacity(n);
     if n == 0 {
         return out;
     }
-    let p = x.as_ptr();
-    let outer_strides = &x.strides()[..nd - 1];
+    let outer_strides = &strides[..nd - 1];
     {
         let dst = &mut out.spare_capacity_mut()[..n];
         let mut rows = dst.chunks_exact_mut(w.max(1));
-        each_row2(
-            &x.shape()[..nd - 1],
-            outer_strides,
-            outer_strides,
-            |o, _| {
-                let row = rows.next().expect("one output row per input row");
-                if ls == 1 {
-                    // SAFETY: `o` is the offset of a row of `w` contiguous elements.
-                    let src = unsafe { std::slice::from_raw_parts(p.offset(o), w) };
-                    for (d, &v) in row.iter_mut().zip(src) {
-                        d.write(v);
-                    }
-                } else {
-                    for (j, d) in row.iter_mut().enumerate() {
-                        // SAFETY: element `j` of the row at offset `o`, stride `ls`.
-                        d.write(unsafe { *p.offset(o + j as isize * ls) });
-                    }
+        each_row2(&shape[..nd - 1], outer_strides, outer_strides, |o, _| {
+            let row = rows.next().expect("one output row per input row");
+            if ls == 1 {
+                // SAFETY: `o` is the offset of a row of `w` contiguous
+                // elements (the caller's contract).
+                let src = unsafe { std::slice::from_raw_parts(p.offset(o), w) };
+                for (d, &v) in row.iter_mut().zip(src) {
+                    d.write(v);
                 }
-            },
-        );
+            } else {
+                for (j, d) in row.iter_mut().enumerate() {
+                    // SAFETY: element `j` of the row at offset `o`, stride `ls`.
+                    d.write(unsafe { *p.offset(o + j as isize * ls) });
+                }
+            }
+        });
     }
     // SAFETY: `n > 0`, so `each_row2` visited every one of the `n / w` rows
     // of `dst` once, and each was written above.
     unsafe { out.set_len(n) };
     out
+}
+
+/// `x` with its axes reordered by `perm` (axis `i` of the result is axis
+/// `perm[i]` of `x`), copied in row-major order into `shape` (same number
+/// of elements): a permute followed by a copying reshape in one pass,
+/// without the permuted view in between. Jacobians assembled by `jacfwd`
+/// move the basis axis last this way.
+///
+/// ```
+/// use nabla_kernels::elementwise::permuted_as;
+/// let x = ndarray::arr2(&[[1, 2, 3], [4, 5, 6]]).into_dyn();
+/// let t = permuted_as(&x.view(), &[1, 0], &[6]);
+/// assert_eq!(t.as_slice().unwrap(), &[1, 4, 2, 5, 3, 6]);
+/// ```
+pub fn permuted_as<T: Copy>(x: &ArrayViewD<'_, T>, perm: &[usize], shape: &[usize]) -> ArrayD<T> {
+    let nd = x.ndim();
+    assert!(
+        perm.len() == nd && (0..nd).all(|a| perm.contains(&a)),
+        "permuted_as: {perm:?} is not a permutation of {nd} axes"
+    );
+    let n = x.len();
+    assert_eq!(
+        n,
+        shape.iter().product::<usize>(),
+        "permuted_as: {:?} into {shape:?}",
+        x.shape()
+    );
+    if nd == 0 || nd > MAX_ROW_AXES {
+        return contiguous_as(&x.view().permuted_axes(IxDyn(perm)), shape);
+    }
+    let ps: smallvec::SmallVec<[usize; 8]> = perm.iter().map(|&a| x.shape()[a]).collect();
+    let pt: smallvec::SmallVec<[isize; 8]> = perm.iter().map(|&a| x.strides()[a]).collect();
+    // SAFETY: `ps` and `pt` are `x`'s own shape and strides, reordered.
+    let v = unsafe { gather(x.as_ptr(), &ps, &pt, n) };
+    ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
 }
 
 /// Calls `f(offset_a, offset_b)` with the element offsets of every row of
@@ -1228,6 +1269,57 @@ mod tests {
                 v.iter().copied().collect::<Vec<_>>()
             );
         }
+    }
+
+    #[test]
+    fn permuted_copies_match_permute_then_copy() {
+        // Every permutation of a 4-axis array (standard, sliced with a
+        // stride, and with a broadcast axis), copied into a 2-axis shape,
+        // against ndarray's permuted view read in logical order.
+        let c = ndarray::Array4::from_shape_fn((2, 3, 4, 5), |(i, j, k, l)| {
+            (i * 1000 + j * 100 + k * 10 + l) as i64
+        })
+        .into_dyn();
+        let strided = c.slice(ndarray::s![.., .., ..;2, ..]).into_dyn();
+        let row = c.slice(ndarray::s![.., 0..1, .., ..]).into_dyn();
+        let wide = row.broadcast(vec![2, 3, 4, 5]).expect("broadcasts");
+        let mut perms = Vec::new();
+        for a in 0..4 {
+            for b in 0..4 {
+                for d in 0..4 {
+                    let e = 6 - a - b - d;
+                    if a != b && a != d && b != d && e < 4 && e != a && e != b && e != d {
+                        perms.push([a, b, d, e]);
+                    }
+                }
+            }
+        }
+        assert_eq!(perms.len(), 24);
+        for v in [c.view(), strided.view(), wide.view()] {
+            for p in &perms {
+                let pv = v.clone().permuted_axes(p.to_vec());
+                let n = pv.len();
+                let shape = [
+                    pv.shape()[0] * pv.shape()[1],
+                    n / (pv.shape()[0] * pv.shape()[1]),
+                ];
+                let got = permuted_as(&v, p, &shape);
+                assert_eq!(got.shape(), &shape);
+                assert_eq!(
+                    got.iter().copied().collect::<Vec<_>>(),
+                    pv.iter().copied().collect::<Vec<_>>(),
+                    "{p:?} of {:?}",
+                    v.strides()
+                );
+            }
+        }
+    }
+
+    #[test]
+    #[should_panic(expected = "permuted_as: [0, 0] is not a permutation of 2 axes")]
+    fn permuted_copies_reject_repeated_axes() {
+        let x = ndarray::Array2::<f64>::zeros((2, 3)).into_dyn();
+        permuted_as(&x.view(), &[0, 0], &[6]);
     }
 
     #[test]

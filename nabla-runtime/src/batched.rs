@@ -119,6 +119,20 @@ impl<V: ArrayValue> Batched<V> {
         f.permute(&perm)
     }
 
+    /// [`Batched::materialize`] followed by a reshape to `shape`, as one
+    /// copy for arrays (the batch axis moved by the same pass that lays
+    /// out the result).
+    pub(crate) fn materialize_as(&self, size: usize, axis: usize, shape: &[usize]) -> V {
+        if self.bdim.is_none() || axis == 0 {
+            return self.materialize(size, axis).reshape(shape);
+        }
+        let f = self.front_ref();
+        let n = f.ndim();
+        let mut perm: crate::Shape = (1..n).collect();
+        perm.insert(axis, 0);
+        f.permute_reshape(&perm, shape)
+    }
+
     fn with(value: V) -> Self {
         Batched {
             value,

@@ -281,7 +281,7 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
                 .map(|y| {
                     let t = y.tangent_or_zero();
                     let ys = t.shape_vec();
-                    t.materialize(n, ys.len()).reshape(&cat(&ys, &xs))
+                    t.materialize_as(n, ys.len(), &cat(&ys, &xs))
                 })
                 .collect()
         })

@@ -342,6 +342,14 @@ scalar_value!(f64);
 pub trait ArrayValue: Value {
     fn reshape(&self, shape: &[usize]) -> Self;
     fn permute(&self, perm: &[usize]) -> Self;
+    /// `self.permute(perm).reshape(shape)`; arrays copy once, without
+    /// building the permuted view.
+    fn permute_reshape(&self, perm: &[usize], shape: &[usize]) -> Self
+    where
+        Self: Sized,
+    {
+        self.permute(perm).reshape(shape)
+    }
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self;
     fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self;
     fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self;

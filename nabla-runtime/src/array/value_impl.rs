@@ -157,6 +157,9 @@ impl ArrayValue for Array {
     fn permute(&self, perm: &[usize]) -> Self {
         Array::permute(self, perm)
     }
+    fn permute_reshape(&self, perm: &[usize], shape: &[usize]) -> Self {
+        crate::ops::shape::permute::forward_as(self, perm, shape)
+    }
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.sum_norm(axes, keepdim)
     }

@@ -114,6 +114,20 @@ pub mod permute {
         crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
         Array::from_data(any_map!(&*x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
     }
+    /// `permute` then a copying `reshape` to `shape`, in one copy on the
+    /// CPU; on a GPU, or when `x` records a tape node, the two ops run
+    /// one after the other.
+    #[track_caller]
+    pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
+        let ps = out_shape(x.shape(), perm);
+        reshape::out_shape(&ps, shape);
+        if needs_grad(&[x]) || x.device() != crate::Device::Cpu {
+            return x.permute(perm).reshape(shape);
+        }
+        Array::from_data(any_map!(&*x.data, |a| {
+            nabla_kernels::elementwise::permuted_as(&a.view(), perm, shape)
+        }))
+    }
     /// The inverse permutation.
     pub fn inverse(perm: &[usize]) -> Vec<usize> {
         let mut inv = vec![0; perm.len()];
@@ -698,5 +712,26 @@ mod tests {
         // Any other reshape of a strided array copies, in row-major order.
         let flat = p.reshape(&[24]);
         assert_eq!(flat.to_vec::<f64>(), copied.to_vec::<f64>());
+    }
+
+    #[test]
+    fn permute_reshape_is_permute_then_reshape() {
+        use crate::ArrayValue;
+        let x = Array::from_vec((0..24).map(f64::from).collect(), &[2, 3, 4]);
+        for base in [x.clone(), x.permute(&[1, 2, 0]).reshape(&[2, 3, 4])] {
+            for perm in [[0usize, 1, 2], [2, 0, 1], [1, 2, 0], [0, 2, 1]] {
+                let want = base.permute(&perm).reshape(&[6, 4]);
+                let got = ArrayValue::permute_reshape(&base, &perm, &[6, 4]);
+                assert_eq!(got.shape(), &[6, 4]);
+                assert_eq!(got.to_vec::<f64>(), want.to_vec::<f64>(), "{perm:?}");
+            }
+        }
+        // With a tape: the gradient flows back through both steps.
+        let w = x.clone().requires_grad();
+        let y = ArrayValue::permute_reshape(&w, &[2, 0, 1], &[4, 6]);
+        let weights = Array::from_vec((0..24).map(|i| f64::from(i) * 0.5).collect(), &[4, 6]);
+        (y * weights.clone()).sum().backward();
+        let want = weights.reshape(&[4, 2, 3]).permute(&[1, 2, 0]);
+        assert_eq!(w.grad().to_vec::<f64>(), want.to_vec::<f64>());
     }
 }
