@@ -26,6 +26,7 @@ pub mod index;
 pub mod matmul;
 pub mod parallel;
 pub mod reduce;
+pub mod ternary;
 
 pub use float::Float;
 

@@ -254,6 +254,19 @@ impl<V: ArrayValue> Value for Batched<V> {
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.binary(o, |a, b| a.mul_scaled(b, c))
     }
+    fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
+        if a.bdim.is_none() && b.bdim.is_none() && c.bdim.is_none() {
+            return Batched::unbatched(V::fused_rule::<R>(&a.value, &b.value, &c.value));
+        }
+        if a.bdim.is_none() || b.bdim.is_none() {
+            // A batch of tangents (or cotangents) against one `x`: op by op,
+            // so the derivative is computed once, not once per example.
+            return R::eval(a, b, c);
+        }
+        // Batch axes first, per-example ranks padded, as for a binary op.
+        let r = a.ndim().max(b.ndim()).max(c.ndim());
+        Batched::with(V::fused_rule::<R>(&side(a, r), &side(b, r), &side(c, r)))
+    }
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
         // One batch axis for all three and one shape: the inner op (in place
         // on arrays); otherwise the composition aligns them.

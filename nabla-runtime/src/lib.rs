@@ -56,7 +56,7 @@ pub use ops::shape::{concat, stack};
 pub use random::{manual_seed, rand, rand_on, randn, randn_on};
 pub use transforms::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;
-pub use value::{ArrayValue, Shape, Value};
+pub use value::{ArrayValue, ElementwiseRule, Shape, Value};
 
 /// A name bound by a pattern of a `match` in differentiable code, copied
 /// out of the (static) scrutinee; used by generated code only.

@@ -36,6 +36,33 @@ use nabla_kernels::elementwise::CompareOp;
 /// ```
 pub use nabla_kernels::Shape;
 
+/// An elementwise rule of three operands written once against [`Value`]
+/// (for instance a unary op's JVP `ẋ · f'(x, y)`), which
+/// [`Value::fused_rule`] can run as a single pass.
+///
+/// `eval` may use only elementwise [`Value`] methods (no shape ops, no
+/// reductions): arrays evaluate it one element at a time, at the scalar
+/// type, over the three operands broadcast together.
+///
+/// ```
+/// use nabla_runtime::{Array, ElementwiseRule, Value};
+/// struct TanhJvp;
+/// impl ElementwiseRule for TanhJvp {
+///     fn eval<V: Value>(_x: &V, y: &V, dx: &V) -> V {
+///         dx.mul(&y.square().neg().add_scalar(1.0))
+///     }
+/// }
+/// let x = Array::from_vec(vec![0.0f64, 0.5], &[2]);
+/// let dx = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+/// let fused = Value::fused_rule::<TanhJvp>(&x, &x.tanh(), &dx);
+/// let by_ops = TanhJvp::eval(&x, &x.tanh(), &dx);
+/// assert_eq!(fused.to_vec::<f64>(), by_ops.to_vec::<f64>());
+/// ```
+pub trait ElementwiseRule {
+    /// The rule on any value type.
+    fn eval<V: Value>(a: &V, b: &V, c: &V) -> V;
+}
+
 /// Elementwise math shared by scalars, arrays and interpretation types.
 ///
 /// Binary methods broadcast NumPy-style. `*_mask` methods return 1 where the
@@ -85,6 +112,12 @@ pub trait Value: Clone + Sized {
         Self: Sized,
     {
         self.add(&a.mul_scaled(b, c))
+    }
+    /// `R::eval(a, b, c)`, in one pass over the three operands (broadcast
+    /// together) where the type has a fused kernel: arrays on the CPU, and
+    /// batched values of them. Other types evaluate the rule op by op.
+    fn fused_rule<R: ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
+        R::eval(a, b, c)
     }
     fn exp(&self) -> Self;
     fn ln(&self) -> Self;

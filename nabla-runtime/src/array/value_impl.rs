@@ -36,6 +36,9 @@ impl Value for Array {
     fn mul_scalar(&self, c: f64) -> Self {
         self.affine(c, 0.0)
     }
+    fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
+        crate::ops::fused::rule::<R>(a, b, c)
+    }
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         Array::mul_scaled(self, o, c)
     }

@@ -15,6 +15,7 @@
 pub mod binary;
 pub mod cast;
 pub mod compare;
+pub(crate) mod fused;
 pub mod index;
 pub mod linalg;
 pub mod reduce;

@@ -123,17 +123,23 @@ macro_rules! unary_primitives {
                     let d = unscaled(x, y);
                     if SCALE == 1.0 { d } else { d.mul_scalar(SCALE) }
                 }
-                /// `a · b · SCALE`, one pass.
-                fn scaled<V: Value>(a: &V, b: &V) -> V {
-                    if SCALE == 1.0 { a.mul(b) } else { a.mul_scaled(b, SCALE) }
+                /// `t · dy/dx` from `(x, y, t)`: the JVP and the VJP, one
+                /// elementwise rule, fused into one pass on arrays
+                /// ([`Value::fused_rule`]).
+                pub struct Chain;
+                impl crate::ElementwiseRule for Chain {
+                    fn eval<V: Value>(x: &V, y: &V, t: &V) -> V {
+                        let d = unscaled(x, y);
+                        if SCALE == 1.0 { t.mul(&d) } else { t.mul_scaled(&d, SCALE) }
+                    }
                 }
                 /// JVP rule: `ẏ = ẋ · dy/dx`.
                 pub fn jvp<V: Value>(x: &V, y: &V, dx: &V) -> V {
-                    scaled(dx, &unscaled(x, y))
+                    V::fused_rule::<Chain>(x, y, dx)
                 }
                 /// VJP rule: `x̄ = ȳ · dy/dx`.
                 pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
-                    scaled(ct, &unscaled(x, y))
+                    V::fused_rule::<Chain>(x, y, ct)
                 }
                 $(
                     /// [`vjp`] without the output: this derivative reads
@@ -141,7 +147,7 @@ macro_rules! unary_primitives {
                     /// an output-only tail can skip computing `y`.
                     pub fn vjp_from_x<V: Value>(x: &V, ct: &V) -> V {
                         let _ = stringify!($from_x);
-                        scaled(ct, &unscaled(x, x))
+                        V::fused_rule::<Chain>(x, x, ct)
                     }
                 )?
             }
