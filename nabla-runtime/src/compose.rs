@@ -41,8 +41,8 @@
 pub(crate) use crate::compose_jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
 pub use crate::compose_many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
 pub use crate::compose_structure::{
-    A1, A2, A3, A4, A5, A6, AList, Arity, FixedArity, List, One, Structure, check_cotangents,
-    list_skeleton,
+    A1, A2, A3, A4, A5, A6, AList, ArgIndices, Arity, FixedArity, Leaves, List, One, Structure,
+    check_cotangents, list_skeleton,
 };
 use crate::transforms::Argnum;
 use crate::{Array, ArrayValue, Batched, Dual, Value};
@@ -387,7 +387,7 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
         let (b, n) = batch_args::<F, I, V>(x);
         let (y, pullback) = F::vjp_masked::<Batched<V>>(&b, want);
         // The output axis of every output (one entry for `One`).
-        let mut oas = Vec::new();
+        let mut oas = ArgIndices::new();
         let out = F::Out::map(y, |_, y| {
             let oa = out_axis::<O, V>(&y);
             oas.push(oa);
@@ -404,7 +404,7 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
     ) {
         let (b, n) = batch_args::<F, I, V>(x);
         let (y, pullback) = F::vjp_masked_shapes::<Batched<V>>(&b, want);
-        let mut oas = Vec::new();
+        let mut oas = ArgIndices::new();
         let out = F::Out::map(y, |_, mut y: OutSpec| {
             let oa = out_axis_of::<O>(y.shape.len());
             oas.push(oa);
@@ -422,7 +422,7 @@ impl<F: DiffFn, I: InAxes<F::Arity>, O: AxisSpec> DiffFn for Vmap<F, I, O> {
 fn unbatched_pullback<F: DiffFn, V: ArrayValue, P>(
     pullback: P,
     b: &ArgsOf<F, Batched<V>>,
-    oas: Vec<usize>,
+    oas: ArgIndices,
     n: usize,
 ) -> impl FnOnce(OutOf<F, V>) -> ArgsOf<F, V> + use<F, V, P>
 where
@@ -496,7 +496,9 @@ where
     ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I>) {
         let g = Self::eval::<V>(x);
         let x = x.clone();
-        (g, move |ct: V| jacobian_vjp::<F, V>(&x, &[I], vec![ct]))
+        (g, move |ct: V| {
+            jacobian_vjp::<F, V>(&x, &[I], smallvec::smallvec![ct])
+        })
     }
 }
 

@@ -4,7 +4,9 @@
 //! a batch axis, and forward-over-reverse for their pullback. The types
 //! `Jacrev`/`Jacfwd` and their constructors live in [`crate::compose`].
 
-use crate::compose::{ArgIndex, ArgsOf, Arity, DiffFn, Jacfwd, Jacrev, OutOf, Structure};
+use crate::compose::{
+    ArgIndex, ArgIndices, ArgsOf, Arity, DiffFn, Jacfwd, Jacrev, Leaves, OutOf, Structure,
+};
 use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
 
 pub(crate) fn numel(shape: &[usize]) -> usize {
@@ -114,7 +116,7 @@ impl OutRows {
     /// or for a scalar output its one cotangent without a batch axis (so
     /// the pass runs on unbatched values: a Hessian's inner gradient costs
     /// a gradient, not a batch of one).
-    fn seeds<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
+    fn seeds<V: ArrayValue>(&self, like: &V) -> Leaves<Batched<V>> {
         if self.total != 1 {
             return self.basis(like);
         }
@@ -124,7 +126,7 @@ impl OutRows {
             .collect()
     }
 
-    fn basis<V: ArrayValue>(&self, like: &V) -> Vec<Batched<V>> {
+    fn basis<V: ArrayValue>(&self, like: &V) -> Leaves<Batched<V>> {
         (0..self.shapes.len())
             .map(|o| {
                 let b = block_basis(like, self.total, self.offsets[o], &self.shapes[o]);
@@ -143,7 +145,7 @@ impl OutRows {
 pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-    cts: Vec<V>,
+    cts: Leaves<V>,
 ) -> ArgsOf<F, V> {
     let nw = wanted.len();
     let in_shapes: Vec<crate::Shape> = wanted
@@ -204,7 +206,7 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
 pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-) -> Vec<V> {
+) -> Leaves<V> {
     let Some(&first) = wanted.first() else {
         panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
     };
@@ -222,7 +224,7 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     // (`OutRows::seeds`); the row axis is added afterwards.
     let scalar = outs.total == 1;
     let cts = pullback(F::Out::from_leaves(outs.seeds(like)));
-    let per_input: Vec<V> = wanted
+    let per_input: Leaves<V> = wanted
         .iter()
         .map(|&i| {
             let c = <F::Arity as Arity>::get(&cts, i);
@@ -243,7 +245,7 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
             })
             .collect();
     }
-    let mut blocks = Vec::with_capacity(outs.shapes.len() * wanted.len());
+    let mut blocks = Leaves::with_capacity(outs.shapes.len() * wanted.len());
     for o in 0..outs.shapes.len() {
         for (w, &i) in wanted.iter().enumerate() {
             let xs = <F::Arity as Arity>::get(x, i).shape_vec();
@@ -262,8 +264,8 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
 pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-) -> Vec<V> {
-    let per_input: Vec<Vec<V>> = wanted
+) -> Leaves<V> {
+    let per_input: Small<Leaves<V>> = wanted
         .iter()
         .map(|&k| {
             let xk = <F::Arity as Arity>::get(x, k);
@@ -290,7 +292,7 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
     if n_out == 1 {
         return per_input.into_iter().flatten().collect();
     }
-    let mut blocks = Vec::with_capacity(n_out * wanted.len());
+    let mut blocks = Leaves::with_capacity(n_out * wanted.len());
     for o in 0..n_out {
         for p in &per_input {
             blocks.push(p[o].clone());
@@ -307,8 +309,8 @@ type JacOut<F> = <<F as DiffFn>::Arity as Arity>::Jac<<F as DiffFn>::Out>;
 #[allow(clippy::type_complexity)]
 fn jacobian_with_vjp<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
-    wanted: Vec<usize>,
-    blocks: Vec<V>,
+    wanted: ArgIndices,
+    blocks: Leaves<V>,
 ) -> (
     <JacOut<F> as Structure>::Of<V>,
     impl FnOnce(<JacOut<F> as Structure>::Of<V>) -> ArgsOf<F, V> + use<F, V>,

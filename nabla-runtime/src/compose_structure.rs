@@ -4,6 +4,19 @@
 
 use crate::Array;
 
+/// The arrays of a [`Structure`], in order: inline for up to two (one
+/// output, or a pair), so composing transforms does not allocate for them.
+///
+/// ```
+/// use nabla_runtime::compose::{Leaves, One, Structure};
+/// let l: Leaves<i32> = One::leaves(5);
+/// assert_eq!(&l[..], &[5]);
+/// ```
+pub type Leaves<W> = smallvec::SmallVec<[W; 2]>;
+
+/// Argument indices (what [`Arity::arg_leaves`] returns), inline up to four.
+pub type ArgIndices = smallvec::SmallVec<[usize; 4]>;
+
 /// The arguments of a composable function, as a type: a fixed number of
 /// arrays ([`A1`] … [`A6`], `Args<W>` a tuple) or a list of run-time length
 /// ([`AList`], `Args<W> = Vec<W>`, for `fn f(args: &[Array])`).
@@ -21,7 +34,7 @@ pub trait Arity: 'static {
     /// Array `i`.
     fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W;
     /// The arrays that `argnums = k` stands for (`[k]`, or the whole list).
-    fn arg_leaves<W: Clone>(x: &Self::Args<W>, k: usize) -> Vec<usize>;
+    fn arg_leaves<W: Clone>(x: &Self::Args<W>, k: usize) -> ArgIndices;
 }
 
 /// A fixed number of array arguments ([`A1`] … [`A6`]).
@@ -58,8 +71,8 @@ macro_rules! arity {
                     _ => panic!("argument {i} is out of range for a function of {} arguments", $n),
                 }
             }
-            fn arg_leaves<W: Clone>(_: &Self::Args<W>, k: usize) -> Vec<usize> {
-                vec![k]
+            fn arg_leaves<W: Clone>(_: &Self::Args<W>, k: usize) -> ArgIndices {
+                smallvec::smallvec![k]
             }
         }
         impl FixedArity for $name {
@@ -86,7 +99,7 @@ arity!(A6, 6, 0, 1, 2, 3, 4, 5);
 /// use nabla_runtime::compose::{AList, Arity};
 /// let args = vec![1.0, 2.0, 3.0];
 /// assert_eq!(AList::len(&args), 3);
-/// assert_eq!(AList::arg_leaves(&args, 0), vec![0, 1, 2]); // the whole list
+/// assert_eq!(&AList::arg_leaves(&args, 0)[..], &[0, 1, 2]); // the whole list
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct AList;
@@ -104,7 +117,7 @@ impl Arity for AList {
         x.get(i)
             .unwrap_or_else(|| panic!("array {i} is out of range for a list of {} arrays", x.len()))
     }
-    fn arg_leaves<W: Clone>(x: &Vec<W>, _: usize) -> Vec<usize> {
+    fn arg_leaves<W: Clone>(x: &Vec<W>, _: usize) -> ArgIndices {
         (0..x.len()).collect()
     }
 }
@@ -116,15 +129,15 @@ impl Arity for AList {
 /// use nabla_runtime::compose::{List, One, Structure};
 /// assert_eq!(One::map(2.0, |_, x| x * 3.0), 6.0);
 /// assert_eq!(List::map(vec![1.0, 2.0], |i, x| x + i as f64), vec![1.0, 3.0]);
-/// assert_eq!(One::leaves(5), vec![5]);
+/// assert_eq!(&One::leaves(5)[..], &[5]);
 /// ```
 pub trait Structure: 'static {
     /// `W` or `Vec<W>`.
     type Of<W: Clone>: Clone;
     /// The arrays, in order.
-    fn leaves<W: Clone>(x: Self::Of<W>) -> Vec<W>;
+    fn leaves<W: Clone>(x: Self::Of<W>) -> Leaves<W>;
     /// Built from its arrays.
-    fn from_leaves<W: Clone>(leaves: Vec<W>) -> Self::Of<W>;
+    fn from_leaves<W: Clone>(leaves: Leaves<W>) -> Self::Of<W>;
     /// Maps every array (with its index), keeping the structure.
     fn map<W: Clone, U: Clone>(x: Self::Of<W>, f: impl FnMut(usize, W) -> U) -> Self::Of<U>;
 }
@@ -134,10 +147,10 @@ pub trait Structure: 'static {
 pub struct One;
 impl Structure for One {
     type Of<W: Clone> = W;
-    fn leaves<W: Clone>(x: W) -> Vec<W> {
-        vec![x]
+    fn leaves<W: Clone>(x: W) -> Leaves<W> {
+        smallvec::smallvec![x]
     }
-    fn from_leaves<W: Clone>(leaves: Vec<W>) -> W {
+    fn from_leaves<W: Clone>(leaves: Leaves<W>) -> W {
         let n = leaves.len();
         let mut it = leaves.into_iter();
         match (it.next(), n) {
@@ -155,11 +168,11 @@ impl Structure for One {
 pub struct List;
 impl Structure for List {
     type Of<W: Clone> = Vec<W>;
-    fn leaves<W: Clone>(x: Vec<W>) -> Vec<W> {
-        x
+    fn leaves<W: Clone>(x: Vec<W>) -> Leaves<W> {
+        Leaves::from_vec(x)
     }
-    fn from_leaves<W: Clone>(leaves: Vec<W>) -> Vec<W> {
-        leaves
+    fn from_leaves<W: Clone>(leaves: Leaves<W>) -> Vec<W> {
+        leaves.into_vec()
     }
     fn map<W: Clone, U: Clone>(x: Vec<W>, mut f: impl FnMut(usize, W) -> U) -> Vec<U> {
         x.into_iter().enumerate().map(|(i, w)| f(i, w)).collect()
