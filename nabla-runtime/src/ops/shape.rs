@@ -40,6 +40,9 @@ pub mod reshape {
         a: &ndarray::ArcArray<T, IxDyn>,
         shape: &[usize],
     ) -> ndarray::ArcArray<T, IxDyn> {
+        if let Some(r) = with_unit_axes(a, shape) {
+            return r;
+        }
         if a.is_standard_layout() {
             return a
                 .clone()
@@ -50,6 +53,40 @@ pub mod reshape {
             return r;
         }
         nabla_kernels::elementwise::contiguous_as(&a.view(), shape).into_shared()
+    }
+    /// `a` with length-1 axes inserted to give `shape`, when that is all
+    /// the reshape does (batching pads an operand's per-example rank this
+    /// way before most binary ops): a view of any layout, without
+    /// recomputing strides. `None` for any other reshape.
+    fn with_unit_axes<T>(
+        a: &ndarray::ArcArray<T, IxDyn>,
+        shape: &[usize],
+    ) -> Option<ndarray::ArcArray<T, IxDyn>> {
+        let have = a.shape();
+        if shape.len() <= have.len() {
+            return None;
+        }
+        // Match `have` against `shape` in order; every unmatched axis of
+        // `shape` must be a 1 (inserted there).
+        let mut inserted = crate::Shape::new();
+        let mut j = 0;
+        for (k, &d) in shape.iter().enumerate() {
+            if j < have.len() && have[j] == d {
+                j += 1;
+            } else if d == 1 {
+                inserted.push(k);
+            } else {
+                return None;
+            }
+        }
+        if j != have.len() {
+            return None;
+        }
+        let mut r = a.clone();
+        for &k in &inserted {
+            r = r.insert_axis(ndarray::Axis(k));
+        }
+        Some(r)
     }
     /// A reshape that only inserts or removes length-1 axes, as a view of
     /// any (strided) layout; `None` for any other reshape. Batching pads
@@ -712,6 +749,18 @@ mod tests {
         // Any other reshape of a strided array copies, in row-major order.
         let flat = p.reshape(&[24]);
         assert_eq!(flat.to_vec::<f64>(), copied.to_vec::<f64>());
+        // Inserting unit axes around existing ones, contiguous or not.
+        let u = x.reshape(&[2, 1, 12]);
+        for (base, shape) in [
+            (&u, &[1usize, 2, 1, 1, 12, 1][..]),
+            (&u, &[2, 1, 1, 12]),
+            (&p, &[1, 4, 1, 2, 3]),
+        ] {
+            let r = base.reshape(shape);
+            assert_eq!(r.shape(), shape);
+            assert_eq!(r.to_vec::<f64>(), base.to_vec::<f64>(), "{shape:?}");
+            assert_eq!(ptr(&r), ptr(&x), "{shape:?} shares storage");
+        }
     }
 
     #[test]
