@@ -702,10 +702,30 @@ pub fn permuted_as<T: Copy>(x: &ArrayViewD<'_, T>, perm: &[usize], shape: &[usiz
     if nd == 0 || nd > MAX_ROW_AXES {
         return contiguous_as(&x.view().permuted_axes(IxDyn(perm)), shape);
     }
-    let ps: smallvec::SmallVec<[usize; 8]> = perm.iter().map(|&a| x.shape()[a]).collect();
-    let pt: smallvec::SmallVec<[isize; 8]> = perm.iter().map(|&a| x.strides()[a]).collect();
-    // SAFETY: `ps` and `pt` are `x`'s own shape and strides, reordered.
-    let v = unsafe { gather(x.as_ptr(), &ps, &pt, n) };
+    // The permuted axes, length-1 ones dropped and neighbours merged where
+    // the source steps through them evenly (a permuted Jacobian is often a
+    // plain transpose of two merged axes).
+    let (mut ps, mut pt) = ([0usize; MAX_ROW_AXES], [0isize; MAX_ROW_AXES]);
+    let mut k = 0;
+    for &a in perm {
+        let (d, s) = (x.shape()[a], x.strides()[a]);
+        if d == 1 {
+            continue;
+        }
+        if k > 0 && pt[k - 1] == s * d as isize {
+            ps[k - 1] *= d;
+            pt[k - 1] = s;
+        } else {
+            (ps[k], pt[k]) = (d, s);
+            k += 1;
+        }
+    }
+    if k == 0 {
+        (ps[0], pt[0], k) = (1, 0, 1);
+    }
+    // SAFETY: `ps[..k]` and `pt[..k]` address exactly `x`'s elements (its
+    // own axes reordered, with unit axes dropped and even ones merged).
+    let v = unsafe { gather(x.as_ptr(), &ps[..k], &pt[..k], n) };
     ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
 }
 
