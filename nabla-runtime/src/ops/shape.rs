@@ -153,11 +153,16 @@ pub mod permute {
     }
     /// `permute` then a copying `reshape` to `shape`, in one copy on the
     /// CPU; on a GPU, or when `x` records a tape node, the two ops run
-    /// one after the other.
+    /// one after the other. When `shape` is the permuted shape the result
+    /// is the permuted view, as `permute` alone would give.
     #[track_caller]
     pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
         let ps = out_shape(x.shape(), perm);
         reshape::out_shape(&ps, shape);
+        if ps[..] == *shape {
+            // Nothing to lay out: the permuted view is the result.
+            return x.permute(perm);
+        }
         if needs_grad(&[x]) || x.device() != crate::Device::Cpu {
             return x.permute(perm).reshape(shape);
         }
@@ -775,6 +780,10 @@ mod tests {
                 assert_eq!(got.to_vec::<f64>(), want.to_vec::<f64>(), "{perm:?}");
             }
         }
+        // Into the permuted shape itself: the permuted view, no copy.
+        let view = ArrayValue::permute_reshape(&x, &[2, 0, 1], &[4, 2, 3]);
+        assert_eq!(ptr(&view), ptr(&x));
+        assert_eq!(view.to_vec::<f64>(), x.permute(&[2, 0, 1]).to_vec::<f64>());
         // With a tape: the gradient flows back through both steps.
         let w = x.clone().requires_grad();
         let y = ArrayValue::permute_reshape(&w, &[2, 0, 1], &[4, 6]);
