@@ -1307,7 +1307,10 @@ mod tests {
         for a in 0..4 {
             for b in 0..4 {
                 for d in 0..4 {
-                    let e = 6 - a - b - d;
+                    // The fourth axis is the one left: 0 + 1 + 2 + 3 = 6.
+                    let Some(e) = 6usize.checked_sub(a + b + d) else {
+                        continue;
+                    };
                     if a != b && a != d && b != d && e < 4 && e != a && e != b && e != d {
                         perms.push([a, b, d, e]);
                     }
