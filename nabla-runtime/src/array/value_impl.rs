@@ -206,6 +206,11 @@ impl ArrayValue for Array {
         Array::dtype(self)
     }
     fn lift(&self, a: &Array) -> Self {
+        if a.grad.is_none() && a.dtype() == self.dtype() && a.device() == self.device() {
+            // Already a constant of this kind: one reference-count increment
+            // instead of three clones (Jacobian bases are lifted per call).
+            return a.clone();
+        }
         a.detach().cast(self.dtype()).to_device(self.device())
     }
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
