@@ -7,7 +7,7 @@ use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Zip};
 use std::mem::MaybeUninit;
 
 /// Chunk length for parallel elementwise loops.
-const CHUNK: usize = 1 << 13;
+pub(crate) const CHUNK: usize = 1 << 13;
 
 /// A unary elementwise operation.
 ///
@@ -513,7 +513,7 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
 
 /// A large strided result computed in parallel, one piece per index of
 /// the first axis; `fill(i, piece)` writes entry `i` in logical order.
-fn par_outer<T: Float>(
+pub(crate) fn par_outer<T: Float>(
     shape: &[usize],
     fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
 ) -> ArrayD<T> {
@@ -705,28 +705,76 @@ pub fn permuted_as<T: Copy>(x: &ArrayViewD<'_, T>, perm: &[usize], shape: &[usiz
     // The permuted axes, length-1 ones dropped and neighbours merged where
     // the source steps through them evenly (a permuted Jacobian is often a
     // plain transpose of two merged axes).
-    let (mut ps, mut pt) = ([0usize; MAX_ROW_AXES], [0isize; MAX_ROW_AXES]);
-    let mut k = 0;
-    for &a in perm {
-        let (d, s) = (x.shape()[a], x.strides()[a]);
-        if d == 1 {
-            continue;
-        }
-        if k > 0 && pt[k - 1] == s * d as isize {
-            ps[k - 1] *= d;
-            pt[k - 1] = s;
-        } else {
-            (ps[k], pt[k]) = (d, s);
-            k += 1;
-        }
+    let mut w = merged_axes::<1>(nd, |i| x.shape()[perm[i]], |_, i| x.strides()[perm[i]]);
+    if w.len == 0 {
+        (w.dims[0], w.strides[0][0], w.len) = (1, 0, 1);
     }
-    if k == 0 {
-        (ps[0], pt[0], k) = (1, 0, 1);
-    }
+    let (ps, pt, k) = (&w.dims, &w.strides[0], w.len);
     // SAFETY: `ps[..k]` and `pt[..k]` address exactly `x`'s elements (its
     // own axes reordered, with unit axes dropped and even ones merged).
     let v = unsafe { gather(x.as_ptr(), &ps[..k], &pt[..k], n) };
     ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
+}
+
+/// The axes of a strided walk by `K` operands over a result of `nd` axes
+/// (at most `MAX_ROW_AXES`), axis `i` of length `len(i)`: length-1 axes
+/// dropped, and neighbouring axes merged wherever every operand steps
+/// through them evenly. `stride(o, i)` is operand `o`'s element stride
+/// along axis `i` (0 where it broadcasts). Shared by the broadcast maps of
+/// two and three operands and the permuting copy.
+pub(crate) struct Walk<const K: usize> {
+    /// Merged lengths, `len` of them.
+    pub(crate) dims: [usize; MAX_ROW_AXES],
+    /// Each operand's stride along each merged axis.
+    pub(crate) strides: [[isize; MAX_ROW_AXES]; K],
+    /// The number of merged axes.
+    pub(crate) len: usize,
+}
+
+/// See [`Walk`].
+pub(crate) fn merged_axes<const K: usize>(
+    nd: usize,
+    len: impl Fn(usize) -> usize,
+    stride: impl Fn(usize, usize) -> isize,
+) -> Walk<K> {
+    debug_assert!(nd <= MAX_ROW_AXES);
+    let mut w = Walk {
+        dims: [0; MAX_ROW_AXES],
+        strides: [[0; MAX_ROW_AXES]; K],
+        len: 0,
+    };
+    for i in 0..nd {
+        let d = len(i);
+        if d == 1 {
+            continue;
+        }
+        let s: [isize; K] = std::array::from_fn(|o| stride(o, i));
+        let k = w.len;
+        if k > 0 && (0..K).all(|o| w.strides[o][k - 1] == s[o] * d as isize) {
+            w.dims[k - 1] *= d;
+            for (st, &so) in w.strides.iter_mut().zip(&s) {
+                st[k - 1] = so;
+            }
+        } else {
+            w.dims[k] = d;
+            for (st, &so) in w.strides.iter_mut().zip(&s) {
+                st[k] = so;
+            }
+            w.len += 1;
+        }
+    }
+    w
+}
+
+/// `v`'s element stride along axis `i` of an `nd`-axis broadcast result
+/// (0 where `v` broadcasts: a missing leading axis or a length-1 axis).
+pub(crate) fn stride_along<T>(v: &ArrayViewD<'_, T>, nd: usize, i: usize) -> isize {
+    let lead = nd - v.ndim();
+    if i < lead || v.shape()[i - lead] == 1 {
+        0
+    } else {
+        v.strides()[i - lead]
+    }
 }
 
 /// Calls `f(offset_a, offset_b)` with the element offsets of every row of
@@ -948,35 +996,9 @@ fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
     if nd > MAX_ROW_AXES {
         return None;
     }
-    // The operand's stride along output axis `i` (0 where it broadcasts).
-    let (ash, ast, bsh, bst) = (a.shape(), a.strides(), b.shape(), b.strides());
-    let stride = |sh: &[usize], st: &[isize], i: usize| -> isize {
-        let lead = nd - sh.len();
-        if i < lead || sh[i - lead] == 1 {
-            0
-        } else {
-            st[i - lead]
-        }
-    };
-    let (mut dims, mut sa, mut sb) = (
-        [0usize; MAX_ROW_AXES],
-        [0isize; MAX_ROW_AXES],
-        [0isize; MAX_ROW_AXES],
-    );
-    let mut k = 0;
-    for (i, &d) in shape.iter().enumerate() {
-        if d == 1 {
-            continue;
-        }
-        let (x, y) = (stride(ash, ast, i), stride(bsh, bst, i));
-        if k > 0 && sa[k - 1] == x * d as isize && sb[k - 1] == y * d as isize {
-            dims[k - 1] *= d;
-            (sa[k - 1], sb[k - 1]) = (x, y);
-        } else {
-            (dims[k], sa[k], sb[k]) = (d, x, y);
-            k += 1;
-        }
-    }
+    let ab = [a, b];
+    let w = merged_axes::<2>(nd, |i| shape[i], |o, i| stride_along(ab[o], nd, i));
+    let (dims, sa, sb, k) = (&w.dims, &w.strides[0], &w.strides[1], w.len);
     let n: usize = shape.iter().product();
     let mut out: Vec<T> = Vec::with_capacity(n);
     if n > 0 {
@@ -1130,6 +1152,50 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
     ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
 }
 
+/// Random operands for the broadcast tests of the strided kernels.
+#[cfg(test)]
+pub(crate) mod testing {
+    use ndarray::{ArrayD, Axis, IxDyn};
+
+    /// A xorshift generator.
+    pub(crate) struct Rng(pub(crate) u64);
+
+    impl Rng {
+        /// A draw from `0..n`.
+        pub(crate) fn below(&mut self, n: usize) -> usize {
+            self.0 ^= self.0 << 13;
+            self.0 ^= self.0 >> 7;
+            self.0 ^= self.0 << 17;
+            (self.0 % n as u64) as usize
+        }
+    }
+
+    /// An operand that broadcasts to `out`: some leading axes dropped, some
+    /// lengths 1, values `i / 4 − salt`, laid out standard, reversed on
+    /// axis 0 (a negative stride) or column-major.
+    pub(crate) fn operand(rng: &mut Rng, out: &[usize], salt: f64) -> ArrayD<f64> {
+        let nd = out.len();
+        let drop = rng.below(nd + 1).min(nd);
+        let shape: Vec<usize> = out[drop..]
+            .iter()
+            .map(|&d| if rng.below(3) == 0 { 1 } else { d })
+            .collect();
+        let n: usize = shape.iter().product();
+        let x = ArrayD::from_shape_vec(
+            IxDyn(&shape),
+            (0..n).map(|i| i as f64 * 0.25 - salt).collect(),
+        )
+        .expect("shape matches length");
+        let mut r = x.clone();
+        match rng.below(3) {
+            1 if r.ndim() > 0 => r.invert_axis(Axis(0)),
+            2 => r = x.t().as_standard_layout().into_owned().reversed_axes(),
+            _ => {}
+        }
+        r
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1213,41 +1279,14 @@ mod tests {
         // Random shapes of up to 5 axes, each operand broadcasting (length-1
         // or missing leading axes), permuted, reversed or sliced; the strided
         // path (`zip_strided`) against ndarray's broadcast iterators.
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = testing::Rng(0x2545_f491_4f6c_dd1d);
         for case in 0..400 {
-            let nd = next(6);
-            let out: Vec<usize> = (0..nd).map(|_| 1 + next(4)).collect();
-            let operand = |next: &mut dyn FnMut(usize) -> usize| -> ArrayD<f64> {
-                let drop = next(nd + 1).min(nd);
-                let shape: Vec<usize> = out[drop..]
-                    .iter()
-                    .map(|&d| if next(3) == 0 { 1 } else { d })
-                    .collect();
-                let n: usize = shape.iter().product();
-                ArrayD::from_shape_vec(
-                    IxDyn(&shape),
-                    (0..n).map(|i| i as f64 * 0.5 - 3.0).collect(),
-                )
-                .unwrap()
-            };
-            let (a, b) = (operand(&mut next), operand(&mut next));
-            // Standard, reversed (negative stride on axis 0) or column-major.
-            let layout = |x: &ArrayD<f64>, k: usize| -> ArrayD<f64> {
-                let mut r = x.clone();
-                match k {
-                    1 if r.ndim() > 0 => r.invert_axis(Axis(0)),
-                    2 => r = x.t().as_standard_layout().into_owned().reversed_axes(),
-                    _ => {}
-                }
-                r
-            };
-            let (la, lb) = (layout(&a, next(3)), layout(&b, next(3)));
+            let nd = rng.below(6);
+            let out: Vec<usize> = (0..nd).map(|_| 1 + rng.below(4)).collect();
+            let (la, lb) = (
+                testing::operand(&mut rng, &out, 3.0),
+                testing::operand(&mut rng, &out, -1.0),
+            );
             let (va, vb) = (la.view(), lb.view());
             let shape = broadcast_shape(va.shape(), vb.shape());
             let f = |x: f64, y: f64| x * 3.0 - y;

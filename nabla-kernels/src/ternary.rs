@@ -2,14 +2,13 @@
 //! derivative rules, where a rule such as `ẋ · (1 − y²)` runs as one pass
 //! over `x`, `y` and `ẋ` instead of one pass (and one new array) per op.
 
-use crate::elementwise::{MAX_ROW_AXES, try_broadcast_shape};
+use crate::elementwise::{
+    CHUNK, MAX_ROW_AXES, merged_axes, par_outer, stride_along, try_broadcast_shape,
+};
 use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 use std::mem::MaybeUninit;
-
-/// Elements per parallel piece of the contiguous path.
-const CHUNK: usize = 1 << 13;
 
 /// `f(a, b, c)` elementwise, the three operands broadcast together NumPy
 /// style.
@@ -78,9 +77,7 @@ pub fn zip3_map<T: Float, F: Fn(T, T, T) -> T + Sync + Send>(
         b.broadcast(d.clone()).expect("shapes broadcast"),
         c.broadcast(d).expect("shapes broadcast"),
     );
-    let inner = n / shape[0].max(1);
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    chunks_mut(&mut out.spare_capacity_mut()[..n], inner, |i, d| {
+    par_outer(&shape, |i, d| {
         let (ai, bi, ci) = (
             av.index_axis(Axis(0), i),
             bv.index_axis(Axis(0), i),
@@ -89,11 +86,7 @@ pub fn zip3_map<T: Float, F: Fn(T, T, T) -> T + Sync + Send>(
         for (d, ((&x, &y), &z)) in d.iter_mut().zip(ai.iter().zip(bi.iter()).zip(ci.iter())) {
             d.write(f(x, y, z));
         }
-    });
-    // SAFETY: the pieces (one per index of axis 0) cover all `n` slots and
-    // each was written above.
-    unsafe { out.set_len(n) };
-    ArrayD::from_shape_vec(IxDyn(&shape), out).expect("shape matches length")
+    })
 }
 
 /// One loop over three equal-length slices (vectorised by LLVM).
@@ -109,17 +102,6 @@ fn fill3<T: Float, F: Fn(T, T, T) -> T + ?Sized>(
     }
 }
 
-/// `v`'s element stride along axis `i` of an `nd`-axis broadcast result
-/// (0 where `v` broadcasts: a missing leading axis or a length-1 axis).
-fn stride_along<T>(v: &ArrayViewD<'_, T>, nd: usize, i: usize) -> isize {
-    let lead = nd - v.ndim();
-    if i < lead || v.shape()[i - lead] == 1 {
-        0
-    } else {
-        v.strides()[i - lead]
-    }
-}
-
 /// The small broadcast case of [`zip3_map`] (at most `MAX_ROW_AXES` axes),
 /// by strides: length-1 axes dropped, neighbouring axes merged where all
 /// three operands step through them evenly, then one loop per merged row
@@ -131,27 +113,8 @@ fn strided3<T: Float, F: Fn(T, T, T) -> T + ?Sized>(
     f: &F,
 ) -> ArrayD<T> {
     let nd = shape.len();
-    let mut dims = [0usize; MAX_ROW_AXES];
-    let mut st = [[0isize; MAX_ROW_AXES]; 3];
-    let mut k = 0;
-    for (i, &d) in shape.iter().enumerate() {
-        if d == 1 {
-            continue;
-        }
-        let s: [isize; 3] = std::array::from_fn(|o| stride_along(v[o], nd, i));
-        if k > 0 && (0..3).all(|o| st[o][k - 1] == s[o] * d as isize) {
-            dims[k - 1] *= d;
-            for o in 0..3 {
-                st[o][k - 1] = s[o];
-            }
-        } else {
-            dims[k] = d;
-            for o in 0..3 {
-                st[o][k] = s[o];
-            }
-            k += 1;
-        }
-    }
+    let w = merged_axes::<3>(nd, |i| shape[i], |o, i| stride_along(v[o], nd, i));
+    let (dims, st, k) = (&w.dims, &w.strides, w.len);
     let n: usize = shape.iter().product();
     let mut out: Vec<T> = Vec::with_capacity(n);
     if n > 0 {
@@ -218,6 +181,7 @@ fn strided3<T: Float, F: Fn(T, T, T) -> T + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::elementwise::testing::{Rng, operand};
     use ndarray::Zip;
 
     /// Random shapes of up to 5 axes, each operand broadcasting (length-1
@@ -225,41 +189,19 @@ mod tests {
     /// transposed: every path against ndarray's broadcast iterators.
     #[test]
     fn broadcasts_match_the_generic_iterator() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
-        let mut next = |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut rng = Rng(0x9e37_79b9_7f4a_7c15);
         for case in 0..600 {
-            let nd = next(6);
+            let nd = rng.below(6);
             // Some cases large enough for the parallel paths.
             let big = case % 50 == 0;
             let out: Vec<usize> = (0..nd)
-                .map(|i| if big && i == 0 { 300 } else { 1 + next(4) })
+                .map(|i| if big && i == 0 { 300 } else { 1 + rng.below(4) })
                 .collect();
-            let mut operand = |salt: f64| -> ArrayD<f64> {
-                let drop = next(nd + 1).min(nd);
-                let shape: Vec<usize> = out[drop..]
-                    .iter()
-                    .map(|&d| if next(3) == 0 { 1 } else { d })
-                    .collect();
-                let n: usize = shape.iter().product();
-                let x = ArrayD::from_shape_vec(
-                    IxDyn(&shape),
-                    (0..n).map(|i| i as f64 * 0.25 - salt).collect(),
-                )
-                .unwrap();
-                let mut r = x.clone();
-                match next(3) {
-                    1 if r.ndim() > 0 => r.invert_axis(Axis(0)),
-                    2 => r = x.t().as_standard_layout().into_owned().reversed_axes(),
-                    _ => {}
-                }
-                r
-            };
-            let (a, b, c) = (operand(1.0), operand(2.5), operand(-0.5));
+            let (a, b, c) = (
+                operand(&mut rng, &out, 1.0),
+                operand(&mut rng, &out, 2.5),
+                operand(&mut rng, &out, -0.5),
+            );
             let f = |x: f64, y: f64, z: f64| x * 3.0 - y * z;
             let got = zip3_map(a.view(), b.view(), c.view(), f);
             let shape = try_broadcast_shape(a.shape(), b.shape())

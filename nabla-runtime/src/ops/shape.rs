@@ -151,24 +151,52 @@ pub mod permute {
         crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
         Array::from_data(any_map!(&*x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
     }
-    /// `permute` then a copying `reshape` to `shape`, in one copy on the
-    /// CPU; on a GPU, or when `x` records a tape node, the two ops run
-    /// one after the other. When `shape` is the permuted shape the result
-    /// is the permuted view, as `permute` alone would give.
+    /// `permute` then `reshape` to `shape`, with one copy on the CPU
+    /// where the reshape of the permuted view would copy. When it would
+    /// not (it only adds or drops length-1 axes, or the permuted view is
+    /// already row-major), on a GPU, or when `x` records a tape node, the
+    /// two ops run one after the other, so views stay views.
     #[track_caller]
     pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
         let ps = out_shape(x.shape(), perm);
         reshape::out_shape(&ps, shape);
-        if ps[..] == *shape {
-            // Nothing to lay out: the permuted view is the result.
-            return x.permute(perm);
-        }
-        if needs_grad(&[x]) || x.device() != crate::Device::Cpu {
+        if reshape_keeps_view(x.shape(), x.strides(), perm, shape)
+            || needs_grad(&[x])
+            || x.device() != crate::Device::Cpu
+        {
             return x.permute(perm).reshape(shape);
         }
         Array::from_data(any_map!(&*x.data, |a| {
             nabla_kernels::elementwise::permuted_as(&a.view(), perm, shape)
         }))
+    }
+    /// Whether reshaping the view of `(shape, strides)` permuted by `perm`
+    /// into `target` is again a view: its non-unit axes are `target`'s in
+    /// order, or the permuted view is row-major (unit axes aside).
+    fn reshape_keeps_view(
+        shape: &[usize],
+        strides: &[isize],
+        perm: &[usize],
+        target: &[usize],
+    ) -> bool {
+        // Row-major, walking the permuted axes from the last.
+        let mut want = 1isize;
+        let mut row_major = true;
+        for &a in perm.iter().rev() {
+            if shape[a] != 1 {
+                row_major &= strides[a] == want;
+                want *= shape[a] as isize;
+            }
+        }
+        if row_major {
+            return true;
+        }
+        // The same non-unit axes, in order.
+        let mut t = target.iter().filter(|&&d| d != 1);
+        perm.iter()
+            .filter(|&&a| shape[a] != 1)
+            .all(|&a| t.next() == Some(&shape[a]))
+            && t.next().is_none()
     }
     /// The inverse permutation.
     pub fn inverse(perm: &[usize]) -> Vec<usize> {
@@ -780,10 +808,20 @@ mod tests {
                 assert_eq!(got.to_vec::<f64>(), want.to_vec::<f64>(), "{perm:?}");
             }
         }
-        // Into the permuted shape itself: the permuted view, no copy.
-        let view = ArrayValue::permute_reshape(&x, &[2, 0, 1], &[4, 2, 3]);
-        assert_eq!(ptr(&view), ptr(&x));
-        assert_eq!(view.to_vec::<f64>(), x.permute(&[2, 0, 1]).to_vec::<f64>());
+        // Wherever permute-then-reshape is a view, so is the result: into
+        // the permuted shape itself, with length-1 axes added, and from a
+        // permutation that leaves the layout row-major.
+        for (src, perm, shape) in [
+            (&x, &[2usize, 0, 1][..], &[4usize, 2, 3][..]),
+            (&x, &[2, 0, 1], &[4, 1, 2, 3, 1]),
+            (&x.reshape(&[2, 1, 12]), &[1, 0, 2], &[6, 4]),
+        ] {
+            let got = ArrayValue::permute_reshape(src, perm, shape);
+            assert_eq!(ptr(&got), ptr(&x), "{perm:?} into {shape:?}");
+            let want = src.permute(perm).reshape(shape);
+            assert_eq!(got.shape(), shape);
+            assert_eq!(got.to_vec::<f64>(), want.to_vec::<f64>());
+        }
         // With a tape: the gradient flows back through both steps.
         let w = x.clone().requires_grad();
         let y = ArrayValue::permute_reshape(&w, &[2, 0, 1], &[4, 6]);
