@@ -1,4 +1,4 @@
-//! Composable-transform workloads of `../shared/BENCHMARKS.md`:
+//! Composable-transform workloads of the team's `BENCHMARKS.md`:
 //! `seed_hessian` (per-call latency of `jacfwd(jacrev(vmap(foo)))` on a
 //! (2, 3) f32 input) and `rosen_hessian` (Hessian of Rosenbrock, n = 100,
 //! f64). Ratios against JAX come from running the JAX twin in the same

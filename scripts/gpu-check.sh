@@ -43,7 +43,7 @@ for line in sys.stdin:
         shutil.copy(m["executable"], "'"$DIR"'/gpu_bench")
 '
   strip "$DIR"/cuda_tests "$DIR"/kernel_tests "$DIR"/gpu_mlp "$DIR"/gpu_bench
-  cp ../shared/fixtures/*.json "$DIR/fixtures/"
+  cp tests/fixtures/*.json "$DIR/fixtures/"
   ls -la "$DIR"
   du -sh "$DIR"
 }

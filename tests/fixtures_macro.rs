@@ -1,4 +1,4 @@
-//! Every case of `../shared/fixtures/jax_reference.json` re-run through a
+//! Every case of `tests/fixtures/jax_reference.json` re-run through a
 //! `#[differentiable]` wrapper: `vjp` through the generated reverse sweep and
 //! `jvp` through the generated forward code at `Dual<Array>`, in f64.
 

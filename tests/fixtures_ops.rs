@@ -1,4 +1,4 @@
-//! Every case of `../shared/fixtures/jax_reference.json`: forward output,
+//! Every case of `tests/fixtures/jax_reference.json`: forward output,
 //! VJP through the imperative tape and through the rule functions directly,
 //! JVP through the JVP rules (`Dual<Array>`), and forward-over-reverse HVP
 //! through the rule functions, in f64 (1e-9) and f32 (1e-4).

@@ -1,4 +1,4 @@
-//! The `vmap` entries of `../shared/fixtures/jax_reference.json`: every op
+//! The `vmap` entries of `tests/fixtures/jax_reference.json`: every op
 //! through its batching rule (`Batched<Array>`), with all inputs batched
 //! along axis 0 and, for binary ops, with the second input unbatched; plus
 //! batching rules under forward mode (`Dual<Batched<Array>>`) and

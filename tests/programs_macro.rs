@@ -1,4 +1,4 @@
-//! Whole programs from `../shared/fixtures/jax_programs.json` through
+//! Whole programs from `tests/fixtures/jax_programs.json` through
 //! `#[differentiable]`: `mlp_grad`, `rosenbrock` (gradient), `vector_fn`
 //! (vjp, jvp) and `scalar_third_order` (first derivative), plus calls
 //! between differentiable functions, `has_aux` and static parameters.

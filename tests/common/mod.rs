@@ -8,12 +8,12 @@ use nabla::{Dual, ops};
 use ndarray::Slice;
 use serde_json::Value as Json;
 
-/// Reads a fixture file from `../shared/fixtures/`, or from the folder in
-/// `NABLA_FIXTURES` (how test binaries find them on another machine, e.g.
-/// the GPU machine `scripts/gpu-check.sh` runs them on).
+/// Reads a fixture file from the repository's `tests/fixtures/`, or from
+/// the folder in `NABLA_FIXTURES` (how test binaries find them on another
+/// machine, e.g. the GPU machine `scripts/gpu-check.sh` runs them on).
 pub fn fixture(name: &str) -> Json {
     let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/fixtures"),
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
         std::path::PathBuf::from,
     );
     let path = dir.join(name);
