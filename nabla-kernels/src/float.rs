@@ -76,6 +76,85 @@ pub trait Float:
     fn round(self) -> Self;
     /// NaN test.
     fn is_nan(self) -> bool;
+    /// Computes `f` in `f64` and rounds back: the default of the less
+    /// frequent functions below (exact for `f64`, correctly rounded input
+    /// and at least as accurate as a native `f32` version for `f32`).
+    #[inline(always)]
+    fn via_f64(self, f: impl Fn(f64) -> f64) -> Self {
+        Self::from_f64(f(self.to_f64()))
+    }
+    /// Inverse sine.
+    fn asin(self) -> Self {
+        self.via_f64(f64::asin)
+    }
+    /// Inverse cosine.
+    fn acos(self) -> Self {
+        self.via_f64(f64::acos)
+    }
+    /// Inverse tangent.
+    fn atan(self) -> Self {
+        self.via_f64(f64::atan)
+    }
+    /// Hyperbolic sine.
+    fn sinh(self) -> Self {
+        self.via_f64(f64::sinh)
+    }
+    /// Hyperbolic cosine.
+    fn cosh(self) -> Self {
+        self.via_f64(f64::cosh)
+    }
+    /// Inverse hyperbolic sine.
+    fn asinh(self) -> Self {
+        self.via_f64(f64::asinh)
+    }
+    /// Inverse hyperbolic cosine.
+    fn acosh(self) -> Self {
+        self.via_f64(f64::acosh)
+    }
+    /// Inverse hyperbolic tangent.
+    fn atanh(self) -> Self {
+        self.via_f64(f64::atanh)
+    }
+    /// Base-2 logarithm.
+    fn log2(self) -> Self {
+        self.via_f64(f64::log2)
+    }
+    /// Base-10 logarithm.
+    fn log10(self) -> Self {
+        self.via_f64(f64::log10)
+    }
+    /// `2^x`.
+    fn exp2(self) -> Self {
+        self.via_f64(f64::exp2)
+    }
+    /// Cube root.
+    fn cbrt(self) -> Self {
+        self.via_f64(f64::cbrt)
+    }
+    /// Complementary error function.
+    fn erfc(self) -> Self {
+        self.via_f64(libm::erfc)
+    }
+    /// `ln |Γ(x)|`.
+    fn lgamma(self) -> Self {
+        self.via_f64(libm::lgamma)
+    }
+    /// Digamma (see [`crate::special::digamma`]).
+    fn digamma(self) -> Self {
+        self.via_f64(crate::special::digamma)
+    }
+    /// Polygamma of order `n` (see [`crate::special::polygamma`]).
+    fn polygamma(self, n: i32) -> Self {
+        self.via_f64(|x| crate::special::polygamma(n, x))
+    }
+    /// `sqrt(self² + other²)` without overflow.
+    fn hypot(self, other: Self) -> Self {
+        Self::from_f64(self.to_f64().hypot(other.to_f64()))
+    }
+    /// `|self|` with the sign of `other`.
+    fn copysign(self, other: Self) -> Self {
+        Self::from_f64(self.to_f64().copysign(other.to_f64()))
+    }
     /// `e^x`, vectorisable where the type allows (see [`crate::fastmath`]).
     fn exp_v(self) -> Self {
         self.exp()

@@ -13,7 +13,7 @@
 //! ```
 //! use nabla_kernels::{elementwise::{unary, UnaryOp}};
 //! let x = ndarray::arr1(&[0.0f64, 1.0]).into_dyn();
-//! let y = unary(x.view(), UnaryOp::Exp);
+//! let y = unary(x.view(), UnaryOp::Exp());
 //! assert!((y[[1]] - std::f64::consts::E).abs() < 1e-15);
 //! ```
 
@@ -24,8 +24,10 @@ pub mod fastmath;
 pub mod float;
 pub mod index;
 pub mod matmul;
+pub mod ops;
 pub mod parallel;
 pub mod reduce;
+pub mod special;
 pub mod ternary;
 
 pub use float::Float;

@@ -1,11 +1,17 @@
 //! The operation table: which methods and `nabla::` functions the macro
-//! knows, how many value inputs and static parameters each takes, and the
-//! runtime entry point (`rules::<op>`) that holds its forward and VJP.
+//! knows, how many value inputs and static parameters each takes, the
+//! runtime entry point (`rules::<op>`) that holds its forward and VJP, and
+//! how its reverse step reads its inputs. All of it comes from the op
+//! registry (`nabla-ops`), expanded here by the `*_specs` callbacks.
+
+use crate::tail::Use;
 
 /// One differentiable operation.
 pub struct OpSpec {
-    /// Module name under `nabla::rules`.
+    /// Module name under `nabla::rules` (the registry's name).
     pub rule: &'static str,
+    /// The names users write: method and `nabla::` function names.
+    pub names: &'static [&'static str],
     /// Number of value inputs (the receiver counts for methods).
     pub values: usize,
     /// Number of static parameters that follow the value inputs.
@@ -15,6 +21,10 @@ pub struct OpSpec {
     pub leading: usize,
     /// The values come as one array literal (`concat(&[a, b], axis)`).
     pub variadic: bool,
+    /// How the op's reverse step reads each value input inside an
+    /// output-only tail (`nabla::rules::tail::<op>`), or `None` when the op
+    /// cannot be in a tail (its reverse step reads its own output).
+    pub tail: Option<&'static [Use]>,
 }
 
 impl OpSpec {
@@ -27,47 +37,161 @@ impl OpSpec {
     }
 }
 
-macro_rules! table {
-    ($($rule:ident: $values:literal, $params:literal;)*) => {
-        /// Every operation the macro can differentiate.
-        pub static OPS: &[OpSpec] = &[
-            $(OpSpec { rule: stringify!($rule), values: $values, params: $params, leading: 0, variadic: false },)*
-            OpSpec { rule: "where_", values: 2, params: 0, leading: 1, variadic: false },
-            OpSpec { rule: "concat", values: 0, params: 1, leading: 0, variadic: true },
-            OpSpec { rule: "stack", values: 0, params: 1, leading: 0, variadic: true },
-        ];
+/// A unary op's tail use, from what its derivative reads (`reads:` in the
+/// registry): only `x` → its value; nothing → its shape; `y` → no tail.
+macro_rules! unary_tail {
+    (x) => {
+        Some(&[Use::Value])
+    };
+    (none) => {
+        Some(&[Use::Shape])
+    };
+    ($other:ident) => {
+        None
     };
 }
 
-table! {
-    neg: 1, 0; exp: 1, 0; ln: 1, 0; log: 1, 0; sin: 1, 0; cos: 1, 0; tan: 1, 0; tanh: 1, 0;
-    sigmoid: 1, 0; relu: 1, 0; sqrt: 1, 0; rsqrt: 1, 0; abs: 1, 0; square: 1, 0; recip: 1, 0;
-    reciprocal: 1, 0; ln_1p: 1, 0; log1p: 1, 0; exp_m1: 1, 0; expm1: 1, 0; erf: 1, 0;
-    signum: 1, 0; sign: 1, 0; floor: 1, 0; ceil: 1, 0; round: 1, 0;
-    powi: 1, 1; powf: 1, 1; clip: 1, 2;
-    add: 2, 0; sub: 2, 0; mul: 2, 0; div: 2, 0; pow: 2, 0; maximum: 2, 0; minimum: 2, 0; atan2: 2, 0;
-    add_scalar: 1, 1; mul_scalar: 1, 1;
-    sum: 1, 0; sum_axes: 1, 2; max: 1, 0; max_axes: 1, 2; min: 1, 0; min_axes: 1, 2;
-    prod: 1, 0; prod_axes: 1, 2; mean: 1, 0; mean_axes: 1, 2; cumsum: 1, 1;
-    matmul: 2, 0; dot: 2, 0; outer: 2, 0;
-    reshape: 1, 1; flatten: 1, 0; permute: 1, 1; transpose: 1, 0; broadcast_to: 1, 1;
-    expand_dims: 1, 1; squeeze: 1, 1; slice_axis: 1, 2; index_select: 1, 2;
+/// A binary op's tail uses: `shapes`, `inputs` (values), `all` (no tail).
+macro_rules! binary_tail {
+    (shapes) => {
+        Some(&[Use::Shape, Use::Shape])
+    };
+    (inputs) => {
+        Some(&[Use::Value, Use::Value])
+    };
+    (all) => {
+        None
+    };
 }
 
-/// Free functions with NumPy names that map to a different rule module.
-const ALIASES: &[(&str, &str)] = &[("negative", "neg")];
+/// The other ops' tail uses: `[S]`, `[V V]`, `no`.
+macro_rules! other_tail {
+    (no) => {
+        None
+    };
+    ([$($u:ident)*]) => {
+        Some(&[$(other_tail!(@ $u)),*])
+    };
+    (@ S) => {
+        Use::Shape
+    };
+    (@ V) => {
+        Use::Value
+    };
+}
+
+macro_rules! unary_specs {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        &[$(OpSpec {
+            rule: stringify!($name),
+            names: &[stringify!($method), stringify!($func)],
+            values: 1,
+            params: <[&str]>::len(&[$(stringify!($p)),*]),
+            leading: 0,
+            variadic: false,
+            tail: unary_tail!($reads),
+        },)*]
+    };
+}
+
+macro_rules! binary_specs {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$a:ident, $b:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        &[$(OpSpec {
+            rule: stringify!($name),
+            names: &[stringify!($method), stringify!($func)],
+            values: 2,
+            params: 0,
+            leading: 0,
+            variadic: false,
+            tail: binary_tail!($reads),
+        },)*]
+    };
+}
+
+macro_rules! other_specs {
+    ($($name:ident [$($n:ident)*] $values:literal, $params:literal, tail $tail:tt;)*) => {
+        &[$(OpSpec {
+            rule: stringify!($name),
+            names: &[$(stringify!($n)),*],
+            values: $values,
+            params: $params,
+            leading: 0,
+            variadic: false,
+            tail: other_tail!($tail),
+        },)*]
+    };
+}
+
+/// The elementwise ops of the registry (`nabla-ops`).
+static UNARY: &[OpSpec] = nabla_ops::unary_ops!(unary_specs);
+static BINARY: &[OpSpec] = nabla_ops::binary_ops!(binary_specs);
+/// Reductions, shape ops, indexing, matmul, scalar arithmetic.
+static OTHER: &[OpSpec] = nabla_ops::other_ops!(other_specs);
+/// Ops whose call syntax is special: a leading mask, a list of values.
+static SPECIAL: &[OpSpec] = &[
+    OpSpec {
+        rule: "where_",
+        names: &["where_"],
+        values: 2,
+        params: 0,
+        leading: 1,
+        variadic: false,
+        tail: None,
+    },
+    OpSpec {
+        rule: "concat",
+        names: &["concat"],
+        values: 0,
+        params: 1,
+        leading: 0,
+        variadic: true,
+        tail: None,
+    },
+    OpSpec {
+        rule: "stack",
+        names: &["stack"],
+        values: 0,
+        params: 1,
+        leading: 0,
+        variadic: true,
+        tail: None,
+    },
+];
+
+/// Every operation the macro can differentiate.
+fn ops() -> impl Iterator<Item = &'static OpSpec> {
+    UNARY.iter().chain(BINARY).chain(OTHER).chain(SPECIAL)
+}
 
 /// Looks up an operation by method or `nabla::` function name.
 pub fn lookup(name: &str) -> Option<&'static OpSpec> {
-    let name = ALIASES
-        .iter()
-        .find(|(a, _)| *a == name)
-        .map(|(_, r)| *r)
-        .unwrap_or(name);
-    OPS.iter().find(|o| o.rule == name)
+    ops().find(|o| o.names.contains(&name))
 }
 
-/// Looks up an operation by rule name (always present for internal uses).
+/// Looks up an operation by its rule name.
+pub fn by_rule(rule: &str) -> Option<&'static OpSpec> {
+    ops().find(|o| o.rule == rule)
+}
+
+/// Looks up an operation by name (always present for internal uses).
 pub fn op(name: &str) -> &'static OpSpec {
     lookup(name).expect("internal op names are in the table")
 }
@@ -103,9 +227,8 @@ pub fn composite_method(name: &str) -> bool {
 
 /// Known names, for error messages.
 pub fn known_names() -> String {
-    let mut v: Vec<&str> = OPS
-        .iter()
-        .map(|o| o.rule)
+    let mut v: Vec<&str> = ops()
+        .flat_map(|o| o.names.iter().copied())
         .filter(|n| !n.ends_with("_scalar"))
         .collect();
     v.sort_unstable();

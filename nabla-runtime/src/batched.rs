@@ -20,6 +20,7 @@
 //! assert_eq!(s.value.to_vec::<f64>(), vec![3.0, 7.0, 11.0]);
 //! ```
 
+use crate::registry::value_methods;
 use crate::{Array, ArrayValue, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
@@ -209,26 +210,6 @@ fn shift(axes: &[usize]) -> crate::Shape {
     axes.iter().map(|a| a + 1).collect()
 }
 
-macro_rules! map_unary {
-    ($($m:ident),*) => {
-        $(
-            fn $m(&self) -> Self {
-                self.map(|v| v.$m())
-            }
-        )*
-    };
-}
-
-macro_rules! map_binary {
-    ($($m:ident),*) => {
-        $(
-            fn $m(&self, o: &Self) -> Self {
-                self.binary(o, |a, b| a.$m(b))
-            }
-        )*
-    };
-}
-
 impl<V: ArrayValue> Value for Batched<V> {
     fn ndim(&self) -> usize {
         self.value.ndim() - usize::from(self.bdim.is_some())
@@ -243,11 +224,8 @@ impl<V: ArrayValue> Value for Batched<V> {
     fn full_like(&self, v: f64) -> Self {
         self.map(|x| x.full_like(v))
     }
-    map_unary!(
-        neg, exp, ln, sin, cos, tan, tanh, sigmoid, relu, sqrt, rsqrt, abs, square, recip, ln_1p,
-        exp_m1, erf, signum, floor, ceil, round
-    );
-    map_binary!(add, sub, mul, div, pow, maximum, minimum, atan2);
+    nabla_ops::unary_ops!(value_methods batched);
+    nabla_ops::binary_ops!(value_methods batched);
     fn add_scalar(&self, c: f64) -> Self {
         self.map(|v| v.add_scalar(c))
     }
@@ -303,15 +281,6 @@ impl<V: ArrayValue> Value for Batched<V> {
     }
     fn mul_scalar(&self, c: f64) -> Self {
         self.map(|v| v.mul_scalar(c))
-    }
-    fn powi(&self, n: i32) -> Self {
-        self.map(|v| v.powi(n))
-    }
-    fn powf(&self, p: f64) -> Self {
-        self.map(|v| v.powf(p))
-    }
-    fn clip(&self, lo: f64, hi: f64) -> Self {
-        self.map(|v| v.clip(lo, hi))
     }
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         self.binary(o, |a, b| a.cmp_mask(b, op))

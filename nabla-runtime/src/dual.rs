@@ -13,7 +13,8 @@
 //! assert!((y.tangent_or_zero() - (1f64.cos() + 1f64.sin())).abs() < 1e-15);
 //! ```
 
-use crate::ops::{binary, index, linalg, reduce, shape, unary};
+use crate::ops::{binary, index, linalg, reduce, shape};
+use crate::registry::value_methods;
 use crate::{Array, ArrayValue, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
@@ -100,26 +101,6 @@ impl<V: Value> Dual<V> {
     }
 }
 
-macro_rules! dual_unary {
-    ($($method:ident => $rule:ident),* $(,)?) => {
-        $(
-            fn $method(&self) -> Self {
-                self.unary(self.primal.$method(), unary::$rule::jvp)
-            }
-        )*
-    };
-}
-
-macro_rules! dual_binary {
-    ($($method:ident => $rule:ident),* $(,)?) => {
-        $(
-            fn $method(&self, o: &Self) -> Self {
-                self.binary(o, self.primal.$method(&o.primal), binary::$rule::jvp)
-            }
-        )*
-    };
-}
-
 impl<V: Value> Value for Dual<V> {
     fn shape_vec(&self) -> crate::Shape {
         self.primal.shape_vec()
@@ -129,9 +110,6 @@ impl<V: Value> Value for Dual<V> {
     }
     fn full_like(&self, v: f64) -> Self {
         Dual::constant(self.primal.full_like(v))
-    }
-    fn neg(&self) -> Self {
-        self.linear(self.primal.neg(), |t| t.neg())
     }
     fn add_scalar(&self, c: f64) -> Self {
         self.linear(self.primal.add_scalar(c), |t| t.clone())
@@ -178,27 +156,8 @@ impl<V: Value> Value for Dual<V> {
             |a, b, y, da, db| binary::mul_scaled::jvp(a, b, y, da, db, c),
         )
     }
-    dual_unary! {
-        exp => exp, ln => log, sin => sin, cos => cos, tan => tan, tanh => tanh, sigmoid => sigmoid,
-        relu => relu, sqrt => sqrt, rsqrt => rsqrt, abs => abs, square => square, recip => reciprocal,
-        ln_1p => log1p, exp_m1 => expm1, erf => erf, signum => sign, floor => floor, ceil => ceil,
-        round => round,
-    }
-    dual_binary! {
-        add => add, sub => sub, mul => mul, div => div, pow => pow, maximum => maximum,
-        minimum => minimum, atan2 => atan2,
-    }
-    fn powi(&self, n: i32) -> Self {
-        self.unary(self.primal.powi(n), |x, _, dx| unary::powi::jvp(x, n, dx))
-    }
-    fn powf(&self, p: f64) -> Self {
-        self.unary(self.primal.powf(p), |x, _, dx| unary::powf::jvp(x, p, dx))
-    }
-    fn clip(&self, lo: f64, hi: f64) -> Self {
-        self.unary(self.primal.clip(lo, hi), |x, _, dx| {
-            unary::clip::jvp(x, lo, hi, dx)
-        })
-    }
+    nabla_ops::unary_ops!(value_methods dual);
+    nabla_ops::binary_ops!(value_methods dual);
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         Dual::constant(self.primal.cmp_mask(&o.primal, op))
     }

@@ -1,5 +1,5 @@
 //! Free functions with NumPy/JAX names (`nabla::log`, `nabla::maximum`,
-//! `nabla::sum`, …). They are generic over the value traits, so the same
+//! `nabla::sum`, …); the elementwise ones come from the op registry. They are generic over the value traits, so the same
 //! call works on [`Array`], on `f32`/`f64` where it makes
 //! sense, and inside differentiable code on the interpretation types.
 //!
@@ -12,216 +12,19 @@
 
 use crate::array::{norm_axes, norm_axis};
 use crate::composite;
+use crate::registry::free_fns;
 use crate::{Array, ArrayValue, Value};
 
-macro_rules! unary_fns {
-    ($($(#[$doc:meta])* $name:ident => $method:ident;)*) => {
-        $(
-            $(#[$doc])*
-            #[track_caller]
-            pub fn $name<V: Value>(x: &V) -> V {
-                x.$method()
-            }
-        )*
-    };
-}
+nabla_ops::unary_ops!(free_fns unary);
+nabla_ops::binary_ops!(free_fns binary);
 
-unary_fns! {
-    /// `-x` (`jnp.negative`).
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::negative(&2.0f64), -2.0);
-    /// ```
-    negative => neg;
-    /// `e^x`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::exp(&0.0f64), 1.0);
-    /// ```
-    exp => exp;
-    /// Natural logarithm.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::log(&1.0f64), 0.0);
-    /// ```
-    log => ln;
-    /// Sine.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::sin(&0.0f64), 0.0);
-    /// ```
-    sin => sin;
-    /// Cosine.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::cos(&0.0f64), 1.0);
-    /// ```
-    cos => cos;
-    /// Tangent.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::tan(&0.0f64), 0.0);
-    /// ```
-    tan => tan;
-    /// Hyperbolic tangent.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::tanh(&0.0f64), 0.0);
-    /// ```
-    tanh => tanh;
-    /// Logistic sigmoid.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::sigmoid(&0.0f64), 0.5);
-    /// ```
-    sigmoid => sigmoid;
-    /// `max(x, 0)`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::relu(&-1.0f64), 0.0);
-    /// ```
-    relu => relu;
-    /// Square root.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::sqrt(&4.0f64), 2.0);
-    /// ```
-    sqrt => sqrt;
-    /// `1 / sqrt(x)`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::rsqrt(&4.0f64), 0.5);
-    /// ```
-    rsqrt => rsqrt;
-    /// Absolute value.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::abs(&-4.0f64), 4.0);
-    /// ```
-    abs => abs;
-    /// `x²`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::square(&3.0f64), 9.0);
-    /// ```
-    square => square;
-    /// `1 / x`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::reciprocal(&4.0f64), 0.25);
-    /// ```
-    reciprocal => recip;
-    /// `ln(1 + x)`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::log1p(&0.0f64), 0.0);
-    /// ```
-    log1p => ln_1p;
-    /// `e^x - 1`.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::expm1(&0.0f64), 0.0);
-    /// ```
-    expm1 => exp_m1;
-    /// Error function.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::erf(&0.0f64), 0.0);
-    /// ```
-    erf => erf;
-    /// Sign: -1, 0 or 1.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::sign(&-3.0f64), -1.0);
-    /// ```
-    sign => signum;
-    /// Round down.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::floor(&1.5f64), 1.0);
-    /// ```
-    floor => floor;
-    /// Round up.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::ceil(&1.5f64), 2.0);
-    /// ```
-    ceil => ceil;
-    /// Round half away from zero.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::round(&2.5f64), 3.0);
-    /// ```
-    round => round;
-    /// The same value, treated as a constant by every derivative.
-    ///
-    /// ```
-    /// assert_eq!(nabla_runtime::functions::stop_gradient(&2.0f64), 2.0);
-    /// ```
-    stop_gradient => stop_gradient;
-}
-
-/// `x^n`, integer exponent.
+/// The same value, treated as a constant by every derivative.
 ///
 /// ```
-/// assert_eq!(nabla_runtime::functions::powi(&2.0f64, 3), 8.0);
+/// assert_eq!(nabla_runtime::functions::stop_gradient(&2.0f64), 2.0);
 /// ```
-pub fn powi<V: Value>(x: &V, n: i32) -> V {
-    x.powi(n)
-}
-
-/// `x^p`, float exponent.
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::powf(&4.0f64, 0.5), 2.0);
-/// ```
-pub fn powf<V: Value>(x: &V, p: f64) -> V {
-    x.powf(p)
-}
-
-/// `a^b` elementwise (`jnp.power`).
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::pow(&2.0f64, &3.0), 8.0);
-/// ```
-pub fn pow<V: Value>(a: &V, b: &V) -> V {
-    a.pow(b)
-}
-
-/// Elementwise maximum.
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::maximum(&2.0f64, &3.0), 3.0);
-/// ```
-pub fn maximum<V: Value>(a: &V, b: &V) -> V {
-    a.maximum(b)
-}
-
-/// Elementwise minimum.
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::minimum(&2.0f64, &3.0), 2.0);
-/// ```
-pub fn minimum<V: Value>(a: &V, b: &V) -> V {
-    a.minimum(b)
-}
-
-/// Four-quadrant arctangent of `a / b`.
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::atan2(&0.0f64, &1.0), 0.0);
-/// ```
-pub fn atan2<V: Value>(a: &V, b: &V) -> V {
-    a.atan2(b)
-}
-
-/// Clamps into `[lo, hi]`.
-///
-/// ```
-/// assert_eq!(nabla_runtime::functions::clip(&3.0f64, 0.0, 1.0), 1.0);
-/// ```
-pub fn clip<V: Value>(x: &V, lo: f64, hi: f64) -> V {
-    x.clip(lo, hi)
+pub fn stop_gradient<V: Value>(x: &V) -> V {
+    x.stop_gradient()
 }
 
 fn all_axes<V: ArrayValue>(x: &V) -> Vec<usize> {

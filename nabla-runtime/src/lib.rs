@@ -32,6 +32,7 @@ mod dual;
 pub mod functions;
 pub mod ops;
 pub mod random;
+mod registry;
 pub mod revolve;
 pub mod rules;
 pub mod transforms;

@@ -14,38 +14,27 @@
 
 use crate::array::{norm_axes, norm_axis};
 use crate::ops;
+use crate::registry::entries;
 use crate::{ArrayValue, Value};
 use ndarray::Slice;
 use std::ops::Range;
 
 pub mod tail;
 
-macro_rules! unary_rules {
-    ($($op:ident => $method:ident, $rule:ident;)*) => {
-        $(
-            pub mod $op {
-                use super::*;
-                #[inline]
-                pub fn forward<V: Value>(x: &V) -> V {
-                    x.$method()
-                }
-                #[inline]
-                pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
-                    ops::unary::$rule::vjp(x, y, ct)
-                }
-            }
-        )*
-    };
-}
+nabla_ops::unary_ops!(entries unary);
+nabla_ops::binary_ops!(entries binary);
 
-unary_rules! {
-    neg => neg, neg; exp => exp, exp; ln => ln, log; log => ln, log; sin => sin, sin; cos => cos, cos;
-    tan => tan, tan; tanh => tanh, tanh; sigmoid => sigmoid, sigmoid; relu => relu, relu;
-    sqrt => sqrt, sqrt; rsqrt => rsqrt, rsqrt; abs => abs, abs;
-    recip => recip, reciprocal; reciprocal => recip, reciprocal; ln_1p => ln_1p, log1p;
-    log1p => ln_1p, log1p; exp_m1 => exp_m1, expm1; expm1 => exp_m1, expm1; erf => erf, erf;
-    signum => signum, sign; sign => signum, sign; floor => floor, floor; ceil => ceil, ceil;
-    round => round, round;
+/// `-x`: its rule module is hand-written (`(custom)` in the registry).
+pub mod neg {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(x: &V) -> V {
+        x.neg()
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
+        ops::unary::neg::vjp(x, y, ct)
+    }
 }
 
 /// `square` has its own entry: its cotangent is accumulated in one fused
@@ -67,68 +56,30 @@ pub mod square {
     }
 }
 
-macro_rules! binary_rules {
-    ($($op:ident => $method:ident, $rule:ident;)*) => {
+/// `a + b`, `a - b`, `a * b`: hand-written rule modules (`(custom)`).
+macro_rules! custom_binary_entries {
+    ($($op:ident),*) => {
         $(
             pub mod $op {
                 use super::*;
                 #[inline]
                 pub fn forward<V: Value>(a: &V, b: &V) -> V {
-                    a.$method(b)
+                    a.$op(b)
                 }
                 #[inline]
                 pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    ops::binary::$rule::vjp_a(a, b, y, ct)
+                    ops::binary::$op::vjp_a(a, b, y, ct)
                 }
                 #[inline]
                 pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    ops::binary::$rule::vjp_b(a, b, y, ct)
+                    ops::binary::$op::vjp_b(a, b, y, ct)
                 }
             }
         )*
     };
 }
 
-binary_rules! {
-    add => add, add; sub => sub, sub; mul => mul, mul; div => div, div; pow => pow, pow;
-    maximum => maximum, maximum; minimum => minimum, minimum; atan2 => atan2, atan2;
-}
-
-pub mod powi {
-    use super::*;
-    #[inline]
-    pub fn forward<V: Value>(x: &V, n: i32) -> V {
-        x.powi(n)
-    }
-    #[inline]
-    pub fn vjp_0<V: Value>(x: &V, _y: &V, n: i32, ct: &V) -> V {
-        ops::unary::powi::vjp(x, n, ct)
-    }
-}
-
-pub mod powf {
-    use super::*;
-    #[inline]
-    pub fn forward<V: Value>(x: &V, p: f64) -> V {
-        x.powf(p)
-    }
-    #[inline]
-    pub fn vjp_0<V: Value>(x: &V, _y: &V, p: f64, ct: &V) -> V {
-        ops::unary::powf::vjp(x, p, ct)
-    }
-}
-
-pub mod clip {
-    use super::*;
-    #[inline]
-    pub fn forward<V: Value>(x: &V, lo: f64, hi: f64) -> V {
-        x.clip(lo, hi)
-    }
-    #[inline]
-    pub fn vjp_0<V: Value>(x: &V, _y: &V, lo: f64, hi: f64, ct: &V) -> V {
-        ops::unary::clip::vjp(x, lo, hi, ct)
-    }
-}
+custom_binary_entries!(add, sub, mul);
 
 /// `x + c` for a constant `c`.
 pub mod add_scalar {

@@ -2,10 +2,11 @@
 //! over.
 //!
 //! * [`Value`] — the scalar tier: elementwise math. Implemented by `f32`,
-//!   `f64` and [`Array`] (and, as the transforms land, by the
-//!   interpretation types `Dual<V>` and `Batched<V>`).
+//!   `f64`, [`Array`] and the interpretation types `Dual<V>` and
+//!   `Batched<V>`. Its elementwise methods come from the op registry
+//!   (`nabla-ops`), one per declared op.
 //! * [`ArrayValue`] — the array tier: shape ops, reductions, indexing and
-//!   matmul. Implemented by [`Array`].
+//!   matmul. Implemented by [`Array`], `Dual<V>` and `Batched<V>`.
 //!
 //! Every VJP and JVP rule in [`crate::ops`] is written against these traits,
 //! so a rule is itself differentiable: instantiate it with a forward-mode
@@ -22,6 +23,7 @@
 //! ```
 
 use crate::Array;
+use crate::registry::value_methods;
 use nabla_kernels::elementwise::CompareOp;
 
 /// A shape as the value traits return it: axis lengths, kept inline for up
@@ -91,11 +93,6 @@ pub trait Value: Clone + Sized {
     fn ones_like(&self) -> Self {
         self.full_like(1.0)
     }
-    fn add(&self, o: &Self) -> Self;
-    fn sub(&self, o: &Self) -> Self;
-    fn mul(&self, o: &Self) -> Self;
-    fn div(&self, o: &Self) -> Self;
-    fn neg(&self) -> Self;
     /// `self + c`, keeping the dtype (scalars are weakly typed).
     fn add_scalar(&self, c: f64) -> Self;
     /// `self * c`, keeping the dtype.
@@ -119,33 +116,8 @@ pub trait Value: Clone + Sized {
     fn fused_rule<R: ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
         R::eval(a, b, c)
     }
-    fn exp(&self) -> Self;
-    fn ln(&self) -> Self;
-    fn sin(&self) -> Self;
-    fn cos(&self) -> Self;
-    fn tan(&self) -> Self;
-    fn tanh(&self) -> Self;
-    fn sigmoid(&self) -> Self;
-    fn relu(&self) -> Self;
-    fn sqrt(&self) -> Self;
-    fn rsqrt(&self) -> Self;
-    fn abs(&self) -> Self;
-    fn square(&self) -> Self;
-    fn recip(&self) -> Self;
-    fn ln_1p(&self) -> Self;
-    fn exp_m1(&self) -> Self;
-    fn erf(&self) -> Self;
-    fn signum(&self) -> Self;
-    fn floor(&self) -> Self;
-    fn ceil(&self) -> Self;
-    fn round(&self) -> Self;
-    fn powi(&self, n: i32) -> Self;
-    fn powf(&self, p: f64) -> Self;
-    fn clip(&self, lo: f64, hi: f64) -> Self;
-    fn pow(&self, o: &Self) -> Self;
-    fn maximum(&self, o: &Self) -> Self;
-    fn minimum(&self, o: &Self) -> Self;
-    fn atan2(&self, o: &Self) -> Self;
+    nabla_ops::unary_ops!(value_methods decl);
+    nabla_ops::binary_ops!(value_methods decl);
     /// 1 where `self op o`, else 0 (no derivative).
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self;
     /// Sums a broadcast cotangent back to `shape` (identity for scalars).
@@ -173,26 +145,6 @@ macro_rules! scalar_value {
                 v as $t
             }
             #[inline]
-            fn add(&self, o: &Self) -> Self {
-                self + o
-            }
-            #[inline]
-            fn sub(&self, o: &Self) -> Self {
-                self - o
-            }
-            #[inline]
-            fn mul(&self, o: &Self) -> Self {
-                self * o
-            }
-            #[inline]
-            fn div(&self, o: &Self) -> Self {
-                self / o
-            }
-            #[inline]
-            fn neg(&self) -> Self {
-                -self
-            }
-            #[inline]
             fn add_scalar(&self, c: f64) -> Self {
                 self + c as $t
             }
@@ -200,132 +152,8 @@ macro_rules! scalar_value {
             fn mul_scalar(&self, c: f64) -> Self {
                 self * c as $t
             }
-            #[inline]
-            fn exp(&self) -> Self {
-                <$t>::exp(*self)
-            }
-            #[inline]
-            fn ln(&self) -> Self {
-                <$t>::ln(*self)
-            }
-            #[inline]
-            fn sin(&self) -> Self {
-                <$t>::sin(*self)
-            }
-            #[inline]
-            fn cos(&self) -> Self {
-                <$t>::cos(*self)
-            }
-            #[inline]
-            fn tan(&self) -> Self {
-                <$t>::tan(*self)
-            }
-            #[inline]
-            fn tanh(&self) -> Self {
-                <$t>::tanh(*self)
-            }
-            #[inline]
-            fn sigmoid(&self) -> Self {
-                if *self >= 0.0 {
-                    1.0 / (1.0 + (-*self).exp())
-                } else {
-                    let e = self.exp();
-                    e / (1.0 + e)
-                }
-            }
-            #[inline]
-            fn relu(&self) -> Self {
-                if *self > 0.0 { *self } else { 0.0 }
-            }
-            #[inline]
-            fn sqrt(&self) -> Self {
-                <$t>::sqrt(*self)
-            }
-            #[inline]
-            fn rsqrt(&self) -> Self {
-                1.0 / <$t>::sqrt(*self)
-            }
-            #[inline]
-            fn abs(&self) -> Self {
-                <$t>::abs(*self)
-            }
-            #[inline]
-            fn square(&self) -> Self {
-                self * self
-            }
-            #[inline]
-            fn recip(&self) -> Self {
-                1.0 / self
-            }
-            #[inline]
-            fn ln_1p(&self) -> Self {
-                <$t>::ln_1p(*self)
-            }
-            #[inline]
-            fn exp_m1(&self) -> Self {
-                <$t>::exp_m1(*self)
-            }
-            #[inline]
-            fn erf(&self) -> Self {
-                <$t as nabla_kernels::Float>::erf(*self)
-            }
-            #[inline]
-            fn signum(&self) -> Self {
-                if *self > 0.0 {
-                    1.0
-                } else if *self < 0.0 {
-                    -1.0
-                } else {
-                    *self
-                }
-            }
-            #[inline]
-            fn floor(&self) -> Self {
-                <$t>::floor(*self)
-            }
-            #[inline]
-            fn ceil(&self) -> Self {
-                <$t>::ceil(*self)
-            }
-            #[inline]
-            fn round(&self) -> Self {
-                <$t>::round(*self)
-            }
-            #[inline]
-            fn powi(&self, n: i32) -> Self {
-                <$t>::powi(*self, n)
-            }
-            #[inline]
-            fn powf(&self, p: f64) -> Self {
-                <$t>::powf(*self, p as $t)
-            }
-            #[inline]
-            fn clip(&self, lo: f64, hi: f64) -> Self {
-                let (lo, hi) = (lo as $t, hi as $t);
-                if *self < lo {
-                    lo
-                } else if *self > hi {
-                    hi
-                } else {
-                    *self
-                }
-            }
-            #[inline]
-            fn pow(&self, o: &Self) -> Self {
-                <$t>::powf(*self, *o)
-            }
-            #[inline]
-            fn maximum(&self, o: &Self) -> Self {
-                if self > o || self.is_nan() { *self } else { *o }
-            }
-            #[inline]
-            fn minimum(&self, o: &Self) -> Self {
-                if self < o || self.is_nan() { *self } else { *o }
-            }
-            #[inline]
-            fn atan2(&self, o: &Self) -> Self {
-                <$t>::atan2(*self, *o)
-            }
+            nabla_ops::unary_ops!(value_methods scalar);
+            nabla_ops::binary_ops!(value_methods scalar);
             #[inline]
             fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
                 let r = match op {

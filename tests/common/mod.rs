@@ -269,10 +269,11 @@ pub fn direct_vjp<V: ArrayValue>(
         "log1p" => un!(log1p)?,
         "expm1" => un!(expm1)?,
         "erf" => un!(erf)?,
-        "powi" => vec![u::powi::vjp(x, params["n"].as_i64().unwrap() as i32, ct)],
-        "powf" => vec![u::powf::vjp(x, params["p"].as_f64().unwrap(), ct)],
+        "powi" => vec![u::powi::vjp(x, y, params["n"].as_i64().unwrap() as i32, ct)],
+        "powf" => vec![u::powf::vjp(x, y, params["p"].as_f64().unwrap(), ct)],
         "clip" => vec![u::clip::vjp(
             x,
+            y,
             params["min"].as_f64().unwrap(),
             params["max"].as_f64().unwrap(),
             ct,

@@ -7,8 +7,10 @@ use std::collections::HashMap;
 use std::ffi::{CStr, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
-/// The CUDA C source of every kernel (compiled once per device).
-pub const KERNEL_SOURCE: &str = include_str!("kernels.cu");
+/// The CUDA C source of every kernel (compiled once per device):
+/// `kernels.cu` with the op registry's elementwise cases spliced in.
+pub static KERNEL_SOURCE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::ops::cuda_source(include_str!("kernels.cu")));
 
 /// Why the GPU could not be used.
 ///
@@ -169,7 +171,7 @@ impl Gpu {
                     .compute_capability()
                     .map_err(|e| err("compute capability", e))?;
                 let image = super::kernel_cache::cached_cubin(
-                    KERNEL_SOURCE,
+                    &KERNEL_SOURCE,
                     "nabla_kernels.cu",
                     major as u32 * 10 + minor as u32,
                 )?;
@@ -244,7 +246,7 @@ impl Gpu {
 /// assert!(!cubin.is_empty());
 /// ```
 pub fn compile_kernels(arch: u32) -> Result<Vec<u8>, GpuError> {
-    compile_source(KERNEL_SOURCE, "nabla_kernels.cu", arch)
+    compile_source(&KERNEL_SOURCE, "nabla_kernels.cu", arch)
 }
 
 /// Compiles CUDA C `source` (named `file` in messages) with NVRTC to a

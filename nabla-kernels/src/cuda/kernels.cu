@@ -5,7 +5,8 @@
 // transposes and broadcasts never need a copy first.
 //
 // Naming: `<family>_<dtype>`, dtype in f32 f64 i64 u8 (bool). Operation
-// codes are passed as ints and must match `launch.rs`.
+// codes are passed as ints; the elementwise ones and their `switch` cases
+// are spliced in from the op registry (nabla_kernels::ops::cuda_source).
 
 typedef long long i64;
 typedef unsigned char u8;
@@ -35,42 +36,60 @@ __device__ __forceinline__ i64 at(const Layout& l, i64 i) {
     for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
 
 // ---------------------------------------------------------------- unary
+// Special functions CUDA's math library lacks (see nabla-kernels/src/special.rs
+// for the method: recurrence up to x >= 20, then the asymptotic series).
+template <typename T>
+__device__ T nabla_polygamma(int n, T xt) {
+    double x = (double)xt;
+    if (n < 0 || x != x || (x <= 0.0 && x == floor(x))) return (T)nan("");
+    double acc = 0.0, fact = 1.0;
+    for (int i = 2; i <= n; ++i) fact *= i;
+    if (n == 0) {
+        while (x < 20.0) { acc -= 1.0 / x; x += 1.0; }
+        const double c[8] = {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132,
+                             -691.0 / 32760, 1.0 / 12, -3617.0 / 8160};
+        double inv2 = 1.0 / (x * x), pw = inv2, s = 0.0;
+        for (int k = 0; k < 8; ++k) { s += c[k] * pw; pw *= inv2; }
+        return (T)(acc + log(x) - 0.5 / x - s);
+    }
+    const double b[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
+                         -691.0 / 2730, 7.0 / 6, -3617.0 / 510};
+    double nf = n, sign = (n % 2 == 1) ? 1.0 : -1.0;
+    while (x < 20.0) { acc += 1.0 / pow(x, nf + 1.0); x += 1.0; }
+    double s = fact / nf / pow(x, nf) + fact / (2.0 * pow(x, nf + 1.0));
+    double ratio = fact * (nf + 1.0) / 2.0, inv2 = 1.0 / (x * x), pw = 1.0 / pow(x, nf + 2.0);
+    for (int k = 1; k <= 8; ++k) {
+        if (k > 1) ratio *= (2.0 * k + nf - 2.0) * (2.0 * k + nf - 1.0) / ((2.0 * k - 1.0) * (2.0 * k));
+        s += b[k - 1] * ratio * pw;
+        pw *= inv2;
+    }
+    return (T)(sign * (fact * acc + s));
+}
+template <typename T>
+__device__ __forceinline__ T nabla_digamma(T x) { return nabla_polygamma<T>(0, x); }
+template <typename T>
+__device__ __forceinline__ T nabla_logaddexp(T a, T b) {
+    T m = a > b ? a : b;
+    return isinf(m) && m < (T)0 ? m : m + log1p(exp(-fabs(a - b)));
+}
+template <typename T>
+__device__ __forceinline__ T nabla_remainder(T a, T b) {
+    T r = a - b * floor(a / b);
+    return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? r + b : r;
+}
+
+// Operation codes of the unary ops (written from the op registry,
+// nabla-ops, by nabla_kernels::ops::cuda_source).
+NABLA_OP_CODES
 template <typename T>
 __device__ __forceinline__ T unary_op(int op, T v, double p, double q) {
     const T zero = (T)0, one = (T)1;
     switch (op) {
-        case 0: return -v;
-        case 1: return exp(v);
-        case 2: return log(v);
-        case 3: return sin(v);
-        case 4: return cos(v);
-        case 5: return tan(v);
-        case 6: return tanh(v);
-        case 7: return one / (one + exp(-v));
-        case 8: return v > zero ? v : zero;
-        case 9: return sqrt(v);
-        case 10: return rsqrt(v);
-        case 11: return fabs(v);
-        case 12: return v * v;
-        case 13: return one / v;
-        case 14: return log1p(v);
-        case 15: return expm1(v);
-        case 16: return erf(v);
-        case 17: return v > zero ? one : (v < zero ? -one : v);  // keeps 0 and NaN
-        case 18: return floor(v);
-        case 19: return ceil(v);
-        case 20: return round(v);  // half away from zero
-        case 21: {                 // powi(n), n in p
-            int n = (int)p;
-            if (n == 2) return v * v;
-            if (n == 3) return v * v * v;
-            return pow(v, (T)n);
-        }
-        case 22: return pow(v, (T)p);
-        case 23: return (T)p * v + (T)q;
-        case 24: return (T)p / v;
-        case 25: return exp(v * (T)log(p));
-        case 26: return v < (T)p ? (T)p : (v > (T)q ? (T)q : v);
+        // One case per registry op: its `cuda` expression.
+NABLA_UNARY_CASES
+        case UOP_Affine: return (T)p * v + (T)q;
+        case UOP_RDiv: return (T)p / v;
+        case UOP_ExpBase: return exp(v * (T)log(p));
     }
     return v;
 }
@@ -142,9 +161,10 @@ __device__ __forceinline__ void unary_ilp(const T* __restrict__ xs, T* __restric
         if (lx.contiguous) {                                                                \
             const T* xs = x + lx.offset;                                                    \
             switch (op) {                                                                   \
-                UNARY_CASE(T, 1) UNARY_CASE(T, 2) UNARY_CASE(T, 3) UNARY_CASE(T, 4)         \
-                UNARY_CASE(T, 6) UNARY_CASE(T, 7) UNARY_CASE(T, 8) UNARY_CASE(T, 9)         \
-                UNARY_CASE(T, 12) UNARY_CASE(T, 23)                                         \
+                UNARY_CASE(T, UOP_Exp) UNARY_CASE(T, UOP_Ln) UNARY_CASE(T, UOP_Sin)         \
+                UNARY_CASE(T, UOP_Cos) UNARY_CASE(T, UOP_Tanh) UNARY_CASE(T, UOP_Sigmoid)   \
+                UNARY_CASE(T, UOP_Relu) UNARY_CASE(T, UOP_Sqrt) UNARY_CASE(T, UOP_Square)   \
+                UNARY_CASE(T, UOP_Affine)                                                   \
                 default: unary_ilp<T, -1>(xs, y, n, op, p, q);                              \
             }                                                                               \
         } else {                                                                            \
@@ -158,14 +178,8 @@ UNARY(double, f64)
 template <typename T>
 __device__ __forceinline__ T binary_op(int op, T a, T b) {
     switch (op) {
-        case 0: return a + b;
-        case 1: return a - b;
-        case 2: return a * b;
-        case 3: return a / b;
-        case 4: return pow(a, b);
-        case 5: return (a != a || a > b) ? a : b;  // NaN-propagating maximum
-        case 6: return (a != a || a < b) ? a : b;
-        case 7: return atan2(a, b);
+        // One case per registry op: its `cuda` expression.
+NABLA_BINARY_CASES
     }
     return a;
 }

@@ -98,45 +98,12 @@ fn layout_of(x: &GpuArray, out: &[usize]) -> Layout {
     Layout::over(out, x.shape(), x.strides(), x.offset())
 }
 
-fn unary_code(op: UnaryOp) -> (i32, f64, f64) {
-    use UnaryOp::*;
-    match op {
-        Neg => (0, 0.0, 0.0),
-        Exp => (1, 0.0, 0.0),
-        Ln => (2, 0.0, 0.0),
-        Sin => (3, 0.0, 0.0),
-        Cos => (4, 0.0, 0.0),
-        Tan => (5, 0.0, 0.0),
-        Tanh => (6, 0.0, 0.0),
-        Sigmoid => (7, 0.0, 0.0),
-        Relu => (8, 0.0, 0.0),
-        Sqrt => (9, 0.0, 0.0),
-        Rsqrt => (10, 0.0, 0.0),
-        Abs => (11, 0.0, 0.0),
-        Square => (12, 0.0, 0.0),
-        Recip => (13, 0.0, 0.0),
-        Ln1p => (14, 0.0, 0.0),
-        ExpM1 => (15, 0.0, 0.0),
-        Erf => (16, 0.0, 0.0),
-        Sign => (17, 0.0, 0.0),
-        Floor => (18, 0.0, 0.0),
-        Ceil => (19, 0.0, 0.0),
-        Round => (20, 0.0, 0.0),
-        Powi(n) => (21, n as f64, 0.0),
-        Powf(p) => (22, p, 0.0),
-        Affine(a, b) => (23, a, b),
-        RDiv(c) => (24, c, 0.0),
-        ExpBase(c) => (25, c, 0.0),
-        Clip(lo, hi) => (26, lo, hi),
-    }
-}
-
 /// Elementwise `op(x)` (float arrays), like [`crate::elementwise::unary`].
 #[track_caller]
 pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
     let t = float("unary", x);
     let out = GpuArray::alloc(x.gpu(), x.elem(), x.shape());
-    let (code, p, q) = unary_code(op);
+    let (code, p, q) = op.code();
     let (lx, n) = (layout_of(x, x.shape()), out.numel() as i64);
     if n > 0 {
         launch!(
@@ -163,7 +130,7 @@ pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
     );
     let shape = broadcast_shape(a.shape(), b.shape());
     let out = GpuArray::alloc(a.gpu(), a.elem(), &shape);
-    let code = op as i32;
+    let code = op.code();
     let (la, lb, n) = (
         layout_of(a, &shape),
         layout_of(b, &shape),

@@ -16,37 +16,37 @@ macro_rules! array_array {
             type Output = Array;
             #[track_caller]
             fn $method(self, rhs: &Array) -> Array {
-                self.$f(rhs)
+                Array::$f(self, rhs)
             }
         }
         impl $trait<Array> for &Array {
             type Output = Array;
             #[track_caller]
             fn $method(self, rhs: Array) -> Array {
-                self.$f(&rhs)
+                Array::$f(self, &rhs)
             }
         }
         impl $trait<&Array> for Array {
             type Output = Array;
             #[track_caller]
             fn $method(self, rhs: &Array) -> Array {
-                (&self).$f(rhs)
+                Array::$f(&self, rhs)
             }
         }
         impl $trait<Array> for Array {
             type Output = Array;
             #[track_caller]
             fn $method(self, rhs: Array) -> Array {
-                (&self).$f(&rhs)
+                Array::$f(&self, &rhs)
             }
         }
     };
 }
 
-array_array!(Add, add, add_array);
-array_array!(Sub, sub, sub_array);
-array_array!(Mul, mul, mul_array);
-array_array!(Div, div, div_array);
+array_array!(Add, add, add);
+array_array!(Sub, sub, sub);
+array_array!(Mul, mul, mul);
+array_array!(Div, div, div);
 
 /// A Rust scalar usable as an operand next to an array: `f32` or `f64`.
 /// Scalars are weakly typed: they take the array's dtype.
@@ -88,7 +88,7 @@ macro_rules! array_scalar {
             type Output = Array;
             #[track_caller]
             fn $method(self, c: S) -> Array {
-                (&self).$method(c)
+                $trait::$method(&self, c)
             }
         }
     };

@@ -1,6 +1,7 @@
 //! `Array` as a value type of the generic rules.
 
 use crate::Array;
+use crate::registry::value_methods;
 use crate::value::{ArrayValue, Shape, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
@@ -14,21 +15,6 @@ impl Value for Array {
     }
     fn full_like(&self, v: f64) -> Self {
         Array::full_like(self, v)
-    }
-    fn add(&self, o: &Self) -> Self {
-        self.add_array(o)
-    }
-    fn sub(&self, o: &Self) -> Self {
-        self.sub_array(o)
-    }
-    fn mul(&self, o: &Self) -> Self {
-        self.mul_array(o)
-    }
-    fn div(&self, o: &Self) -> Self {
-        self.div_array(o)
-    }
-    fn neg(&self) -> Self {
-        Array::neg(self)
     }
     fn add_scalar(&self, c: f64) -> Self {
         self.affine(1.0, c)
@@ -45,87 +31,8 @@ impl Value for Array {
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
         crate::ops::binary::add_mul_scaled(self, a, b, c)
     }
-    fn exp(&self) -> Self {
-        Array::exp(self)
-    }
-    fn ln(&self) -> Self {
-        Array::ln(self)
-    }
-    fn sin(&self) -> Self {
-        Array::sin(self)
-    }
-    fn cos(&self) -> Self {
-        Array::cos(self)
-    }
-    fn tan(&self) -> Self {
-        Array::tan(self)
-    }
-    fn tanh(&self) -> Self {
-        Array::tanh(self)
-    }
-    fn sigmoid(&self) -> Self {
-        Array::sigmoid(self)
-    }
-    fn relu(&self) -> Self {
-        Array::relu(self)
-    }
-    fn sqrt(&self) -> Self {
-        Array::sqrt(self)
-    }
-    fn rsqrt(&self) -> Self {
-        Array::rsqrt(self)
-    }
-    fn abs(&self) -> Self {
-        Array::abs(self)
-    }
-    fn square(&self) -> Self {
-        Array::square(self)
-    }
-    fn recip(&self) -> Self {
-        Array::recip(self)
-    }
-    fn ln_1p(&self) -> Self {
-        Array::ln_1p(self)
-    }
-    fn exp_m1(&self) -> Self {
-        Array::exp_m1(self)
-    }
-    fn erf(&self) -> Self {
-        Array::erf(self)
-    }
-    fn signum(&self) -> Self {
-        Array::signum(self)
-    }
-    fn floor(&self) -> Self {
-        Array::floor(self)
-    }
-    fn ceil(&self) -> Self {
-        Array::ceil(self)
-    }
-    fn round(&self) -> Self {
-        Array::round(self)
-    }
-    fn powi(&self, n: i32) -> Self {
-        Array::powi(self, n)
-    }
-    fn powf(&self, p: f64) -> Self {
-        Array::powf(self, p)
-    }
-    fn clip(&self, lo: f64, hi: f64) -> Self {
-        Array::clip(self, lo, hi)
-    }
-    fn pow(&self, o: &Self) -> Self {
-        Array::pow(self, o)
-    }
-    fn maximum(&self, o: &Self) -> Self {
-        Array::maximum(self, o)
-    }
-    fn minimum(&self, o: &Self) -> Self {
-        Array::minimum(self, o)
-    }
-    fn atan2(&self, o: &Self) -> Self {
-        Array::atan2(self, o)
-    }
+    nabla_ops::unary_ops!(value_methods array);
+    nabla_ops::binary_ops!(value_methods array);
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         let (a, b) = (self.detach(), o.detach());
         let m = match op {

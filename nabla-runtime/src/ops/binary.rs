@@ -3,13 +3,18 @@
 //! Each primitive module holds its `forward` (kernel), its partial
 //! derivatives, its `jvp` rule and one VJP rule per operand (`vjp_a`,
 //! `vjp_b`; each sums the broadcast cotangent back to its operand's shape,
-//! so a caller computes only the cotangents it needs). Batching rule (all
-//! of them): move both batch axes to the front, broadcasting an unbatched
+//! so a caller computes only the cotangents it needs). The modules and
+//! `Array` methods of the ops declared with partials in the op registry
+//! (`nabla-ops`) are generated here by `binary_primitive!` (through
+//! [`binary_modules`](crate::registry)); `add`, `sub` and `mul`, whose rules
+//! skip the general product, are written out below. Batching rule (all of
+//! them): move both batch axes to the front, broadcasting an unbatched
 //! operand.
 
 use crate::autograd::binary_node;
 use crate::dtype::float_map2;
 use crate::ops::unary::not_float;
+use crate::registry::binary_modules;
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
 
@@ -133,7 +138,7 @@ macro_rules! binary_primitive {
     (
         $(#[$doc:meta])*
         $name:ident = $kernel:expr,
-        partials |$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr) $(=> $from_inputs:ident)?
+        partials |$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr) $reads:ident
     ) => {
         $(#[$doc])*
         pub mod $name {
@@ -165,23 +170,26 @@ macro_rules! binary_primitive {
             pub fn vjp_b<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_b(a, b, y)), b)
             }
-            $(
-                /// [`vjp_a`] without the output: these partials read only
-                /// `a` and `b` (marked `=> from_inputs` beside them), so an
-                /// output-only tail can skip computing `y`. `ct` need only
-                /// broadcast to the output's shape.
-                pub fn vjp_a_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                    let _ = stringify!($from_inputs);
-                    unbroadcast(ct.mul(&partial_a(a, b, a)), a)
-                }
-                /// [`vjp_b`] without the output (see [`vjp_a_from_inputs`]).
-                pub fn vjp_b_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                    unbroadcast(ct.mul(&partial_b(a, b, a)), b)
-                }
-            )?
+            binary_primitive!(@from_inputs $reads);
         }
     };
+    (@from_inputs inputs) => {
+        /// [`vjp_a`] without the output: these partials read only `a` and
+        /// `b` (`reads: inputs` in the registry), so an output-only tail can
+        /// skip computing `y`. `ct` need only broadcast to the output's shape.
+        pub fn vjp_a_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            unbroadcast(ct.mul(&partial_a(a, b, a)), a)
+        }
+        /// [`vjp_b`] without the output (see [`vjp_a_from_inputs`]).
+        pub fn vjp_b_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            unbroadcast(ct.mul(&partial_b(a, b, a)), b)
+        }
+    };
+    (@from_inputs $reads:ident) => {};
 }
+pub(crate) use binary_primitive;
+
+nabla_ops::binary_ops!(binary_modules);
 
 /// `a + b`.
 pub mod add {
@@ -238,91 +246,18 @@ pub mod sub {
 
 binary_primitive! {
     /// `a * b`.
-    mul = BinaryOp::Mul, partials |a, b, y| (b.clone(), a.clone())
-}
-binary_primitive! {
-    /// `a / b`.
-    div = BinaryOp::Div, partials |a, b, y| (b.recip(), y.div(b).neg())
-}
-binary_primitive! {
-    /// `a ^ b` (`nabla::pow`); the `b` partial is `y · ln a`, so it needs `a > 0`.
-    pow = BinaryOp::Pow, partials |a, b, y| (b.mul(&a.pow(&b.add_scalar(-1.0))), y.mul(&a.ln()))
-}
-binary_primitive! {
-    /// Elementwise maximum (NaN propagates); ties split the derivative
-    /// evenly between the operands, as in JAX.
-    maximum = BinaryOp::Maximum,
-    partials |a, b, y| (
-        a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
-        a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
-    ) => from_inputs
-}
-binary_primitive! {
-    /// Elementwise minimum (NaN propagates); ties split the derivative evenly.
-    minimum = BinaryOp::Minimum,
-    partials |a, b, y| (
-        a.cmp_mask(b, CompareOp::Lt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5)),
-        a.cmp_mask(b, CompareOp::Gt).add(&a.cmp_mask(b, CompareOp::Eq).mul_scalar(0.5))
-    ) => from_inputs
-}
-binary_primitive! {
-    /// Four-quadrant arctangent of `a / b`.
-    atan2 = BinaryOp::Atan2,
-    partials |a, b, y| (
-        b.div(&a.square().add(&b.square())),
-        a.neg().div(&a.square().add(&b.square()))
-    ) => from_inputs
-}
-
-macro_rules! binary_methods {
-    ($($(#[$doc:meta])* $method:ident => $name:ident, $kernel:expr;)*) => {
-        impl Array {
-            $(
-                $(#[$doc])*
-                #[track_caller]
-                pub fn $method(&self, other: &Array) -> Array {
-                    apply(self, other, stringify!($name), $kernel, $name::vjp_a::<Array>, $name::vjp_b::<Array>)
-                }
-            )*
-        }
-    };
-}
-
-binary_methods! {
-    /// `self ^ other` elementwise (broadcasting).
-    ///
-    /// ```
-    /// # use nabla_runtime::Array;
-    /// assert_eq!(Array::scalar(2.0f64).pow(&Array::scalar(3.0f64)).item(), 8.0);
-    /// ```
-    pow => pow, BinaryOp::Pow;
-    /// Elementwise maximum (broadcasting).
-    ///
-    /// ```
-    /// # use nabla_runtime::Array;
-    /// assert_eq!(Array::scalar(2.0f64).maximum(&Array::scalar(3.0f64)).item(), 3.0);
-    /// ```
-    maximum => maximum, BinaryOp::Maximum;
-    /// Elementwise minimum (broadcasting).
-    ///
-    /// ```
-    /// # use nabla_runtime::Array;
-    /// assert_eq!(Array::scalar(2.0f64).minimum(&Array::scalar(3.0f64)).item(), 2.0);
-    /// ```
-    minimum => minimum, BinaryOp::Minimum;
-    /// `atan2(self, other)` elementwise (broadcasting).
-    ///
-    /// ```
-    /// # use nabla_runtime::Array;
-    /// assert_eq!(Array::scalar(0.0f64).atan2(&Array::scalar(1.0f64)).item(), 0.0);
-    /// ```
-    atan2 => atan2, BinaryOp::Atan2;
+    mul = BinaryOp::Mul, partials |a, b, y| (b.clone(), a.clone()) inputs
 }
 
 impl Array {
-    /// `self + other` (what the `+` operator calls).
+    /// `self + other` elementwise with broadcasting (the `+` operator).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).add(&Array::scalar(3.0f64)).item(), 5.0);
+    /// ```
     #[track_caller]
-    pub(crate) fn add_array(&self, other: &Array) -> Array {
+    pub fn add(&self, other: &Array) -> Array {
         apply(
             self,
             other,
@@ -332,9 +267,14 @@ impl Array {
             add::vjp_b::<Array>,
         )
     }
-    /// `self - other`.
+    /// `self - other` elementwise with broadcasting (the `-` operator).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).sub(&Array::scalar(3.0f64)).item(), -1.0);
+    /// ```
     #[track_caller]
-    pub(crate) fn sub_array(&self, other: &Array) -> Array {
+    pub fn sub(&self, other: &Array) -> Array {
         apply(
             self,
             other,
@@ -344,9 +284,14 @@ impl Array {
             sub::vjp_b::<Array>,
         )
     }
-    /// `self * other`.
+    /// `self * other` elementwise with broadcasting (the `*` operator).
+    ///
+    /// ```
+    /// # use nabla_runtime::Array;
+    /// assert_eq!(Array::scalar(2.0f64).mul(&Array::scalar(3.0f64)).item(), 6.0);
+    /// ```
     #[track_caller]
-    pub(crate) fn mul_array(&self, other: &Array) -> Array {
+    pub fn mul(&self, other: &Array) -> Array {
         apply(
             self,
             other,
@@ -354,18 +299,6 @@ impl Array {
             BinaryOp::Mul,
             mul::vjp_a::<Array>,
             mul::vjp_b::<Array>,
-        )
-    }
-    /// `self / other`.
-    #[track_caller]
-    pub(crate) fn div_array(&self, other: &Array) -> Array {
-        apply(
-            self,
-            other,
-            "div",
-            BinaryOp::Div,
-            div::vjp_a::<Array>,
-            div::vjp_b::<Array>,
         )
     }
 }

@@ -13,9 +13,9 @@
 //! which inputs each entry takes by value (`V`) and which by shape
 //! (`&[usize]`), and a mismatch does not compile. The rules are those of
 //! [`crate::ops`] without the output: ops whose derivative reads only their
-//! inputs call the `vjp_from_x` / `vjp_{a,b}_from_inputs` that their
-//! `=> from_x` / `=> from_inputs` mark generates there; the shape ops,
-//! reductions and `mul` handle unbroadcast cotangents here.
+//! inputs (`reads: x` / `reads: inputs` in the op registry) call the
+//! `vjp_from_x` / `vjp_{a,b}_from_inputs` generated beside their rules;
+//! the shape ops, reductions and `mul` handle unbroadcast cotangents here.
 //!
 //! **Unbroadcast cotangents.** Inside a tail, the cotangent a `vjp_<k>`
 //! receives need only *broadcast* to the op's output shape: `sum` and
@@ -34,6 +34,7 @@
 use super::{all_axes, count_of, expanded, squeezed};
 use crate::array::norm_axes;
 use crate::ops;
+use crate::registry::tail_entries;
 use crate::{ArrayValue, Shape, Value};
 use std::borrow::Cow;
 
@@ -117,53 +118,11 @@ pub mod neg {
     }
 }
 
-/// Unary ops whose derivative reads only their input (marked `=> from_x`
-/// in [`crate::ops::unary`]): the rule there, without the output.
-macro_rules! from_x {
-    ($($op:ident => $rule:ident),* $(,)?) => {
-        $(
-            pub mod $op {
-                use super::*;
-                pub fn out_shape(x: &[usize]) -> Shape {
-                    Shape::from_slice(x)
-                }
-                pub fn vjp_0<V: Value>(x: &V, ct: &V) -> V {
-                    ops::unary::$rule::vjp_from_x(x, ct)
-                }
-            }
-        )*
-    };
-}
-
-from_x! {
-    sin => sin, cos => cos, relu => relu, abs => abs, ln => log, log => log, ln_1p => log1p,
-    log1p => log1p, erf => erf,
-}
-
-/// Broadcasting binary ops whose partials read only their inputs (marked
-/// `=> from_inputs` in [`crate::ops::binary`]): the rules there, without
-/// the output.
-macro_rules! from_inputs {
-    ($($op:ident),* $(,)?) => {
-        $(
-            pub mod $op {
-                use super::*;
-                #[track_caller]
-                pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
-                    broadcast(a, b, stringify!($op))
-                }
-                pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                    ops::binary::$op::vjp_a_from_inputs(a, b, ct)
-                }
-                pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                    ops::binary::$op::vjp_b_from_inputs(a, b, ct)
-                }
-            }
-        )*
-    };
-}
-
-from_inputs!(maximum, minimum, atan2);
+// Unary ops whose derivative reads only their input (`reads: x` in the
+// registry) and binary ops whose partials read only their inputs (`reads:
+// inputs`): the rules of `crate::ops` without the output.
+nabla_ops::unary_ops!(tail_entries unary);
+nabla_ops::binary_ops!(tail_entries binary);
 
 /// `x²`: `2 x ȳ`, accumulated in one fused pass.
 pub mod square {

@@ -1,0 +1,214 @@
+//! The registry's elementwise primitives as kernels, expanded from
+//! `nabla_ops::unary_ops!` and `nabla_ops::binary_ops!`: the operation
+//! enums [`UnaryOp`] and [`BinaryOp`], one generic scalar function per op
+//! ([`scalar`], which the CPU loops and the runtime's `f32`/`f64` values
+//! share), the CPU kernels [`unary`] and [`binary`], and each op's CUDA C
+//! expression in code order ([`UNARY_CUDA`], [`BINARY_CUDA`]), from which
+//! the CUDA source's `switch` is written.
+
+use crate::Float;
+use crate::elementwise::{map, zip_map};
+use ndarray::{ArrayD, ArrayViewD};
+
+macro_rules! unary_kernels {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        /// A unary elementwise operation: the registry's ops, with their
+        /// static parameters, and the internal `Affine`, `RDiv`, `ExpBase`.
+        ///
+        /// ```
+        /// use nabla_kernels::elementwise::{unary, UnaryOp};
+        /// let x = ndarray::arr1(&[4.0f32]).into_dyn();
+        /// assert_eq!(unary(x.view(), UnaryOp::Sqrt())[[0]], 2.0);
+        /// ```
+        #[derive(Clone, Copy, Debug, PartialEq)]
+        pub enum UnaryOp {
+            $($(#[$doc])* $kind($($pt),*),)*
+            /// `a * x + b`
+            Affine(f64, f64),
+            /// `c / x`
+            RDiv(f64),
+            /// `c^x` (`c > 0`)
+            ExpBase(f64),
+        }
+
+        /// The operation codes shared with the CUDA source.
+        #[repr(i32)]
+        enum UnaryCode {
+            $($kind,)*
+            Affine,
+            RDiv,
+            ExpBase,
+        }
+
+        /// One generic function per unary op: the element formula that
+        /// the CPU kernels map and the `f32`/`f64` values call.
+        pub mod scalar {
+            #![allow(clippy::neg_multiply, unused_imports)]
+            use crate::Float;
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub fn $name<T: Float>($v: T $(, $p: $pt)*) -> T {
+                    $kernel
+                }
+            )*
+        }
+
+        impl UnaryOp {
+            /// The CUDA operation code and up to two parameters (`p`, `q`).
+            pub fn code(self) -> (i32, f64, f64) {
+                match self {
+                    $(UnaryOp::$kind($($p),*) => {
+                        let ps: &[f64] = &[$(f64::from($p)),*];
+                        let at = |i: usize| ps.get(i).copied().unwrap_or(0.0);
+                        (UnaryCode::$kind as i32, at(0), at(1))
+                    })*
+                    UnaryOp::Affine(a, b) => (UnaryCode::Affine as i32, a, b),
+                    UnaryOp::RDiv(c) => (UnaryCode::RDiv as i32, c, 0.0),
+                    UnaryOp::ExpBase(c) => (UnaryCode::ExpBase as i32, c, 0.0),
+                }
+            }
+        }
+
+        /// Applies `op` to every element of `x`.
+        ///
+        /// ```
+        /// use nabla_kernels::elementwise::{unary, UnaryOp};
+        /// let x = ndarray::arr1(&[-1.0f64, 2.0]).into_dyn();
+        /// assert_eq!(unary(x.view(), UnaryOp::Relu()).as_slice().unwrap(), &[0.0, 2.0]);
+        /// ```
+        pub fn unary<T: Float>(x: ArrayViewD<'_, T>, op: UnaryOp) -> ArrayD<T> {
+            match op {
+                $(UnaryOp::$kind($($p),*) => map(x, move |v| scalar::$name(v $(, $p)*)),)*
+                UnaryOp::Affine(a, b) => {
+                    let (a, b) = (T::from_f64(a), T::from_f64(b));
+                    map(x, move |v| a * v + b)
+                }
+                UnaryOp::RDiv(c) => {
+                    let c = T::from_f64(c);
+                    map(x, move |v| c / v)
+                }
+                UnaryOp::ExpBase(c) => {
+                    let c = T::from_f64(c);
+                    map(x, move |v| c.powf(v))
+                }
+            }
+        }
+
+        /// Each registry op's kind and CUDA C expression, in code order.
+        pub const UNARY_CUDA: &[(&str, &str)] = &[$((stringify!($kind), $cuda),)*];
+    };
+}
+
+nabla_ops::unary_ops!(unary_kernels);
+
+macro_rules! binary_kernels {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$a:ident, $b:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        /// A binary elementwise operation (operands broadcast NumPy-style).
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub enum BinaryOp {
+            $($(#[$doc])* $kind,)*
+        }
+
+        /// One generic function per binary op (see [`scalar`]).
+        pub mod scalar2 {
+            use crate::Float;
+            $(
+                $(#[$doc])*
+                #[inline(always)]
+                pub fn $name<T: Float>($a: T, $b: T) -> T {
+                    $kernel
+                }
+            )*
+        }
+
+        impl BinaryOp {
+            /// The CUDA operation code.
+            pub fn code(self) -> i32 {
+                self as i32
+            }
+        }
+
+        /// Applies `op` to `a` and `b` broadcast to their common shape.
+        ///
+        /// Panics if the shapes do not broadcast (the runtime checks first
+        /// and reports a friendlier error).
+        ///
+        /// ```
+        /// use nabla_kernels::elementwise::{binary, BinaryOp};
+        /// let a = ndarray::arr2(&[[1.0f32], [2.0]]).into_dyn();
+        /// let b = ndarray::arr1(&[10.0f32, 20.0]).into_dyn();
+        /// let c = binary(a.view(), b.view(), BinaryOp::Add);
+        /// assert_eq!(c.shape(), &[2, 2]);
+        /// assert_eq!(c.as_slice().unwrap(), &[11.0, 21.0, 12.0, 22.0]);
+        /// ```
+        pub fn binary<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: BinaryOp) -> ArrayD<T> {
+            match op {
+                $(BinaryOp::$kind => zip_map(a, b, scalar2::$name),)*
+            }
+        }
+
+        /// Each registry op's kind and CUDA C expression, in code order.
+        pub const BINARY_CUDA: &[(&str, &str)] = &[$((stringify!($kind), $cuda),)*];
+    };
+}
+
+nabla_ops::binary_ops!(binary_kernels);
+
+/// The CUDA `switch` cases of the registry's ops, and one `#define
+/// UOP_<Kind> <code>` per unary op, spliced into the CUDA source where it
+/// says `NABLA_UNARY_CASES`, `NABLA_BINARY_CASES` and `NABLA_OP_CODES`.
+///
+/// ```
+/// let src = nabla_kernels::ops::cuda_source("x NABLA_UNARY_CASES y NABLA_BINARY_CASES NABLA_OP_CODES");
+/// assert!(src.contains("case 3: return sin(v);"));
+/// assert!(src.contains("#define UOP_Exp 1"));
+/// ```
+pub fn cuda_source(template: &str) -> String {
+    let unary: String = UNARY_CUDA
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| format!("        case {i}: return {e};\n"))
+        .collect();
+    let binary: String = BINARY_CUDA
+        .iter()
+        .enumerate()
+        .map(|(i, (_, e))| format!("        case {i}: return {e};\n"))
+        .collect();
+    let mut codes: String = UNARY_CUDA
+        .iter()
+        .enumerate()
+        .map(|(i, (k, _))| format!("#define UOP_{k} {i}\n"))
+        .collect();
+    for op in [
+        UnaryOp::Affine(0.0, 0.0),
+        UnaryOp::RDiv(0.0),
+        UnaryOp::ExpBase(0.0),
+    ] {
+        let name = format!("{op:?}");
+        let name = &name[..name.find('(').unwrap_or(name.len())];
+        codes.push_str(&format!("#define UOP_{name} {}\n", op.code().0));
+    }
+    template
+        .replace("NABLA_UNARY_CASES", &unary)
+        .replace("NABLA_BINARY_CASES", &binary)
+        .replace("NABLA_OP_CODES", &codes)
+}

@@ -1,0 +1,469 @@
+//! The op registry (`nabla-ops`) expanded into the runtime.
+//!
+//! Each macro here is a callback for `nabla_ops::unary_ops!` or
+//! `nabla_ops::binary_ops!`; the file that holds the generated items
+//! invokes it (`nabla_ops::unary_ops!(value_methods decl)` inside `trait
+//! Value`, and so on). From the one declaration of an elementwise op they
+//! make:
+//!
+//! | callback | where | what |
+//! |---|---|---|
+//! | `value_methods decl` | `value.rs` | the [`Value`](crate::Value) method |
+//! | `value_methods scalar` | `value.rs` | its `f32`/`f64` implementation (the kernel's scalar formula) |
+//! | `value_methods array` | `array/value_impl.rs` | `Value for Array` (calls the `Array` method) |
+//! | `value_methods dual` | `dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
+//! | `value_methods batched` | `batched.rs` | `Value for Batched<V>` (elementwise batching) |
+//! | `unary_modules`, `binary_modules` | `ops/{unary,binary}.rs` | the rule module: forward, derivative, JVP, VJP |
+//! | `unary_modules`, `binary_modules` | `ops/{unary,binary}.rs` | the `Array` method (forward + tape) |
+//! | `free_fns` | `functions.rs` | `nabla::<jax name>` |
+//! | `entries` | `rules.rs` | the entry points generated code calls |
+//! | `tail_entries` | `rules/tail.rs` | output-only-tail entries of the ops whose derivative never reads `y` |
+//!
+//! An op whose `rule` is `(custom)` gets the `Value` methods and the free
+//! function; its rule module, `Array` method, entry points and tail entry
+//! are hand-written beside the generated ones, with the same signatures.
+
+/// The `Value` methods of every op, in one of five forms: `decl` (the
+/// trait's declarations), `scalar` (`f32`/`f64`), `array`, `dual`,
+/// `batched`.
+macro_rules! value_methods {
+    ($form:ident $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
+            method: $method:ident, func: $func:ident,
+            $($body:tt)*
+        }
+    )*) => {
+        $(
+            $crate::registry::value_methods!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
+                $method, $(($($p),*))?);
+        )*
+    };
+    // Unary ops carry a (possibly empty) parameter list; binary ops none.
+    (@decl $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        $(#[$doc])*
+        fn $method(&self $(, $p: $pt)*) -> Self;
+    };
+    (@decl $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        $(#[$doc])*
+        fn $method(&self, o: &Self) -> Self;
+    };
+    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[inline]
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            nabla_kernels::ops::scalar::$name(*self $(, $p)*)
+        }
+    };
+    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[inline]
+        fn $method(&self, o: &Self) -> Self {
+            nabla_kernels::ops::scalar2::$name(*self, *o)
+        }
+    };
+    (@array $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[track_caller]
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            Array::$method(self $(, $p)*)
+        }
+    };
+    (@array $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[track_caller]
+        fn $method(&self, o: &Self) -> Self {
+            Array::$method(self, o)
+        }
+    };
+    (@dual $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            self.unary(self.primal.$method($($p),*), |x, y, dx| {
+                $crate::ops::unary::$name::jvp(x, y $(, $p)*, dx)
+            })
+        }
+    };
+    (@dual $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        fn $method(&self, o: &Self) -> Self {
+            self.binary(o, self.primal.$method(&o.primal), $crate::ops::binary::$name::jvp)
+        }
+    };
+    (@batched $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            self.map(|v| v.$method($($p),*))
+        }
+    };
+    (@batched $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        fn $method(&self, o: &Self) -> Self {
+            self.binary(o, |a, b| a.$method(b))
+        }
+    };
+}
+pub(crate) use value_methods;
+
+/// A runnable doc example of a unary op: `Array::scalar(x).method(params)`
+/// or `nabla::func(&x, params)` is `out`.
+macro_rules! unary_example {
+    (method $method:ident ($x:literal $(, $a:literal)*) => $out:expr) => {
+        concat!(
+            "\n```\n# use nabla_runtime::Array;\nlet y = Array::scalar(",
+            stringify!($x), "f64).", stringify!($method), "(", $(stringify!($a), ", ",)* ");\n",
+            "assert!((y.item() - (", stringify!($out), ")).abs() < 1e-12);\n```"
+        )
+    };
+    (func $func:ident ($x:literal $(, $a:literal)*) => $out:expr) => {
+        concat!(
+            "\n```\nlet y = nabla_runtime::functions::", stringify!($func), "(&", stringify!($x),
+            "f64", $(", ", stringify!($a),)* ");\n",
+            "assert!((y - (", stringify!($out), ")).abs() < 1e-12);\n```"
+        )
+    };
+    (method2 $method:ident ($a:literal, $b:literal) => $out:expr) => {
+        concat!(
+            "\n```\n# use nabla_runtime::Array;\nlet y = Array::scalar(", stringify!($a), "f64).",
+            stringify!($method), "(&Array::scalar(", stringify!($b), "f64));\n",
+            "assert!((y.item() - (", stringify!($out), ")).abs() < 1e-12);\n```"
+        )
+    };
+    (func2 $func:ident ($a:literal, $b:literal) => $out:expr) => {
+        concat!(
+            "\n```\nlet y = nabla_runtime::functions::", stringify!($func), "(&", stringify!($a),
+            "f64, &", stringify!($b), "f64);\n",
+            "assert!((y - (", stringify!($out), ")).abs() < 1e-12);\n```"
+        )
+    };
+}
+pub(crate) use unary_example;
+
+/// The free function of every op, with its JAX/NumPy name.
+macro_rules! free_fns {
+    (unary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[doc = $crate::registry::unary_example!(func $func $ex => $out)]
+            #[track_caller]
+            pub fn $func<V: Value>(x: &V $(, $p: $pt)*) -> V {
+                x.$method($($p),*)
+            }
+        )*
+    };
+    (binary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$a:ident, $b:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: $rule:tt, reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $(#[$doc])*
+            #[doc = $crate::registry::unary_example!(func2 $func $ex => $out)]
+            #[track_caller]
+            pub fn $func<V: Value>(a: &V, b: &V) -> V {
+                a.$method(b)
+            }
+        )*
+    };
+}
+pub(crate) use free_fns;
+
+/// The rule module and the `Array` method of every unary op with a
+/// formula (`(custom)` ones are hand-written in `ops/unary.rs`).
+macro_rules! unary_modules {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::unary_modules!(@module [$(#[$doc])*] $name $kind [$($p: $pt),*]
+                ($($rule)*) $reads);
+            $crate::registry::unary_modules!(@method [$(#[$doc])*] $name $method [$($p: $pt),*]
+                ($($rule)*) ($ex => $out));
+        )*
+    };
+    (@module [$($doc:tt)*] $name:ident $kind:ident [$($p:ident: $pt:ty),*] (custom) $reads:ident) => {};
+    (@module [$($doc:tt)*] $name:ident $kind:ident [$($p:ident: $pt:ty),*]
+        (|$x:ident, $y:ident| $d:expr $(, scale $c:expr)?) $reads:ident) => {
+        $($doc)*
+        pub mod $name {
+            use super::*;
+            /// Forward: the elementwise kernel.
+            #[track_caller]
+            pub fn forward(x: &Array $(, $p: $pt)*) -> Array {
+                unary_forward(x, UnaryOp::$kind($($p),*), stringify!($name))
+            }
+            /// A constant factor of dy/dx, applied in the same pass as the
+            /// product with the tangent or cotangent.
+            const SCALE: f64 = $crate::registry::unary_modules!(@scale $($c)?);
+            /// dy/dx without [`SCALE`].
+            #[allow(unused_variables)]
+            fn unscaled<V: Value>($x: &V, $y: &V $(, $p: $pt)*) -> V {
+                $d
+            }
+            /// dy/dx elementwise, from the input `x` and output `y`.
+            pub fn derivative<V: Value>(x: &V, y: &V $(, $p: $pt)*) -> V {
+                let d = unscaled(x, y $(, $p)*);
+                if SCALE == 1.0 { d } else { d.mul_scalar(SCALE) }
+            }
+            $crate::registry::unary_modules!(@chain [$($p: $pt),*]);
+            $crate::registry::unary_modules!(@from_x $reads [$($p: $pt),*]);
+        }
+    };
+    (@scale) => {
+        1.0
+    };
+    (@scale $c:expr) => {
+        $c
+    };
+    // Without parameters: `t · dy/dx` is one elementwise rule, fused into
+    // one pass on arrays.
+    (@chain []) => {
+        /// `t · dy/dx` from `(x, y, t)`: the JVP and the VJP, one
+        /// elementwise rule ([`Value::fused_rule`]).
+        pub struct Chain;
+        impl $crate::ElementwiseRule for Chain {
+            fn eval<V: Value>(x: &V, y: &V, t: &V) -> V {
+                let d = unscaled(x, y);
+                if SCALE == 1.0 { t.mul(&d) } else { t.mul_scaled(&d, SCALE) }
+            }
+        }
+        /// JVP rule: `ẏ = ẋ · dy/dx`.
+        pub fn jvp<V: Value>(x: &V, y: &V, dx: &V) -> V {
+            V::fused_rule::<Chain>(x, y, dx)
+        }
+        /// VJP rule: `x̄ = ȳ · dy/dx`.
+        pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
+            V::fused_rule::<Chain>(x, y, ct)
+        }
+    };
+    (@chain [$($p:ident: $pt:ty),+]) => {
+        /// JVP rule: `ẏ = ẋ · dy/dx`.
+        pub fn jvp<V: Value>(x: &V, y: &V $(, $p: $pt)*, dx: &V) -> V {
+            dx.mul(&derivative(x, y $(, $p)*))
+        }
+        /// VJP rule: `x̄ = ȳ · dy/dx`.
+        pub fn vjp<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
+            ct.mul(&derivative(x, y $(, $p)*))
+        }
+    };
+    (@from_x x [$($p:ident: $pt:ty),*]) => {
+        /// [`vjp`] without the output: this derivative reads only `x`
+        /// (`reads: x` in the registry), so an output-only tail can skip
+        /// computing `y`.
+        pub fn vjp_from_x<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
+            vjp(x, x $(, $p)*, ct)
+        }
+    };
+    (@from_x $reads:ident [$($p:ident: $pt:ty),*]) => {};
+    (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom) $ex:tt) => {};
+    (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*)
+        ($ex:tt => $out:expr)) => {
+        impl Array {
+            $($doc)*
+            #[doc = $crate::registry::unary_example!(method $method $ex => $out)]
+            #[track_caller]
+            pub fn $method(&self $(, $p: $pt)*) -> Array {
+                apply(
+                    self,
+                    stringify!($name),
+                    |x| $name::forward(x $(, $p)*),
+                    move |x, y, ct| $name::vjp(x, y $(, $p)*, ct),
+                )
+            }
+        }
+    };
+}
+pub(crate) use unary_modules;
+
+/// The rule module and the `Array` method of every binary op with a
+/// formula (`(custom)` ones are hand-written in `ops/binary.rs`).
+macro_rules! binary_modules {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$ka:ident, $kb:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::binary_modules!(@module [$(#[$doc])*] $name $kind ($($rule)*) $reads);
+            $crate::registry::binary_modules!(@method [$(#[$doc])*] $name $kind $method ($($rule)*)
+                ($ex => $out));
+        )*
+    };
+    (@module [$($doc:tt)*] $name:ident $kind:ident (custom) $reads:ident) => {};
+    (@module [$($doc:tt)*] $name:ident $kind:ident (|$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr))
+        $reads:ident) => {
+        $crate::ops::binary::binary_primitive! {
+            $($doc)*
+            $name = BinaryOp::$kind, partials |$a, $b, $y| ($pa, $pb) $reads
+        }
+    };
+    (@method [$($doc:tt)*] $name:ident $kind:ident $method:ident (custom) $ex:tt) => {};
+    (@method [$($doc:tt)*] $name:ident $kind:ident $method:ident ($($rule:tt)*) ($ex:tt => $out:expr)) => {
+        impl Array {
+            $($doc)*
+            #[doc = $crate::registry::unary_example!(method2 $method $ex => $out)]
+            #[track_caller]
+            pub fn $method(&self, other: &Array) -> Array {
+                apply(
+                    self,
+                    other,
+                    stringify!($name),
+                    BinaryOp::$kind,
+                    $name::vjp_a::<Array>,
+                    $name::vjp_b::<Array>,
+                )
+            }
+        }
+    };
+}
+pub(crate) use binary_modules;
+
+/// The entry points generated code calls (`rules::<op>::forward`,
+/// `vjp_<k>`), for every op with a formula.
+macro_rules! entries {
+    (unary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::entries!(@unary $name $method [$($p: $pt),*] ($($rule)*));
+        )*
+    };
+    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom)) => {};
+    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*)) => {
+        pub mod $name {
+            use super::*;
+            #[inline]
+            pub fn forward<V: Value>(x: &V $(, $p: $pt)*) -> V {
+                x.$method($($p),*)
+            }
+            #[inline]
+            pub fn vjp_0<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
+                ops::unary::$name::vjp(x, y $(, $p)*, ct)
+            }
+        }
+    };
+    (binary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$ka:ident, $kb:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::entries!(@binary $name $method ($($rule)*));
+        )*
+    };
+    (@binary $name:ident $method:ident (custom)) => {};
+    (@binary $name:ident $method:ident ($($rule:tt)*)) => {
+        pub mod $name {
+            use super::*;
+            #[inline]
+            pub fn forward<V: Value>(a: &V, b: &V) -> V {
+                a.$method(b)
+            }
+            #[inline]
+            pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                ops::binary::$name::vjp_a(a, b, y, ct)
+            }
+            #[inline]
+            pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+                ops::binary::$name::vjp_b(a, b, y, ct)
+            }
+        }
+    };
+}
+pub(crate) use entries;
+
+/// Output-only-tail entries (see `rules/tail.rs`) of the ops with a
+/// formula whose derivative reads only the inputs (`reads: x` for unary
+/// ops, `reads: inputs` for binary ones).
+macro_rules! tail_entries {
+    (unary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident ($($p:ident: $pt:ty),*) {
+            method: $method:ident, func: $func:ident,
+            kernel: |$v:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::tail_entries!(@unary $name [$($p: $pt),*] ($($rule)*) $reads);
+        )*
+    };
+    (@unary $name:ident [$($p:ident: $pt:ty),*] (custom) $reads:ident) => {};
+    (@unary $name:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*) x) => {
+        pub mod $name {
+            use super::*;
+            pub fn out_shape(x: &[usize] $(, $p: $pt)*) -> Shape {
+                $(let _ = $p;)*
+                Shape::from_slice(x)
+            }
+            pub fn vjp_0<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
+                ops::unary::$name::vjp_from_x(x $(, $p)*, ct)
+            }
+        }
+    };
+    (@unary $name:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*) $reads:ident) => {};
+    (binary $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident {
+            method: $method:ident, func: $func:ident,
+            kernel: |$ka:ident, $kb:ident| $kernel:expr,
+            cuda: $cuda:literal,
+            rule: ($($rule:tt)*), reads: $reads:ident,
+            example: $ex:tt => $out:expr,
+        }
+    )*) => {
+        $(
+            $crate::registry::tail_entries!(@binary $name ($($rule)*) $reads);
+        )*
+    };
+    (@binary $name:ident (custom) $reads:ident) => {};
+    (@binary $name:ident ($($rule:tt)*) inputs) => {
+        pub mod $name {
+            use super::*;
+            #[track_caller]
+            pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
+                ops::binary::broadcast_shapes(stringify!($name), a, b)
+            }
+            pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                ops::binary::$name::vjp_a_from_inputs(a, b, ct)
+            }
+            pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
+                ops::binary::$name::vjp_b_from_inputs(a, b, ct)
+            }
+        }
+    };
+    (@binary $name:ident ($($rule:tt)*) $reads:ident) => {};
+}
+pub(crate) use tail_entries;
