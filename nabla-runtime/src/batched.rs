@@ -456,32 +456,12 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         if self.bdim.is_none() && o.bdim.is_none() {
             return Batched::unbatched(self.value.matmul(&o.value));
         }
-        // Promote 1-D operands per example, as NumPy does, then treat the
-        // batch axis as a leading batch dimension.
-        let (sa, sb) = (self.shape_vec(), o.shape_vec());
-        let a = if sa.len() == 1 {
-            self.reshape(&[1, sa[0]])
-        } else {
-            self.clone()
-        };
-        let b = if sb.len() == 1 {
-            o.reshape(&[sb[0], 1])
-        } else {
-            o.clone()
-        };
-        let r = a.ndim().max(b.ndim());
-        let y = Batched::with(side(&a, r).matmul(&side(&b, r)));
-        let mut out = y.shape_vec();
-        let n = out.len();
-        match (sa.len() == 1, sb.len() == 1) {
-            (true, true) => out.truncate(n - 2),
-            (false, true) => out.truncate(n - 1),
-            (true, false) => {
-                out.remove(n - 2);
-            }
-            (false, false) => return y,
-        }
-        y.reshape(&out)
+        // NumPy's 1-D promotions per example, then the batch axis is a
+        // leading batch dimension of the rank ≥ 2 product.
+        crate::ops::linalg::matmul::promoted(self, o, |a, b| {
+            let r = a.ndim().max(b.ndim());
+            Batched::with(side(a, r).matmul(&side(b, r)))
+        })
     }
     fn dtype(&self) -> crate::DType {
         self.value.dtype()

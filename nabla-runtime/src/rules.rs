@@ -188,35 +188,13 @@ pub mod matmul {
     }
     /// [`vjp_0`] without the output (which it does not read).
     pub(crate) fn ct_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
-        let (a2, b2, ct2) = promote(a, b, ct);
-        ops::linalg::matmul::vjp_a(&a2, &b2, &ct2).reshape(&a.shape_vec())
+        let nd = &ops::linalg::matmul::vjp_a;
+        ops::linalg::matmul::promoted_vjp(a, b, ct, a, nd)
     }
     /// [`vjp_1`] without the output.
     pub(crate) fn ct_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
-        let (a2, b2, ct2) = promote(a, b, ct);
-        ops::linalg::matmul::vjp_b(&a2, &b2, &ct2).reshape(&b.shape_vec())
-    }
-    /// Views 1-D operands as matrices and the cotangent accordingly.
-    fn promote<V: ArrayValue>(a: &V, b: &V, ct: &V) -> (V, V, V) {
-        let (sa, sb) = (a.shape_vec(), b.shape_vec());
-        let a2 = if sa.len() == 1 {
-            a.reshape(&[1, sa[0]])
-        } else {
-            a.clone()
-        };
-        let b2 = if sb.len() == 1 {
-            b.reshape(&[sb[0], 1])
-        } else {
-            b.clone()
-        };
-        let mut cs = ct.shape_vec();
-        if sa.len() == 1 {
-            cs.insert(cs.len() - usize::from(sb.len() != 1), 1);
-        }
-        if sb.len() == 1 {
-            cs.push(1);
-        }
-        (a2, b2, ct.reshape(&cs))
+        let nd = &ops::linalg::matmul::vjp_b;
+        ops::linalg::matmul::promoted_vjp(a, b, ct, b, nd)
     }
 }
 

@@ -1,8 +1,10 @@
 //! Matrix multiplication (`matmul`, with NumPy's batching and broadcasting)
 //! and the composites `dot` and `outer`.
 //!
-//! The primitive takes operands of rank ≥ 2; `Array::matmul` promotes 1-D
-//! operands by reshaping, so their derivatives come from reshape's rules.
+//! The primitive takes operands of rank ≥ 2; NumPy's promotion of 1-D
+//! operands is one composite over it (`matmul::promoted`, by reshapes, so
+//! its derivatives come from reshape's rules), which `Array`, `Batched` and
+//! the VJP entry points share.
 //! Batching rule: the batch axis becomes a leading batch dimension of the
 //! product.
 
@@ -18,35 +20,110 @@ pub mod matmul {
     use super::*;
 
     /// The output shape of `a @ b` for operands of any rank ≥ 1, with
-    /// NumPy's 1-D promotions (`Array::matmul`), checking the shapes as the
+    /// NumPy's 1-D promotions ([`Promotion`]), checking the shapes as the
     /// forward does (the output-only tail computes only this).
     #[track_caller]
     pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
         check_ranks(sa, sb);
-        let (pa, pb) = promoted(sa, sb);
-        let mut out = nd_out_shape(&pa, &pb);
-        let n = out.len();
-        match (sa.len() == 1, sb.len() == 1) {
-            (false, false) => {}
-            (true, true) => out.clear(),
-            (true, false) => drop(out.remove(n - 2)),
-            (false, true) => drop(out.remove(n - 1)),
-        }
-        out
+        let p = Promotion::of(sa, sb);
+        p.demoted(&nd_out_shape(&p.a, &p.b))
     }
 
-    /// The operands' shapes with NumPy's 1-D promotions: a 1-D left operand
-    /// is a row `[1, k]`, a 1-D right operand a column `[k, 1]`.
-    pub(crate) fn promoted(sa: &[usize], sb: &[usize]) -> (crate::Shape, crate::Shape) {
-        let pa = match sa {
-            [k] => crate::Shape::from_slice(&[1, *k]),
-            _ => crate::Shape::from_slice(sa),
+    /// NumPy's 1-D promotions of `matmul`, written once: a 1-D left operand
+    /// is a row `[1, k]`, a 1-D right operand a column `[k, 1]`, and the
+    /// axes they add are removed from the product. [`promoted`] runs the
+    /// rank ≥ 2 product of any value type through them, [`promoted_vjp`]
+    /// its VJP rules.
+    pub(crate) struct Promotion {
+        /// The left operand's shape as a matrix (or batch of them).
+        pub a: crate::Shape,
+        /// The right operand's shape as a matrix.
+        pub b: crate::Shape,
+        row: bool,
+        col: bool,
+    }
+
+    impl Promotion {
+        pub(crate) fn of(sa: &[usize], sb: &[usize]) -> Self {
+            let a = match sa {
+                [k] => crate::Shape::from_slice(&[1, *k]),
+                _ => crate::Shape::from_slice(sa),
+            };
+            let b = match sb {
+                [k] => crate::Shape::from_slice(&[*k, 1]),
+                _ => crate::Shape::from_slice(sb),
+            };
+            Promotion {
+                a,
+                b,
+                row: sa.len() == 1,
+                col: sb.len() == 1,
+            }
+        }
+        /// Whether an operand is 1-D (else every shape is as given).
+        fn any(&self) -> bool {
+            self.row || self.col
+        }
+        /// The product's shape without the promoted axes.
+        fn demoted(&self, out: &[usize]) -> crate::Shape {
+            let mut out = crate::Shape::from_slice(out);
+            let n = out.len();
+            if self.col {
+                out.remove(n - 1);
+            }
+            if self.row {
+                out.remove(n - 2);
+            }
+            out
+        }
+        /// A cotangent of the demoted product reshaped to the promoted one.
+        fn promoted_ct(&self, ct: &[usize]) -> crate::Shape {
+            let mut cs = crate::Shape::from_slice(ct);
+            if self.row {
+                cs.insert(cs.len() - usize::from(!self.col), 1);
+            }
+            if self.col {
+                cs.push(1);
+            }
+            cs
+        }
+    }
+
+    /// `a @ b` with NumPy's 1-D promotions around `nd`, the product of
+    /// rank ≥ 2 operands (the primitive on arrays, a batched product on
+    /// batched values).
+    pub(crate) fn promoted<V: ArrayValue>(a: &V, b: &V, nd: impl FnOnce(&V, &V) -> V) -> V {
+        let p = Promotion::of(&a.shape_vec(), &b.shape_vec());
+        if !p.any() {
+            return nd(a, b);
+        }
+        let lift = |x: &V, s: &[usize]| {
+            if x.shape_vec()[..] == *s {
+                x.clone()
+            } else {
+                x.reshape(s)
+            }
         };
-        let pb = match sb {
-            [k] => crate::Shape::from_slice(&[*k, 1]),
-            _ => crate::Shape::from_slice(sb),
-        };
-        (pa, pb)
+        let y = nd(&lift(a, &p.a), &lift(b, &p.b));
+        y.reshape(&p.demoted(&y.shape_vec()))
+    }
+
+    /// The VJP rule `rule(a, b, ct)` of the rank ≥ 2 product (`vjp_a` or
+    /// `vjp_b`) through NumPy's 1-D promotions: operands and cotangent
+    /// promoted, the result shaped as the operand `like` (`a` or `b`).
+    pub(crate) fn promoted_vjp<V: ArrayValue>(
+        a: &V,
+        b: &V,
+        ct: &V,
+        like: &V,
+        rule: impl FnOnce(&V, &V, &V) -> V,
+    ) -> V {
+        let p = Promotion::of(&a.shape_vec(), &b.shape_vec());
+        if !p.any() {
+            return rule(a, b, ct);
+        }
+        let ct2 = ct.reshape(&p.promoted_ct(&ct.shape_vec()));
+        rule(&a.reshape(&p.a), &b.reshape(&p.b), &ct2).reshape(&like.shape_vec())
     }
 
     /// Panics unless both operands have at least one axis.
@@ -228,15 +305,7 @@ impl Array {
     #[track_caller]
     pub fn matmul(&self, other: &Array) -> Array {
         matmul::check_ranks(self.shape(), other.shape());
-        let (pa, pb) = matmul::promoted(self.shape(), other.shape());
-        let (a, b) = (self.reshape(&pa), other.reshape(&pb));
-        let y = a.matmul_nd(&b);
-        match (self.ndim() == 1, other.ndim() == 1) {
-            (false, false) => y,
-            (true, true) => y.reshape(&[]),
-            (true, false) => y.squeeze(-2),
-            (false, true) => y.squeeze(-1),
-        }
+        matmul::promoted(self, other, |a, b| a.matmul_nd(b))
     }
 
     #[track_caller]
