@@ -11,6 +11,8 @@
 mod activity;
 mod codegen;
 mod custom;
+#[cfg(test)]
+mod expansion_tests;
 mod forward;
 mod ir;
 mod jumps;
@@ -29,23 +31,30 @@ use proc_macro::TokenStream;
 /// variants at compile time. See the `nabla` crate for the full story.
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let opts = match parse::options(attr.into()) {
+    expand_differentiable(attr.into(), item.into()).into()
+}
+
+/// `#[differentiable]` on `proc_macro2` tokens.
+fn expand_differentiable(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let opts = match parse::options(attr) {
         Ok(o) => o,
-        Err(e) => return e.to_compile_error().into(),
+        Err(e) => return e.to_compile_error(),
     };
-    let item: syn::ItemFn = match syn::parse(item) {
+    let item: syn::ItemFn = match syn::parse2(item) {
         Ok(i) => i,
         Err(e) => {
             return syn::Error::new(
                 e.span(),
                 "#[differentiable] applies to functions (`fn name(..) -> .. { .. }`)",
             )
-            .to_compile_error()
-            .into();
+            .to_compile_error();
         }
     };
     match parse::lower(&item, &opts) {
-        Ok(f) => codegen::expand(&f, &item).into(),
+        Ok(f) => codegen::expand(&f, &item),
         Err(e) => {
             // Keep the original function so the rest of the crate still
             // type-checks; the errors point at the unsupported code.
@@ -57,7 +66,7 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
                     pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
                 }
             }
-            quote::quote!(#err #[allow(warnings)] #plain).into()
+            quote::quote!(#err #[allow(warnings)] #plain)
         }
     }
 }
@@ -75,19 +84,27 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// whose batched inputs carry the batch axis first, as must its output.
 #[proc_macro_attribute]
 pub fn custom_op(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let rules = match custom::rules(attr.into()) {
+    expand_custom_op(attr.into(), item.into()).into()
+}
+
+/// `#[custom_op]` on `proc_macro2` tokens.
+fn expand_custom_op(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let rules = match custom::rules(attr) {
         Ok(r) => r,
-        Err(e) => return e.to_compile_error().into(),
+        Err(e) => return e.to_compile_error(),
     };
-    let item: syn::ItemFn = match syn::parse(item) {
+    let item: syn::ItemFn = match syn::parse2(item) {
         Ok(i) => i,
-        Err(e) => return e.to_compile_error().into(),
+        Err(e) => return e.to_compile_error(),
     };
     match custom::expand(rules, &item) {
-        Ok(ts) => ts.into(),
+        Ok(ts) => ts,
         Err(e) => {
             let err = e.to_compile_error();
-            quote::quote!(#err #[allow(warnings)] #item).into()
+            quote::quote!(#err #[allow(warnings)] #item)
         }
     }
 }
