@@ -326,7 +326,7 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
         krate: krate.clone(),
     };
     let s = codegen::sig(&f);
-    let entries = codegen::entries(&f, &s);
+    let entries = codegen::entries(&f, &s, &crate::analysis::analyse(&f));
 
     Ok(quote! {
         #[doc(hidden)]

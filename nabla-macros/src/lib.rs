@@ -3,28 +3,34 @@
 //! of Nabla's and emits paths under `::nabla` (or the path given with
 //! `#[differentiable(crate = ..)]`).
 //!
-//! The attribute is a compiler pipeline:
-//! [`parse`] (syn → A-normal-form [`ir`]) → [`activity`] analysis →
-//! [`forward`] / [`vjp`] generation → [`codegen`] (assembly). This file only
-//! holds the entry points.
+//! `#[differentiable]` is a compiler pipeline ([`expand_differentiable`]):
+//!
+//! 1. [`lower`]: the options and the `syn::ItemFn` → the A-normal-form
+//!    [`ir`], applying the syntax rewrites of [`desugar`] on the way;
+//! 2. [`analysis`]: activity and the output-only tail, computed once;
+//! 3. [`codegen`]: the forward, JVP and VJP programs and the entry points.
+//!
+//! Errors of every stage before code generation go to one [`errors::Errors`]
+//! context and are reported together. The op table ([`optable`], with the
+//! tail rules in [`tail`]) is shared by lowering, analysis and code
+//! generation. The other macros are [`custom`] (`#[custom_op]`), [`tree`]
+//! (`#[derive(Tree)]`) and [`transforms`] (`grad!`, `vmap!`, ..).
 
-mod activity;
+mod analysis;
 mod codegen;
 mod custom;
+mod desugar;
+mod errors;
 #[cfg(test)]
 mod expansion_tests;
-mod forward;
 mod ir;
-mod jumps;
-mod loop_attr;
+mod lower;
 mod optable;
-mod parse;
-mod returns;
 mod tail;
 mod transforms;
 mod tree;
-mod vjp;
 
+use errors::Errors;
 use proc_macro::TokenStream;
 
 /// Makes a function differentiable: generates its forward, JVP and VJP
@@ -34,41 +40,20 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
     expand_differentiable(attr.into(), item.into()).into()
 }
 
-/// `#[differentiable]` on `proc_macro2` tokens.
+/// `#[differentiable]` on `proc_macro2` tokens: lower, analyse, expand.
 fn expand_differentiable(
     attr: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let opts = match parse::options(attr) {
-        Ok(o) => o,
-        Err(e) => return e.to_compile_error(),
+    let mut cx = Errors::new();
+    let Some((opts, item)) = lower::parse(attr, item, &mut cx) else {
+        return cx.into_compile_error();
     };
-    let item: syn::ItemFn = match syn::parse2(item) {
-        Ok(i) => i,
-        Err(e) => {
-            return syn::Error::new(
-                e.span(),
-                "#[differentiable] applies to functions (`fn name(..) -> .. { .. }`)",
-            )
-            .to_compile_error();
-        }
+    let Some(ir) = lower::lower(&item, &opts, &mut cx) else {
+        return codegen::with_errors(&item, cx);
     };
-    match parse::lower(&item, &opts) {
-        Ok(f) => codegen::expand(&f, &item),
-        Err(e) => {
-            // Keep the original function so the rest of the crate still
-            // type-checks; the errors point at the unsupported code.
-            let err = e.to_compile_error();
-            let mut plain = item.clone();
-            loop_attr::strip(&mut plain);
-            for arg in plain.sig.inputs.iter_mut() {
-                if let syn::FnArg::Typed(pt) = arg {
-                    pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
-                }
-            }
-            quote::quote!(#err #[allow(warnings)] #plain)
-        }
-    }
+    let analysis = analysis::analyse(&ir);
+    codegen::expand(&ir, &analysis, &item)
 }
 
 /// `#[custom_op(jvp = my_jvp, vjp = my_vjp, batch = ..)]` on `fn op(x:
