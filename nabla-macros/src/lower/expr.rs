@@ -36,6 +36,8 @@ impl Lowerer<'_> {
         Operand::Var(out)
     }
 
+    /// Lowers an expression: its value is a variable or static tokens;
+    /// `None` after reporting an error.
     pub(super) fn expr(&mut self, e: &Expr) -> Option<Operand> {
         match e {
             Expr::Lit(l) => Some(Operand::Tok(l.to_token_stream())),
@@ -49,79 +51,15 @@ impl Lowerer<'_> {
             }
             Expr::Paren(p) => self.expr(&p.expr),
             Expr::Group(g) => self.expr(&g.expr),
-            Expr::Reference(r) => {
-                let inner = self.expr(&r.expr)?;
-                if self.is_value(&inner) {
-                    if r.mutability.is_some() {
-                        self.cx.error(r.span(), "`&mut` to a differentiable value is not supported; values are immutable: compute a new one");
-                        return None;
-                    }
-                    return Some(inner);
-                }
-                let t = self.tok(&inner);
-                let m = r.mutability;
-                Some(Operand::Tok(quote!(&#m #t)))
-            }
-            Expr::Unary(u) => {
-                let inner = self.expr(&u.expr)?;
-                match (&u.op, self.value_var(&inner)) {
-                    (UnOp::Neg(_), Some(v)) => {
-                        Some(self.prim(optable::op("neg"), vec![v], vec![], u.span()))
-                    }
-                    (UnOp::Deref(_), Some(_)) => Some(inner),
-                    (_, Some(_)) => {
-                        self.cx
-                            .error(u.span(), "`!` does not apply to differentiable values");
-                        None
-                    }
-                    (op, None) => {
-                        let t = self.tok(&inner);
-                        Some(Operand::Tok(quote!(#op (#t))))
-                    }
-                }
-            }
-            Expr::Binary(b) => {
-                let l = self.expr(&b.left)?;
-                let r = self.expr(&b.right)?;
-                match arith_op(&b.op) {
-                    Some(op) => self.arith(op, l, r, b.span()),
-                    None if !self.is_value(&l) && !self.is_value(&r) => {
-                        let (lt, rt, op) = (self.tok(&l), self.tok(&r), &b.op);
-                        Some(Operand::Tok(quote!((#lt) #op (#rt))))
-                    }
-                    None if is_comparison(&b.op) => {
-                        // A comparison reads the data: each value side is
-                        // its single element as a static f64 (no derivative).
-                        let krate = self.f.krate.clone();
-                        let side = |this: &Self, o: &Operand| match this.value_var(o) {
-                            Some(v) => {
-                                let id = this.f.vars[v].ident.clone();
-                                quote!(#krate::Value::item_f64(&#id))
-                            }
-                            None => {
-                                let t = this.tok(o);
-                                quote!(((#t) as f64))
-                            }
-                        };
-                        let (lt, rt, op) = (side(self, &l), side(self, &r), &b.op);
-                        Some(Operand::Tok(quote!((#lt) #op (#rt))))
-                    }
-                    None => {
-                        self.cx.error(b.span(), "this operator does not apply to differentiable values; compare them (`<`, `>`, ..) or use nabla::maximum / clip");
-                        None
-                    }
-                }
-            }
+            Expr::Reference(r) => self.reference(r),
+            Expr::Unary(u) => self.unary(u),
+            Expr::Binary(b) => self.binary(b),
             Expr::MethodCall(m) => self.method(m),
             Expr::Call(c) => self.call(c),
             Expr::Block(b) if b.label.is_none() => match self.block(&b.block, false)? {
                 BlockValue::Single(o) => Some(o),
                 BlockValue::Tuple(_) | BlockValue::List(_) => None,
             },
-            Expr::Tuple(t) => {
-                self.cx.error(t.span(), "tuples are only supported as the returned value or directly in `let (a, b) = (x, y)`");
-                None
-            }
             Expr::Index(_) | Expr::Field(_) if self.tree_root(e).is_some() => self.leaf(e),
             Expr::Index(ix) => {
                 let base = self.expr(&ix.expr)?;
@@ -183,50 +121,128 @@ impl Lowerer<'_> {
             Expr::Match(m) => self.lower_match(m, true),
             Expr::ForLoop(f) => self.lower_for(f),
             Expr::While(w) => self.lower_while(w),
+            other => {
+                self.unsupported(other);
+                None
+            }
+        }
+    }
+
+    /// `&x`: a value stays the value (generated code passes values by
+    /// reference); a static keeps its `&`.
+    fn reference(&mut self, r: &syn::ExprReference) -> Option<Operand> {
+        let inner = self.expr(&r.expr)?;
+        if self.is_value(&inner) {
+            if r.mutability.is_some() {
+                self.cx.error(r.span(), "`&mut` to a differentiable value is not supported; values are immutable: compute a new one");
+                return None;
+            }
+            return Some(inner);
+        }
+        let t = self.tok(&inner);
+        let m = r.mutability;
+        Some(Operand::Tok(quote!(&#m #t)))
+    }
+
+    /// `-x` (`neg` on a value), `*x` (the value itself), `!b` (statics
+    /// only).
+    fn unary(&mut self, u: &syn::ExprUnary) -> Option<Operand> {
+        let inner = self.expr(&u.expr)?;
+        match (&u.op, self.value_var(&inner)) {
+            (UnOp::Neg(_), Some(v)) => {
+                Some(self.prim(optable::op("neg"), vec![v], vec![], u.span()))
+            }
+            (UnOp::Deref(_), Some(_)) => Some(inner),
+            (_, Some(_)) => {
+                self.cx
+                    .error(u.span(), "`!` does not apply to differentiable values");
+                None
+            }
+            (op, None) => {
+                let t = self.tok(&inner);
+                Some(Operand::Tok(quote!(#op (#t))))
+            }
+        }
+    }
+
+    /// A binary operator: arithmetic (see [`Self::arith`]), any operator on
+    /// statics, or a comparison reading values' data.
+    fn binary(&mut self, b: &syn::ExprBinary) -> Option<Operand> {
+        let l = self.expr(&b.left)?;
+        let r = self.expr(&b.right)?;
+        match arith_op(&b.op) {
+            Some(op) => self.arith(op, l, r, b.span()),
+            None if !self.is_value(&l) && !self.is_value(&r) => {
+                let (lt, rt, op) = (self.tok(&l), self.tok(&r), &b.op);
+                Some(Operand::Tok(quote!((#lt) #op (#rt))))
+            }
+            None if is_comparison(&b.op) => {
+                // A comparison reads the data: each value side is
+                // its single element as a static f64 (no derivative).
+                let krate = self.f.krate.clone();
+                let side = |this: &Self, o: &Operand| match this.value_var(o) {
+                    Some(v) => {
+                        let id = this.f.vars[v].ident.clone();
+                        quote!(#krate::Value::item_f64(&#id))
+                    }
+                    None => {
+                        let t = this.tok(o);
+                        quote!(((#t) as f64))
+                    }
+                };
+                let (lt, rt, op) = (side(self, &l), side(self, &r), &b.op);
+                Some(Operand::Tok(quote!((#lt) #op (#rt))))
+            }
+            None => {
+                self.cx.error(b.span(), "this operator does not apply to differentiable values; compare them (`<`, `>`, ..) or use nabla::maximum / clip");
+                None
+            }
+        }
+    }
+
+    /// Reports an expression outside the supported subset, saying what to
+    /// write instead where there is an alternative.
+    fn unsupported(&mut self, e: &Expr) {
+        match e {
+            Expr::Tuple(t) => {
+                self.cx.error(t.span(), "tuples are only supported as the returned value or directly in `let (a, b) = (x, y)`");
+            }
             Expr::Loop(l) => {
                 self.cx.error(
                     l.loop_token.span(),
                     "`loop` in differentiable functions is not supported yet; use `while` with the exit test as its condition, or `for` over a range",
                 );
-                None
             }
             Expr::Closure(c) => {
                 self.cx.error(c.span(), "closures are not supported in differentiable functions; write a separate #[differentiable] fn and call it");
-                None
             }
             Expr::Unsafe(u) => {
                 self.cx.error(u.unsafe_token.span(), "`unsafe` blocks cannot be differentiated; move the unsafe code into an ordinary function with static arguments");
-                None
             }
             Expr::Async(a) => {
                 self.cx.error(
                     a.async_token.span(),
                     "`async` blocks cannot be differentiated",
                 );
-                None
             }
             Expr::Await(a) => {
                 self.cx.error(a.span(), "`.await` cannot be differentiated");
-                None
             }
             Expr::Try(t) => {
                 self.cx.error(
                     t.span(),
                     "`?` is not supported in differentiable functions; handle errors outside",
                 );
-                None
             }
             Expr::Return(r) => {
                 self.cx
                     .error(r.span(), "`return` is only supported as the last statement");
-                None
             }
             other => {
                 self.cx.error(
                     other.span(),
                     "this expression is not supported in a differentiable function",
                 );
-                None
             }
         }
     }

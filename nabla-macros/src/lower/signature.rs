@@ -10,8 +10,37 @@ use syn::spanned::Spanned;
 use syn::{Expr, FnArg, ItemFn, Pat, ReturnType, Type};
 
 impl Lowerer<'_> {
+    /// Lowers the signature: each parameter becomes a value, tree or
+    /// static variable bound to its name, and the value tier is set.
     pub(super) fn signature(&mut self, item: &ItemFn) {
         let sig = &item.sig;
+        self.check_header(sig);
+        let mut seen = Seen::default();
+        for arg in &sig.inputs {
+            match arg {
+                FnArg::Receiver(r) => {
+                    self.cx.error(r.span(), "methods cannot be differentiable yet; write a free function that takes the value as a parameter");
+                }
+                FnArg::Typed(pt) => self.param(pt, &mut seen),
+            }
+        }
+        match (seen.array, seen.float) {
+            (Some(_), Some((_, span))) => self.cx.error(
+                span,
+                "a differentiable function cannot mix Array and float parameters yet; pass the float as a 0-d array (Array::scalar) or mark it #[nondiff]",
+            ),
+            (None, Some((ty, _))) => self.f.tier = Tier::Scalar(ty),
+            (None, None) if self.cx.is_empty() => self.cx.error(
+                sig.ident.span(),
+                "this function has no differentiable parameter; take at least one Array, f32 or f64 (integers, bools and #[nondiff] parameters are static)",
+            ),
+            _ => {}
+        }
+    }
+
+    /// What a differentiable function may not be: generic, `async`,
+    /// `unsafe`, `const`, or without a result.
+    fn check_header(&mut self, sig: &syn::Signature) {
         if !sig.generics.params.is_empty() {
             self.cx.error(
                 sig.generics.span(),
@@ -36,98 +65,80 @@ impl Lowerer<'_> {
                 "a differentiable function must return a value (an Array, f32, f64 or a tuple)",
             );
         }
-        let mut array = None;
-        let mut float: Option<(ScalarTy, Span)> = None;
-        for arg in &sig.inputs {
-            let pt = match arg {
-                FnArg::Receiver(r) => {
-                    self.cx.error(r.span(), "methods cannot be differentiable yet; write a free function that takes the value as a parameter");
-                    continue;
+    }
+
+    /// One parameter: its variable (bound to its name) and its [`Param`].
+    fn param(&mut self, pt: &syn::PatType, seen: &mut Seen) {
+        let ident = match &*pt.pat {
+            Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.clone(),
+            other => {
+                self.cx.error(other.span(), "parameters of differentiable functions must be plain names (destructure inside the body with `let`)");
+                return;
+            }
+        };
+        let nondiff = pt.attrs.iter().any(|a| a.path().is_ident("nondiff"));
+        let class = if nondiff {
+            TypeClass::Static
+        } else {
+            classify(&pt.ty)
+        };
+        let (var, by_ref, tree) = match class {
+            TypeClass::Array { by_ref } => {
+                seen.array.get_or_insert(pt.ty.span());
+                (
+                    Some(self.fresh(&ident.to_string(), Kind::Value)),
+                    by_ref,
+                    None,
+                )
+            }
+            TypeClass::Float { ty, by_ref } => {
+                match seen.float {
+                    Some((t, _)) if t != ty => self.cx.error(pt.ty.span(), "all float parameters of a differentiable function must have the same type (all f32 or all f64)"),
+                    _ => seen.float = Some((ty, pt.ty.span())),
                 }
-                FnArg::Typed(pt) => pt,
-            };
-            let ident = match &*pt.pat {
-                Pat::Ident(pi) if pi.by_ref.is_none() && pi.subpat.is_none() => pi.ident.clone(),
-                other => {
-                    self.cx.error(other.span(), "parameters of differentiable functions must be plain names (destructure inside the body with `let`)");
-                    continue;
-                }
-            };
-            let nondiff = pt.attrs.iter().any(|a| a.path().is_ident("nondiff"));
-            let class = if nondiff {
-                TypeClass::Static
-            } else {
-                classify(&pt.ty)
-            };
-            let (var, by_ref) = match class {
-                TypeClass::Array { by_ref } => {
-                    array.get_or_insert(pt.ty.span());
-                    (Some(self.fresh(&ident.to_string(), Kind::Value)), by_ref)
-                }
-                TypeClass::Float { ty, by_ref } => {
-                    match float {
-                        Some((t, _)) if t != ty => self.cx.error(pt.ty.span(), "all float parameters of a differentiable function must have the same type (all f32 or all f64)"),
-                        _ => float = Some((ty, pt.ty.span())),
-                    }
-                    (Some(self.fresh(&ident.to_string(), Kind::Value)), by_ref)
-                }
-                TypeClass::Tree { by_ref } => {
-                    array.get_or_insert(pt.ty.span());
-                    let v = self.fresh(&format!("{ident}_leaves"), Kind::Tree);
-                    self.bind(&ident.to_string(), v);
-                    let tree = match &*pt.ty {
-                        Type::Reference(r) => (*r.elem).clone(),
-                        t => t.clone(),
-                    };
-                    self.f.params.push(Param {
-                        ident,
-                        ty: (*pt.ty).clone(),
-                        var: Some(v),
-                        by_ref,
-                        tree: Some(tree),
-                    });
-                    continue;
-                }
-                TypeClass::Static => {
-                    let v = self.fresh(&ident.to_string(), Kind::Static);
-                    self.f.vars[v].ident = ident.clone();
-                    self.bind(&ident.to_string(), v);
-                    self.f.params.push(Param {
-                        ident,
-                        ty: (*pt.ty).clone(),
-                        var: None,
-                        by_ref: false,
-                        tree: None,
-                    });
-                    continue;
-                }
-                TypeClass::Unsupported(msg) => {
-                    self.cx.error(pt.ty.span(), msg);
-                    continue;
-                }
-            };
-            let v = var.expect("value parameter");
-            self.bind(&ident.to_string(), v);
-            self.f.params.push(Param {
-                ident,
-                ty: (*pt.ty).clone(),
-                var: Some(v),
-                by_ref,
-                tree: None,
-            });
-        }
-        match (array, float) {
-            (Some(_), Some((_, span))) => self.cx.error(
-                span,
-                "a differentiable function cannot mix Array and float parameters yet; pass the float as a 0-d array (Array::scalar) or mark it #[nondiff]",
-            ),
-            (None, Some((ty, _))) => self.f.tier = Tier::Scalar(ty),
-            (None, None) if self.cx.is_empty() => self.cx.error(
-                sig.ident.span(),
-                "this function has no differentiable parameter; take at least one Array, f32 or f64 (integers, bools and #[nondiff] parameters are static)",
-            ),
-            _ => {}
-        }
+                (
+                    Some(self.fresh(&ident.to_string(), Kind::Value)),
+                    by_ref,
+                    None,
+                )
+            }
+            TypeClass::Tree { by_ref } => {
+                seen.array.get_or_insert(pt.ty.span());
+                let v = self.fresh(&format!("{ident}_leaves"), Kind::Tree);
+                let tree = match &*pt.ty {
+                    Type::Reference(r) => (*r.elem).clone(),
+                    t => t.clone(),
+                };
+                (Some(v), by_ref, Some(tree))
+            }
+            TypeClass::Static => {
+                // A static parameter keeps its own name.
+                let v = self.fresh(&ident.to_string(), Kind::Static);
+                self.f.vars[v].ident = ident.clone();
+                self.bind(&ident.to_string(), v);
+                self.f.params.push(Param {
+                    ident,
+                    ty: (*pt.ty).clone(),
+                    var: None,
+                    by_ref: false,
+                    tree: None,
+                });
+                return;
+            }
+            TypeClass::Unsupported(msg) => {
+                self.cx.error(pt.ty.span(), msg);
+                return;
+            }
+        };
+        let v = var.expect("value or tree parameter");
+        self.bind(&ident.to_string(), v);
+        self.f.params.push(Param {
+            ident,
+            ty: (*pt.ty).clone(),
+            var: Some(v),
+            by_ref,
+            tree,
+        });
     }
 
     /// The body with early `return`s rewritten (see `returns`), or `None`
@@ -166,6 +177,14 @@ impl Lowerer<'_> {
             }
         }
     }
+}
+
+/// The value types the parameters have shown so far (the first array or
+/// tree parameter's span, the first float parameter's type and span).
+#[derive(Default)]
+struct Seen {
+    array: Option<Span>,
+    float: Option<(ScalarTy, Span)>,
 }
 
 /// How a parameter or output type is treated.
