@@ -2,11 +2,11 @@
 //! names either branch rebinds leaving through merges, and `match`,
 //! lowered as an `if` chain.
 
+use super::scope::{Scope, all_names, find};
 use super::{BlockValue, Lowerer, Operand, strip};
 use crate::desugar::matches;
 use crate::ir::{Merge, Stmt, VarId};
 use quote::{format_ident, quote};
-use std::collections::HashMap;
 use syn::Expr;
 use syn::spanned::Spanned;
 
@@ -56,39 +56,7 @@ impl Lowerer<'_> {
         let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
         self.f.body = outer;
 
-        // Names either branch rebound.
-        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
-            scopes.iter().rev().find_map(|s| s.get(n).copied())
-        };
-        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
-        names.sort();
-        names.dedup();
-        let mut merges = Vec::new();
-        let mut rebinds = Vec::new();
-        for n in names {
-            let (b, t, e) = (
-                find(&before, &n),
-                find(&then_scopes, &n),
-                find(&else_scopes, &n),
-            );
-            let (Some(b), Some(t), Some(e)) = (b, t, e) else {
-                continue;
-            };
-            if t == b && e == b {
-                continue;
-            }
-            if self.kind(t) != self.kind(e) {
-                self.cx.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other; make both branches give the same kind"));
-                continue;
-            }
-            let out = self.fresh(&n, self.kind(t));
-            merges.push(Merge {
-                out,
-                then_v: t,
-                else_v: e,
-            });
-            rebinds.push((n, out));
-        }
+        let (mut merges, rebinds) = self.rebound_names(ei, &before, &then_scopes, &else_scopes);
         let mut value = None;
         if want_value {
             match (then_tail, else_tail) {
@@ -120,6 +88,44 @@ impl Lowerer<'_> {
         } else {
             Some(Operand::Tok(quote!(())))
         }
+    }
+
+    /// The names either branch rebound, each merged into a fresh variable
+    /// (the merges, and the rebindings to make after the `if`).
+    fn rebound_names(
+        &mut self,
+        ei: &syn::ExprIf,
+        before: &[Scope],
+        then_scopes: &[Scope],
+        else_scopes: &[Scope],
+    ) -> (Vec<Merge>, Vec<(String, VarId)>) {
+        let mut merges = Vec::new();
+        let mut rebinds = Vec::new();
+        for n in all_names(before) {
+            let (b, t, e) = (
+                find(before, &n),
+                find(then_scopes, &n),
+                find(else_scopes, &n),
+            );
+            let (Some(b), Some(t), Some(e)) = (b, t, e) else {
+                continue;
+            };
+            if t == b && e == b {
+                continue;
+            }
+            if self.kind(t) != self.kind(e) {
+                self.cx.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other; make both branches give the same kind"));
+                continue;
+            }
+            let out = self.fresh(&n, self.kind(t));
+            merges.push(Merge {
+                out,
+                then_v: t,
+                else_v: e,
+            });
+            rebinds.push((n, out));
+        }
+        (merges, rebinds)
     }
 
     /// `match` on a static (or data-derived) scrutinee: the scrutinee

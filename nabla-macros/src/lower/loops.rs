@@ -2,6 +2,7 @@
 //! and `while` on a static condition, with `break`/`continue` rewritten
 //! first; the two-pass lowering finds the carried values.
 
+use super::scope::{all_names, find};
 use super::{Lowerer, Operand, strip};
 use crate::desugar::{for_pat, jumps, loop_attr};
 use crate::ir::{Carried, Kind, Stmt, VarId};
@@ -237,13 +238,7 @@ impl Lowerer<'_> {
             self.f.body = outer;
             return None;
         }
-        let find = |scopes: &[HashMap<String, VarId>], n: &str| {
-            scopes.iter().rev().find_map(|s| s.get(n).copied())
-        };
-        let mut names: Vec<String> = before.iter().flat_map(|s| s.keys().cloned()).collect();
-        names.sort();
-        names.dedup();
-        let carried_names: Vec<(String, VarId)> = names
+        let carried_names: Vec<(String, VarId)> = all_names(&before)
             .into_iter()
             .filter_map(|n| {
                 let b = find(&before, &n)?;

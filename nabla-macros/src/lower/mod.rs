@@ -131,7 +131,7 @@ struct Lowerer<'cx> {
     /// The function built so far; statements go to `f.body`.
     f: Function,
     /// Names in scope, innermost last, each bound to its current variable.
-    scopes: Vec<HashMap<String, VarId>>,
+    scopes: Vec<scope::Scope>,
     /// How many variables were made from each name hint (for fresh names).
     names: HashMap<String, usize>,
     cx: &'cx mut Errors,

@@ -5,8 +5,25 @@ use super::{Lowerer, Operand};
 use crate::ir::{Kind, Stmt, Var, VarId};
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
+use std::collections::HashMap;
 use syn::Expr;
 use syn::spanned::Spanned;
+
+/// One scope: each name bound in it, with its current variable.
+pub(super) type Scope = HashMap<String, VarId>;
+
+/// The variable `name` is bound to in a stack of scopes (innermost last).
+pub(super) fn find(scopes: &[Scope], name: &str) -> Option<VarId> {
+    scopes.iter().rev().find_map(|s| s.get(name).copied())
+}
+
+/// Every name bound in a stack of scopes, sorted, once each.
+pub(super) fn all_names(scopes: &[Scope]) -> Vec<String> {
+    let mut names: Vec<String> = scopes.iter().flat_map(|s| s.keys().cloned()).collect();
+    names.sort();
+    names.dedup();
+    names
+}
 
 impl Lowerer<'_> {
     pub(super) fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
@@ -44,7 +61,7 @@ impl Lowerer<'_> {
     }
 
     pub(super) fn lookup(&self, name: &str) -> Option<VarId> {
-        self.scopes.iter().rev().find_map(|s| s.get(name).copied())
+        find(&self.scopes, name)
     }
 
     pub(super) fn kind(&self, v: VarId) -> Kind {
