@@ -76,6 +76,7 @@ struct Arg {
     by_ref: bool,
 }
 
+/// The op's parameters; each is an array when its type mentions `Array`.
 fn args(item: &ItemFn) -> syn::Result<Vec<Arg>> {
     let mut out = Vec::new();
     for arg in &item.sig.inputs {
@@ -179,14 +180,17 @@ impl<'a> Op<'a> {
         format_ident!("__nabla_{}_{}", self.name, what)
     }
 
+    /// The array parameters, in order.
     fn arrays(&self) -> impl Iterator<Item = &Arg> {
         self.all.iter().filter(|a| a.array)
     }
 
+    /// The static parameters, in order.
     fn statics(&self) -> impl Iterator<Item = &Arg> {
         self.all.iter().filter(|a| !a.array)
     }
 
+    /// The array parameters' names.
     fn array_names(&self) -> Vec<&syn::Ident> {
         self.arrays().map(|a| &a.ident).collect()
     }

@@ -14,6 +14,7 @@ pub struct Errors {
 }
 
 impl Errors {
+    /// No errors yet.
     pub fn new() -> Self {
         Self::default()
     }

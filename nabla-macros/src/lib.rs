@@ -3,18 +3,18 @@
 //! of Nabla's and emits paths under `::nabla` (or the path given with
 //! `#[differentiable(crate = ..)]`).
 //!
-//! `#[differentiable]` is a compiler pipeline ([`expand_differentiable`]):
+//! `#[differentiable]` is a compiler pipeline (`expand_differentiable`):
 //!
-//! 1. [`lower`]: the options and the `syn::ItemFn` → the A-normal-form
-//!    [`ir`], applying the syntax rewrites of [`desugar`] on the way;
-//! 2. [`analysis`]: activity and the output-only tail, computed once;
-//! 3. [`codegen`]: the forward, JVP and VJP programs and the entry points.
+//! 1. `lower`: the options and the `syn::ItemFn` → the A-normal-form `ir`,
+//!    applying the syntax rewrites of `desugar` on the way;
+//! 2. `analysis`: activity and the output-only tail, computed once;
+//! 3. `codegen`: the forward, JVP and VJP programs and the entry points.
 //!
-//! Errors of every stage before code generation go to one [`errors::Errors`]
-//! context and are reported together. The op table ([`optable`], with the
-//! tail rules in [`tail`]) is shared by lowering, analysis and code
-//! generation. The other macros are [`custom`] (`#[custom_op]`), [`tree`]
-//! (`#[derive(Tree)]`) and [`transforms`] (`grad!`, `vmap!`, ..).
+//! Option parsing and lowering report their errors to one `errors::Errors`
+//! context, and the macro emits them together. The op table (`optable`,
+//! with the tail rules in `tail`) is shared by lowering, analysis and code
+//! generation. The other macros are `custom` (`#[custom_op]`), `tree`
+//! (`#[derive(Tree)]`) and `transforms` (`grad!`, `vmap!`, ..).
 
 mod analysis;
 mod codegen;

@@ -6,7 +6,7 @@
 //! primitive whose output is needed as a value is computed and needs its
 //! inputs; a tail primitive needs only the inputs its rule reads by value.
 //! The second VJP program, which computes the tail's shapes instead of its
-//! values, is [`crate::codegen::shapes`].
+//! values, is `codegen::shapes`.
 
 use crate::ir::{CallArg, Function, Output, Stmt, Tier, VarId};
 use crate::tail::{Use, uses};

@@ -14,14 +14,14 @@
 //!
 //! The pieces:
 //!
-//! * [`sig`]: the generic variants' signature;
+//! * [`sig`](mod@sig): the generic variants' signature;
 //! * [`variants`]: `primal`, `forward` and `jvp`;
 //! * [`forward`]: the forward program (also the VJP's forward sweep), with
 //!   [`held`] (what branches and loop iterations keep for the reverse
 //!   sweep) and [`revolve`] (checkpointed loops);
 //! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`];
 //! * [`shapes`]: the shape-only VJP of a function with an output-only tail;
-//! * [`entries`]: the monomorphic entry points and transform trait impls;
+//! * [`entries`](mod@entries): the monomorphic entry points and transform trait impls;
 //! * [`names`]: names shared by the generated pieces.
 
 mod entries;

@@ -209,6 +209,7 @@ pub struct Flows<'c> {
 }
 
 impl<'c> Flows<'c> {
+    /// The flows of loop `id`'s live carried values.
     pub fn new(f: &Function, active: &[bool], id: usize, carried: &'c [Carried]) -> Self {
         let krate = &f.krate;
         let private = quote!(#krate::transforms::private);

@@ -5,7 +5,7 @@
 //! * [`jumps`]: `continue`/`break` in loops → flags and guards;
 //! * [`loop_attr`]: `#[nabla::checkpoint(snapshots = N)]` on loops (parsed
 //!   for lowering, removed from the code emitted as written);
-//! * [`matches`]: `match` arms → an `if`/`else if` chain of `matches!` tests;
+//! * [`matches`](mod@matches): `match` arms → an `if`/`else if` chain of `matches!` tests;
 //! * [`for_pat`]: `for (a, b) in ..` and `for w in ws` (a tree) → a loop over
 //!   one static item or index whose body binds the names first.
 

@@ -12,6 +12,9 @@ use syn::Expr;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_> {
+    /// `recv.name(args..)`: on a static receiver an ordinary call; on a
+    /// value a clone, a static query, a constant, a composite, `item` or an
+    /// operation of the table.
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
         let recv = self.expr(&m.receiver)?;
         let name = m.method.to_string();
@@ -91,7 +94,9 @@ impl Lowerer<'_> {
         self.apply_op(op, Some(v), &args, m.span(), &name)
     }
 
-    pub(super) fn apply_op(
+    /// An operation of the table applied to its value inputs (`first`, the
+    /// receiver, then `args`) and static parameters.
+    fn apply_op(
         &mut self,
         op: &'static OpSpec,
         first: Option<VarId>,
@@ -139,7 +144,7 @@ impl Lowerer<'_> {
 
     /// `concat(&[a, b, ..], axis)` / `stack(..)`: the values are listed in
     /// an array literal.
-    pub(super) fn variadic_op(
+    fn variadic_op(
         &mut self,
         op: &'static OpSpec,
         args: &[&Expr],
@@ -179,13 +184,18 @@ impl Lowerer<'_> {
         Some(self.prim(op, inputs, params, span))
     }
 
-    pub(super) fn is_nabla_path(&self, path: &syn::Path) -> bool {
+    /// Whether `path` names something in the facade (`nabla::..`, or
+    /// `crate::..` inside the runtime).
+    fn is_nabla_path(&self, path: &syn::Path) -> bool {
         let first = path.segments.first().map(|s| s.ident.to_string());
         path.segments.len() >= 2
             && (first.as_deref() == Some("nabla")
                 || (self.f.krate.to_string() == "crate" && first.as_deref() == Some("crate")))
     }
 
+    /// `f(args..)`: `nabla::checkpoint(f)(..)`, `nabla::stop_gradient`, an
+    /// operation of the table, a call of a differentiable function (when it
+    /// receives a value or a tree), or an ordinary call on statics.
     pub(super) fn call(&mut self, c: &syn::ExprCall) -> Option<Operand> {
         // `nabla::checkpoint(f)(args..)`: a checkpointed call of `f`.
         if let Expr::Call(inner) = strip(&c.func)
@@ -277,7 +287,8 @@ impl Lowerer<'_> {
         Some(self.emit_call(&fp.path, lowered, n, c.span()))
     }
 
-    pub(super) fn emit_call(
+    /// Emits a call of a differentiable function with `n` outputs.
+    fn emit_call(
         &mut self,
         path: &syn::Path,
         args: Vec<Operand>,

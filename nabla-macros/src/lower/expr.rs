@@ -11,6 +11,7 @@ use syn::spanned::Spanned;
 use syn::{BinOp, Expr, UnOp};
 
 impl Lowerer<'_> {
+    /// Emits a primitive; its result is a fresh value.
     pub(super) fn prim(
         &mut self,
         op: &'static OpSpec,
@@ -30,6 +31,7 @@ impl Lowerer<'_> {
         Operand::Var(out)
     }
 
+    /// Emits a value with no derivative (`zeros_like`, `stop_gradient`, ..).
     pub(super) fn constant(&mut self, expr: TokenStream) -> Operand {
         let out = self.fresh("__const", Kind::Value);
         self.f.body.push(Stmt::Constant { out, expr });
@@ -247,6 +249,9 @@ impl Lowerer<'_> {
         }
     }
 
+    /// `l op r`: a primitive when a side is a value (a static side becomes
+    /// the `f64` parameter of `add_scalar` / `mul_scalar`), static tokens
+    /// otherwise.
     pub(super) fn arith(
         &mut self,
         op: Arith,
@@ -308,6 +313,7 @@ pub(super) enum Arith {
 }
 
 impl Arith {
+    /// The rule of the operator on two values.
     fn rule(self) -> &'static str {
         match self {
             Arith::Add => "add",
@@ -316,6 +322,7 @@ impl Arith {
             Arith::Div => "div",
         }
     }
+    /// The operator on statics.
     fn symbol(self) -> TokenStream {
         match self {
             Arith::Add => quote!(+),
@@ -326,6 +333,7 @@ impl Arith {
     }
 }
 
+/// The arithmetic operator `op` is, if any.
 fn arith_op(op: &BinOp) -> Option<Arith> {
     match op {
         BinOp::Add(_) => Some(Arith::Add),
@@ -336,6 +344,7 @@ fn arith_op(op: &BinOp) -> Option<Arith> {
     }
 }
 
+/// Whether `op` compares.
 fn is_comparison(op: &BinOp) -> bool {
     matches!(
         op,
@@ -343,6 +352,7 @@ fn is_comparison(op: &BinOp) -> bool {
     )
 }
 
+/// The arithmetic of a compound assignment (`+=`, ..), if `op` is one.
 pub(super) fn compound(op: &BinOp) -> Option<Arith> {
     match op {
         BinOp::AddAssign(_) => Some(Arith::Add),

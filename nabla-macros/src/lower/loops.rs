@@ -116,7 +116,7 @@ impl Lowerer<'_> {
 
     /// The tree parameter a `for` loop iterates over: `ws`, `&ws` or
     /// `ws.iter()` where `ws` is a slice or `Vec` of arrays.
-    pub(super) fn iterated_tree(&self, e: &Expr) -> Option<syn::Ident> {
+    fn iterated_tree(&self, e: &Expr) -> Option<syn::Ident> {
         let base = match strip(e) {
             Expr::Reference(r) => strip(&r.expr),
             Expr::MethodCall(m) if m.method == "iter" && m.args.is_empty() => strip(&m.receiver),
@@ -128,27 +128,22 @@ impl Lowerer<'_> {
         (self.kind(v) == Kind::Tree).then(|| id.clone())
     }
 
-    /// A loop body with its `continue`/`break` rewritten (see `jumps`;
+    /// A loop body with its `continue`/`break` rewritten (see [`jumps`];
     /// `None` inside when it has none) and the name of its break flag;
     /// `None` after reporting an error.
-    pub(super) fn desugar_jumps(
+    fn desugar_jumps(
         &mut self,
         body: &syn::Block,
     ) -> Option<(Option<jumps::Desugared>, syn::Ident)> {
         let n = self.id();
-        let skip = quote::format_ident!("__nabla_skip{}", n);
-        let brk = quote::format_ident!("__nabla_break{}", n);
-        match jumps::desugar(body, &skip, &brk) {
-            Ok(j) => Some((j, brk)),
-            Err(e) => {
-                self.cx.push(e);
-                None
-            }
-        }
+        let skip = format_ident!("__nabla_skip{}", n);
+        let brk = format_ident!("__nabla_break{}", n);
+        let jumps = self.cx.ok(jumps::desugar(body, &skip, &brk))?;
+        Some((jumps, brk))
     }
 
     /// `let mut flag = false;` (a static) in the current scope.
-    pub(super) fn declare_flag(&mut self, flag: &syn::Ident) {
+    fn declare_flag(&mut self, flag: &syn::Ident) {
         let stmt: syn::Stmt = syn::parse_quote!(let mut #flag = false;);
         if let syn::Stmt::Local(l) = stmt {
             self.local(&l);
@@ -223,7 +218,7 @@ impl Lowerer<'_> {
     /// those names bound to loop-start variables (phis), then binds each name
     /// to the loop's result. Returns what `lower_body` returned, the body's
     /// statements and the carried values; `None` after an error.
-    pub(super) fn lower_loop<R>(
+    fn lower_loop<R>(
         &mut self,
         span: Span,
         mut lower_body: impl FnMut(&mut Self) -> Option<R>,
@@ -279,7 +274,7 @@ impl Lowerer<'_> {
 
     /// Lowers a `while` loop's condition (returning how many statements it
     /// took and its tokens) and body.
-    pub(super) fn while_body(&mut self, w: &syn::ExprWhile) -> Option<(usize, TokenStream)> {
+    fn while_body(&mut self, w: &syn::ExprWhile) -> Option<(usize, TokenStream)> {
         self.scopes.push(HashMap::new());
         let cond = self.expr(&w.cond);
         let k = self.f.body.len();
@@ -301,7 +296,7 @@ impl Lowerer<'_> {
 
     /// Binds the loop variable (a static) and lowers the body; the loop
     /// variable's scope ends with the body.
-    pub(super) fn loop_body(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
+    fn loop_body(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
         self.scopes.push(HashMap::new());
         let pat = self.loop_var(fl);
         self.branch_block(&fl.body, false);
@@ -312,7 +307,7 @@ impl Lowerer<'_> {
     /// Like [`Self::loop_body`] for a loop with `break`: after binding the
     /// loop variable, the exit test `!brk` (its statements counted, as a
     /// `while` condition's are), then the body.
-    pub(super) fn loop_body_with_exit(
+    fn loop_body_with_exit(
         &mut self,
         fl: &syn::ExprForLoop,
         brk: &syn::Ident,
@@ -329,7 +324,7 @@ impl Lowerer<'_> {
     }
 
     /// Binds a `for` loop's variable (a static name or `_`).
-    pub(super) fn loop_var(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
+    fn loop_var(&mut self, fl: &syn::ExprForLoop) -> TokenStream {
         match &*fl.pat {
             Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let v = self.fresh(&pi.ident.to_string(), Kind::Static);

@@ -142,6 +142,7 @@ struct Lowerer<'cx> {
 }
 
 impl<'cx> Lowerer<'cx> {
+    /// A lowerer for `item`, with its signature not yet lowered.
     fn new(item: &ItemFn, opts: &Options, cx: &'cx mut Errors) -> Self {
         let ret_ty = match &item.sig.output {
             ReturnType::Type(_, t) => (**t).clone(),

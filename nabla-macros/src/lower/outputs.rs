@@ -9,9 +9,10 @@ use syn::Type;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_> {
-    pub(super) fn outputs(&mut self, tail: BlockValue) {
+    /// Records the body's value as the function's outputs.
+    pub(super) fn outputs(&mut self, value: BlockValue) {
         let ret_ty = self.f.ret_ty.clone();
-        match tail {
+        match value {
             BlockValue::Tuple(items) => {
                 let Type::Tuple(tt) = &ret_ty else {
                     self.cx.error(
@@ -70,7 +71,8 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(super) fn output_item(&mut self, op: Operand, ty: &Type) {
+    /// One output of declared type `ty`: a value, or static tokens.
+    fn output_item(&mut self, op: Operand, ty: &Type) {
         match self.value_var(&op) {
             Some(v) => self.f.outputs.push(Output::Value(v)),
             None if mentions_array(ty)

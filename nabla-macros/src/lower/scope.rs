@@ -26,6 +26,7 @@ pub(super) fn all_names(scopes: &[Scope]) -> Vec<String> {
 }
 
 impl Lowerer<'_> {
+    /// A new variable named after `hint` (`x_1`, `x_2`, ..; `__sum1`, ..).
     pub(super) fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
         let n = self.names.entry(hint.to_string()).or_insert(0);
         *n += 1;
@@ -38,6 +39,7 @@ impl Lowerer<'_> {
         self.f.vars.len() - 1
     }
 
+    /// Binds `name` to `v` in the innermost scope (`let`).
     pub(super) fn bind(&mut self, name: &str, v: VarId) {
         self.scopes
             .last_mut()
@@ -55,15 +57,18 @@ impl Lowerer<'_> {
         }
     }
 
+    /// A fresh id for a statement or a generated name.
     pub(super) fn id(&mut self) -> usize {
         self.next_id += 1;
         self.next_id
     }
 
+    /// The variable `name` is bound to, if any.
     pub(super) fn lookup(&self, name: &str) -> Option<VarId> {
         find(&self.scopes, name)
     }
 
+    /// Variable `v`'s kind.
     pub(super) fn kind(&self, v: VarId) -> Kind {
         self.f.vars[v].kind
     }
@@ -92,6 +97,7 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The tokens of an operand: its variable, or its static tokens.
     pub(super) fn tok(&self, op: &Operand) -> TokenStream {
         match op {
             Operand::Var(v) => self.f.vars[*v].ident.to_token_stream(),
@@ -99,14 +105,17 @@ impl Lowerer<'_> {
         }
     }
 
+    /// Whether `op` is a value variable.
     pub(super) fn is_value(&self, op: &Operand) -> bool {
         matches!(op, Operand::Var(v) if self.kind(*v) == Kind::Value)
     }
 
+    /// Whether `op` is a tree variable.
     pub(super) fn is_tree(&self, op: &Operand) -> bool {
         matches!(op, Operand::Var(v) if self.kind(*v) == Kind::Tree)
     }
 
+    /// `op`'s variable when it is a value.
     pub(super) fn value_var(&self, op: &Operand) -> Option<VarId> {
         match op {
             Operand::Var(v) if self.kind(*v) == Kind::Value => Some(*v),

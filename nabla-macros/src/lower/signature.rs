@@ -3,6 +3,7 @@
 //! differentiable function may be.
 
 use super::Lowerer;
+use crate::desugar::returns;
 use crate::ir::{Kind, Param, ScalarTy, Tier};
 use proc_macro2::{Span, TokenStream, TokenTree};
 use quote::ToTokens;
@@ -141,7 +142,7 @@ impl Lowerer<'_> {
         });
     }
 
-    /// The body with early `return`s rewritten (see `returns`), or `None`
+    /// The body with early `return`s rewritten (see [`returns`]), or `None`
     /// after reporting why it cannot be.
     pub(super) fn early_return_body(&mut self, item: &ItemFn) -> Option<syn::Block> {
         if matches!(self.f.ret_ty, Type::Tuple(_)) {
@@ -169,13 +170,7 @@ impl Lowerer<'_> {
         } else {
             syn::parse_quote!(#id)
         };
-        match crate::desugar::returns::desugar(&item.block, &init) {
-            Ok(b) => Some(b),
-            Err(e) => {
-                self.cx.push(e);
-                None
-            }
-        }
+        self.cx.ok(returns::desugar(&item.block, &init))
     }
 }
 
@@ -196,6 +191,7 @@ enum TypeClass {
     Unsupported(&'static str),
 }
 
+/// The last segment of a path type's name.
 fn last_ident(ty: &Type) -> Option<String> {
     match ty {
         Type::Path(p) if p.qself.is_none() => p.path.segments.last().map(|s| s.ident.to_string()),
@@ -203,6 +199,7 @@ fn last_ident(ty: &Type) -> Option<String> {
     }
 }
 
+/// How a parameter of type `ty` (without `#[nondiff]`) is treated.
 fn classify(ty: &Type) -> TypeClass {
     let (inner, by_ref) = match ty {
         Type::Reference(r) => {
@@ -289,6 +286,7 @@ pub(super) fn is_vec_of_arrays(ty: &Type) -> bool {
     )
 }
 
+/// Whether `ty` mentions `Array`, `f64` or `f32` anywhere.
 pub(super) fn mentions_array(ty: &Type) -> bool {
     fn walk(ts: TokenStream) -> bool {
         ts.into_iter().any(|t| match t {

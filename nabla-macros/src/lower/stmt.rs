@@ -11,6 +11,9 @@ use syn::spanned::Spanned;
 use syn::{Expr, Pat};
 
 impl Lowerer<'_> {
+    /// Lowers a block in its own scope; its final expression (or final
+    /// `return`) is its value. `top`: the function's body, whose value may
+    /// be a tuple or a list.
     pub(super) fn block(&mut self, block: &syn::Block, top: bool) -> Option<BlockValue> {
         self.scopes.push(HashMap::new());
         let mut tail = None;
@@ -51,6 +54,7 @@ impl Lowerer<'_> {
         tail
     }
 
+    /// A `let`: a name, `_` (evaluated, then dropped) or a tuple of names.
     pub(super) fn local(&mut self, local: &syn::Local) {
         let Some(init) = &local.init else {
             self.cx.error(
@@ -97,7 +101,8 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(super) fn pat_name(&mut self, p: &Pat) -> Option<String> {
+    /// The name an element of a tuple pattern binds (`_` for a wildcard).
+    fn pat_name(&mut self, p: &Pat) -> Option<String> {
         match p {
             Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 Some(pi.ident.to_string())
@@ -112,7 +117,9 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(super) fn tuple_let(&mut self, t: &syn::PatTuple, init: &Expr) {
+    /// `let (a, b) = init`: a tuple of expressions, a call of a
+    /// differentiable function with several outputs, or a static tuple.
+    fn tuple_let(&mut self, t: &syn::PatTuple, init: &Expr) {
         let names: Vec<Option<String>> = t.elems.iter().map(|p| self.pat_name(p)).collect();
         if let Expr::Tuple(et) = strip(init) {
             if et.elems.len() != names.len() {
@@ -164,7 +171,9 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(super) fn statement_expr(&mut self, e: &Expr) {
+    /// An expression statement: an assignment, a compound assignment, or
+    /// control flow; anything else has no effect in a pure function.
+    fn statement_expr(&mut self, e: &Expr) {
         match e {
             Expr::Assign(a) => {
                 let Some(name) = self.target(&a.left) else { return };
@@ -204,7 +213,8 @@ impl Lowerer<'_> {
         }
     }
 
-    pub(super) fn target(&mut self, e: &Expr) -> Option<String> {
+    /// The variable an assignment rebinds (a whole variable in scope).
+    fn target(&mut self, e: &Expr) -> Option<String> {
         match strip(e) {
             Expr::Path(p) if p.path.get_ident().is_some() => {
                 let name = p.path.get_ident().expect("checked").to_string();
@@ -226,7 +236,7 @@ impl Lowerer<'_> {
     }
 
     /// Lowers a block's final expression; tuples are allowed at the top.
-    pub(super) fn tail_expr(&mut self, e: &Expr, top: bool) -> Option<BlockValue> {
+    fn tail_expr(&mut self, e: &Expr, top: bool) -> Option<BlockValue> {
         match strip(e) {
             Expr::Tuple(t) if top => {
                 let mut items = Vec::new();

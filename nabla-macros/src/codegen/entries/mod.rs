@@ -90,6 +90,7 @@ struct Entries<'a> {
 }
 
 impl<'a> Entries<'a> {
+    /// The shared pieces for `f`.
     fn new(f: &'a Function, s: &'a Sig) -> Self {
         let krate = &f.krate;
         let tr = quote!(#krate::transforms);
