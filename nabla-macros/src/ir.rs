@@ -189,4 +189,42 @@ impl Function {
     pub fn param_of(&self, v: VarId) -> Option<&Param> {
         self.params.iter().find(|p| p.var == Some(v))
     }
+
+    /// Whether the function joins the composable transforms as a function
+    /// of one to six arrays returning one array (`impl DiffFn`).
+    pub fn is_composable(&self) -> bool {
+        !self.tuple_output
+            && matches!(self.outputs[0], Output::Value(_))
+            && self.tier == Tier::Array
+            && !self.params.is_empty()
+            && self.params.len() <= 6
+            && self
+                .params
+                .iter()
+                .all(|p| p.var.is_some() && p.tree.is_none())
+    }
+
+    /// Whether it is a list function, `fn f(args: &[Array]) -> Vec<Array>`
+    /// returning `vec![..]` (`DiffFn` with `AList` arity and `List` output).
+    pub fn is_list_fn(&self) -> bool {
+        self.list_output
+            && self.tier == Tier::Array
+            && self.params.len() == 1
+            && self.params[0].var.is_some()
+            && self.params[0].tree.as_ref().is_some_and(is_list_of_arrays)
+    }
+}
+
+/// `[Array]` or `Vec<Array>`: a list of arrays.
+fn is_list_of_arrays(ty: &Type) -> bool {
+    let is_array = |t: &Type| matches!(t, Type::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "Array"));
+    match ty {
+        Type::Slice(s) => is_array(&s.elem),
+        Type::Path(p) => p.path.segments.last().is_some_and(|s| {
+            s.ident == "Vec"
+                && matches!(&s.arguments, syn::PathArguments::AngleBracketed(a)
+                    if matches!(a.args.first(), Some(syn::GenericArgument::Type(t)) if is_array(t)))
+        }),
+        _ => false,
+    }
 }

@@ -3,63 +3,57 @@
 //! of Nabla's and emits paths under `::nabla` (or the path given with
 //! `#[differentiable(crate = ..)]`).
 //!
-//! The attribute is a compiler pipeline:
-//! [`parse`] (syn → A-normal-form [`ir`]) → [`activity`] analysis →
-//! [`forward`] / [`vjp`] generation → [`codegen`] (assembly). This file only
-//! holds the entry points.
+//! `#[differentiable]` is a compiler pipeline (`expand_differentiable`):
+//!
+//! 1. `lower`: the options and the `syn::ItemFn` → the A-normal-form `ir`,
+//!    applying the syntax rewrites of `desugar` on the way;
+//! 2. `analysis`: activity and the output-only tail, computed once;
+//! 3. `codegen`: the forward, JVP and VJP programs and the entry points.
+//!
+//! Option parsing and lowering report their errors to one `errors::Errors`
+//! context, and the macro emits them together. The op table (`optable`,
+//! with the tail rules in `tail`) is shared by lowering, analysis and code
+//! generation. The other macros are `custom` (`#[custom_op]`), `tree`
+//! (`#[derive(Tree)]`) and `transforms` (`grad!`, `vmap!`, ..).
 
-mod activity;
+mod analysis;
 mod codegen;
 mod custom;
-mod forward;
+mod desugar;
+mod errors;
+#[cfg(test)]
+mod expansion_tests;
 mod ir;
-mod jumps;
-mod loop_attr;
+mod lower;
 mod optable;
-mod parse;
-mod returns;
 mod tail;
 mod transforms;
 mod tree;
-mod vjp;
 
+use errors::Errors;
 use proc_macro::TokenStream;
 
 /// Makes a function differentiable: generates its forward, JVP and VJP
 /// variants at compile time. See the `nabla` crate for the full story.
 #[proc_macro_attribute]
 pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let opts = match parse::options(attr.into()) {
-        Ok(o) => o,
-        Err(e) => return e.to_compile_error().into(),
+    expand_differentiable(attr.into(), item.into()).into()
+}
+
+/// `#[differentiable]` on `proc_macro2` tokens: lower, analyse, expand.
+fn expand_differentiable(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let mut cx = Errors::new();
+    let Some((opts, item)) = lower::parse(attr, item, &mut cx) else {
+        return cx.into_compile_error();
     };
-    let item: syn::ItemFn = match syn::parse(item) {
-        Ok(i) => i,
-        Err(e) => {
-            return syn::Error::new(
-                e.span(),
-                "#[differentiable] applies to functions (`fn name(..) -> .. { .. }`)",
-            )
-            .to_compile_error()
-            .into();
-        }
+    let Some(ir) = lower::lower(&item, &opts, &mut cx) else {
+        return codegen::with_errors(&item, cx);
     };
-    match parse::lower(&item, &opts) {
-        Ok(f) => codegen::expand(&f, &item).into(),
-        Err(e) => {
-            // Keep the original function so the rest of the crate still
-            // type-checks; the errors point at the unsupported code.
-            let err = e.to_compile_error();
-            let mut plain = item.clone();
-            loop_attr::strip(&mut plain);
-            for arg in plain.sig.inputs.iter_mut() {
-                if let syn::FnArg::Typed(pt) = arg {
-                    pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
-                }
-            }
-            quote::quote!(#err #[allow(warnings)] #plain).into()
-        }
-    }
+    let analysis = analysis::analyse(&ir);
+    codegen::expand(&ir, &analysis, &item)
 }
 
 /// `#[custom_op(jvp = my_jvp, vjp = my_vjp, batch = ..)]` on `fn op(x:
@@ -75,19 +69,27 @@ pub fn differentiable(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// whose batched inputs carry the batch axis first, as must its output.
 #[proc_macro_attribute]
 pub fn custom_op(attr: TokenStream, item: TokenStream) -> TokenStream {
-    let rules = match custom::rules(attr.into()) {
+    expand_custom_op(attr.into(), item.into()).into()
+}
+
+/// `#[custom_op]` on `proc_macro2` tokens.
+fn expand_custom_op(
+    attr: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
+    let rules = match custom::rules(attr) {
         Ok(r) => r,
-        Err(e) => return e.to_compile_error().into(),
+        Err(e) => return e.to_compile_error(),
     };
-    let item: syn::ItemFn = match syn::parse(item) {
+    let item: syn::ItemFn = match syn::parse2(item) {
         Ok(i) => i,
-        Err(e) => return e.to_compile_error().into(),
+        Err(e) => return e.to_compile_error(),
     };
     match custom::expand(rules, &item) {
-        Ok(ts) => ts.into(),
+        Ok(ts) => ts,
         Err(e) => {
             let err = e.to_compile_error();
-            quote::quote!(#err #[allow(warnings)] #item).into()
+            quote::quote!(#err #[allow(warnings)] #item)
         }
     }
 }

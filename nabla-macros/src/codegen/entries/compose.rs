@@ -1,0 +1,151 @@
+//! The composable transforms' traits: `DiffFn` for a function of one to six
+//! arrays or a list function (with `vjp_masked_shapes` when it has an
+//! output-only tail), and `ScalarFn1` for a function of one float.
+
+use super::Entries;
+use crate::codegen::names;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+impl Entries<'_> {
+    /// `DiffFn` for a function of one to six arrays returning one array.
+    pub(super) fn diff_fn(&self, has_tail: bool) -> TokenStream {
+        let Entries {
+            krate,
+            name,
+            fwd,
+            vjp,
+            masked,
+            ..
+        } = self;
+        let n = self.f.params.len();
+        let arity = format_ident!("A{}", n);
+        let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
+        let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
+        // With an output-only tail, callers that need only the output's
+        // shape skip it.
+        let shapes = has_tail.then(|| {
+            let tail = names::item(self.f, "vjp_tail");
+            quote! {
+                fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &(#(#vs,)*), want: &[bool]) -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #krate::compose::is_wanted(want, i));
+                    #tail::<__V>(#(&x.#idx,)* __want)
+                }
+            }
+        });
+        quote! {
+            impl #krate::compose::DiffFn for #name::Function {
+                type Arity = #krate::compose::#arity;
+                type Out = #krate::compose::One;
+                fn eval<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> __V {
+                    #fwd::<__V>(#(&x.#idx),*)
+                }
+                fn vjp<__V: #krate::ArrayValue>(x: &(#(#vs,)*)) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    #vjp::<__V>(#(&x.#idx),*)
+                }
+                fn vjp_masked<__V: #krate::ArrayValue>(x: &(#(#vs,)*), want: &[bool]) -> (__V, impl ::core::ops::FnOnce(__V) -> (#(#vs,)*) + use<__V>) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #krate::compose::is_wanted(want, i));
+                    #masked::<__V>(#(&x.#idx,)* __want)
+                }
+                #shapes
+            }
+        }
+    }
+
+    /// `DiffFn` for a list function, `fn f(args: &[Array]) -> Vec<Array>`
+    /// returning `vec![..]` (the seed's form): the list of arrays in, the
+    /// list of outputs out. Generated code reads the list through a
+    /// `TreeArg` whose skeleton only gives positions, so a list of
+    /// placeholders of the right length stands in for it.
+    pub(super) fn list_diff_fn(&self, has_tail: bool) -> TokenStream {
+        let Entries {
+            krate,
+            name,
+            fwd,
+            vjp,
+            ..
+        } = self;
+        let f = self.f;
+        let idx: Vec<syn::Index> = (0..f.outputs.len()).map(syn::Index::from).collect();
+        let n_out = f.outputs.len();
+        let somes = (0..n_out).map(|_| {
+            quote!(::core::option::Option::Some(
+                __it.next().expect("checked length")
+            ))
+        });
+        // The list pullback: the cotangent list as the program's tuple of
+        // per-output cotangents, the tree's leaf cotangents back.
+        let list_pullback = quote! {
+            move |__ct: ::std::vec::Vec<__V>| {
+                #krate::compose::check_cotangents(__ct.len(), #n_out);
+                let mut __it = __ct.into_iter();
+                __pullback((#(#somes,)*)).0
+            }
+        };
+        let tree = f.params[0].tree.as_ref();
+        let tree_arg = quote! {
+            let __sk = #krate::compose::list_skeleton(x.len());
+            let __t: #krate::tree::TreeArg<'_, #tree, __V> =
+                #krate::tree::TreeArg { skeleton: &__sk, leaves: ::core::clone::Clone::clone(x) };
+        };
+        // With an output-only tail, callers that need only the outputs'
+        // shapes skip it (every leaf's cotangent is computed, as in `vjp`).
+        let shapes = has_tail.then(|| {
+            let tail = names::item(f, "vjp_tail");
+            quote! {
+                fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>, _want: &[bool]) -> (
+                    ::std::vec::Vec<#krate::compose::OutSpec>,
+                    impl ::core::ops::FnOnce(::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> + use<__V>,
+                ) {
+                    #tree_arg
+                    let (__s, __pullback) = #tail::<__V>(&__t, [true]);
+                    (::std::vec![#(__s.#idx),*], #list_pullback)
+                }
+            }
+        });
+        quote! {
+            impl #krate::compose::DiffFn for #name::Function {
+                type Arity = #krate::compose::AList;
+                type Out = #krate::compose::List;
+                fn eval<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> {
+                    #tree_arg
+                    let __y = #fwd::<__V>(&__t);
+                    ::std::vec![#(__y.#idx),*]
+                }
+                fn vjp<__V: #krate::ArrayValue>(x: &::std::vec::Vec<__V>) -> (
+                    ::std::vec::Vec<__V>,
+                    impl ::core::ops::FnOnce(::std::vec::Vec<__V>) -> ::std::vec::Vec<__V> + use<__V>,
+                ) {
+                    #tree_arg
+                    let (__y, __pullback) = #vjp::<__V>(&__t);
+                    (::std::vec![#(__y.#idx),*], #list_pullback)
+                }
+                #shapes
+            }
+        }
+    }
+
+    /// `ScalarFn1` for a function of one float returning one.
+    pub(super) fn scalar_fn(&self) -> TokenStream {
+        let Entries {
+            krate,
+            name,
+            c,
+            fwd,
+            vjp,
+            ..
+        } = self;
+        quote! {
+            impl #krate::compose::ScalarFn1 for #name::Function {
+                type S = #c;
+                fn eval<__V: #krate::Value>(x: &__V) -> __V {
+                    #fwd::<__V>(x)
+                }
+                fn vjp<__V: #krate::Value>(x: &__V) -> (__V, impl ::core::ops::FnOnce(__V) -> __V + use<__V>) {
+                    let (__y, __pullback) = #vjp::<__V>(x);
+                    (__y, move |__ct: __V| __pullback(__ct).0)
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,359 @@
+//! The forward program: the function's body in A-normal form, generic over
+//! the value type. Instantiated at `Array` it is the ordinary function; at
+//! `Dual<V>` it is the JVP; the VJP's forward sweep is the same program
+//! keeping what its reverse sweep needs.
+
+use super::held::{loop_residuals, owned_residuals, residuals, static_flags, static_residuals};
+use super::names::{branch_holders, carry, loop_iter, pullback, tape};
+use super::revolve;
+use crate::ir::{CallArg, Function, Merge, Stmt};
+use proc_macro2::{Ident, TokenStream};
+use quote::{ToTokens, quote};
+
+/// Which program a statement is generated for.
+#[derive(Clone, Copy)]
+pub enum Mode<'a> {
+    /// The plain forward program.
+    Forward,
+    /// The VJP's forward sweep: active calls keep their pullback and
+    /// branches return their residuals. `active` is the activity analysis.
+    Sweep { active: &'a [bool] },
+}
+
+/// Arguments of a call in generated code (values by reference).
+pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
+    args.iter()
+        .map(|a| match a {
+            CallArg::Value(v) => match f.param_of(*v).filter(|p| p.tree.is_some()) {
+                // A tree is passed on as the caller received it.
+                Some(p) => p.ident.to_token_stream(),
+                None => {
+                    let id = f.name(*v);
+                    quote!(&#id)
+                }
+            },
+            CallArg::Static(t) => t.clone(),
+        })
+        .collect()
+}
+
+/// The forward statement for `stmt` (see [`Mode`]).
+pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
+    match s {
+        Stmt::Prim { .. } => prim(f, s),
+        Stmt::Call { .. } => call(f, s, mode),
+        Stmt::If { .. } => branch(f, s, mode),
+        Stmt::For {
+            cond, snapshots, ..
+        } => match (mode, snapshots, cond) {
+            (Mode::Sweep { active }, Some(snaps), None) => revolve::sweep(f, s, active, *snaps),
+            _ => repeat(f, s, mode),
+        },
+        Stmt::Static { out, expr } | Stmt::Constant { out, expr } => {
+            let out = f.name(*out);
+            quote!(let #out = #expr;)
+        }
+        Stmt::Leaf { out, tree, index } => {
+            let (out, tree, index) = (f.name(*out), f.name(*tree), f.name(*index));
+            quote!(let #out = ::core::clone::Clone::clone(&#tree[#index]);)
+        }
+    }
+}
+
+/// The statements of a body.
+pub fn stmts(f: &Function, body: &[Stmt], mode: Mode) -> Vec<TokenStream> {
+    body.iter().map(|t| stmt(f, t, mode)).collect()
+}
+
+/// `let out = rules::<op>::forward(inputs.., params..);`
+fn prim(f: &Function, s: &Stmt) -> TokenStream {
+    let Stmt::Prim {
+        out,
+        op,
+        inputs,
+        params,
+        span,
+    } = s
+    else {
+        return quote!();
+    };
+    let krate = &f.krate;
+    let out = f.name(*out);
+    let rule = syn::Ident::new(op.rule, *span);
+    let ins = inputs.iter().map(|v| f.name(*v));
+    let params = params.iter().map(param);
+    if op.variadic {
+        quote!(let #out = #krate::rules::#rule::forward(&[#(&#ins),*], #(#params),*);)
+    } else {
+        quote!(let #out = #krate::rules::#rule::forward(#(&#ins,)* #(#params),*);)
+    }
+}
+
+/// A call of another differentiable function: its `forward`, or in the
+/// sweep its `vjp` (keeping the pullback) when an output is active and the
+/// call is not checkpointed.
+fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
+    let Stmt::Call {
+        outs,
+        path,
+        args,
+        span,
+        id,
+        checkpoint,
+    } = s
+    else {
+        return quote!();
+    };
+    let names: Vec<_> = outs.iter().map(|v| f.name(*v)).collect();
+    let pat = if names.len() == 1 {
+        quote!(#(#names)*)
+    } else {
+        quote!((#(#names),*))
+    };
+    let args = call_args(f, args);
+    // `forward`/`vjp` carry the call's span, so calling a function
+    // that is not #[differentiable] is reported at the call.
+    let (fwd, vjp) = (
+        syn::Ident::new("forward", *span),
+        syn::Ident::new("vjp", *span),
+    );
+    match mode {
+        Mode::Sweep { active } if !*checkpoint && outs.iter().any(|&o| active[o]) => {
+            let pb = pullback(*id);
+            quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);)
+        }
+        _ => quote!(let #pat = #path::#fwd::<__V>(#(#args),*);),
+    }
+}
+
+/// An `if`: the merged variables from the branch taken; in the sweep also
+/// its residuals, `Some` in the holder of the branch that ran.
+fn branch(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
+    let Stmt::If {
+        cond,
+        then_body,
+        else_body,
+        merges,
+        id,
+    } = s
+    else {
+        return quote!();
+    };
+    let outs: Vec<&Ident> = merges.iter().map(|m| f.name(m.out)).collect();
+    let then_stmts = stmts(f, then_body, mode);
+    let else_stmts = stmts(f, else_body, mode);
+    let clone = |pick: fn(&Merge) -> usize| -> Vec<TokenStream> {
+        merges
+            .iter()
+            .map(|m| {
+                let v = f.name(pick(m));
+                quote!(::core::clone::Clone::clone(&#v))
+            })
+            .collect()
+    };
+    let (tv, ev) = (clone(|m| m.then_v), clone(|m| m.else_v));
+    let Mode::Sweep { active } = mode else {
+        return quote! {
+            let (#(#outs,)*) = if #cond { #(#then_stmts)* (#(#tv,)*) } else { #(#else_stmts)* (#(#ev,)*) };
+        };
+    };
+    let (th, eh) = branch_holders(*id);
+    let held = |b: &[Stmt]| -> Vec<TokenStream> {
+        let names: Vec<TokenStream> = residuals(f, b, active).iter().map(|i| quote!(#i)).collect();
+        owned_residuals(f, &names, &static_flags(f, b, active))
+    };
+    let (tr, er) = (held(then_body), held(else_body));
+    let some = quote!(::core::option::Option::Some);
+    let none = quote!(::core::option::Option::None);
+    quote! {
+        let (#(#outs,)* #th, #eh) = if #cond {
+            #(#then_stmts)*
+            (#(#tv,)* #some((#(#tr,)*)), #none)
+        } else {
+            #(#else_stmts)*
+            (#(#ev,)* #none, #some((#(#er,)*)))
+        };
+    }
+}
+
+/// The pieces of a (not checkpointed) loop shared by `for` and `while`.
+struct Loop<'f> {
+    /// The running carried values.
+    cs: Vec<Ident>,
+    /// Their values before the loop.
+    inits: Vec<TokenStream>,
+    /// Their names at the start of an iteration.
+    phis: Vec<&'f Ident>,
+    /// Their values at the end of an iteration.
+    nexts: Vec<TokenStream>,
+    /// Their names after the loop.
+    outs: Vec<&'f Ident>,
+    /// The body's statements.
+    stmts: Vec<TokenStream>,
+    /// In the sweep: the tape's declaration and the push of an iteration's
+    /// residuals.
+    tape_decl: TokenStream,
+    push: TokenStream,
+}
+
+/// A `for` or `while` loop (see [`Stmt::For`]): the carried values live in
+/// `mut` variables; in the sweep, each iteration's residuals are pushed on
+/// the loop's tape.
+fn repeat(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
+    let Stmt::For {
+        pat,
+        iter,
+        body,
+        carried,
+        id,
+        cond,
+        ..
+    } = s
+    else {
+        return quote!();
+    };
+    let clone = |v| {
+        let v = f.name(v);
+        quote!(::core::clone::Clone::clone(&#v))
+    };
+    let (tape_decl, push) = match mode {
+        Mode::Forward => (quote!(), quote!()),
+        Mode::Sweep { active } => {
+            let t = tape(*id);
+            // Statics are taped owned (a reference into a borrowed
+            // static argument cannot outlive the call).
+            let res = owned_residuals(
+                f,
+                &loop_residuals(f, pat, body, carried, active),
+                &static_residuals(f, pat, body, carried, active),
+            );
+            (
+                quote!(let mut #t = ::std::vec::Vec::new();),
+                quote!(#t.push((#(#res,)*));),
+            )
+        }
+    };
+    let parts = Loop {
+        cs: (0..carried.len()).map(|j| carry(*id, j)).collect(),
+        inits: carried.iter().map(|c| clone(c.init)).collect(),
+        phis: carried.iter().map(|c| f.name(c.phi)).collect(),
+        nexts: carried.iter().map(|c| clone(c.next)).collect(),
+        outs: carried.iter().map(|c| f.name(c.out)).collect(),
+        stmts: stmts(f, body, mode),
+        tape_decl,
+        push,
+    };
+    match cond {
+        None => for_loop(parts, pat, iter, *id, mode),
+        Some((k, test)) => while_loop(parts, pat, iter, *id, *k, test),
+    }
+}
+
+/// `for pat in iter { .. }`.
+fn for_loop(l: Loop, pat: &TokenStream, iter: &TokenStream, id: usize, mode: Mode) -> TokenStream {
+    let Loop {
+        cs,
+        inits,
+        phis,
+        nexts,
+        outs,
+        stmts,
+        tape_decl,
+        push,
+    } = l;
+    // The forward sweep sizes the tape from the iterator's
+    // length hint (exact for ranges): no regrowth while taping.
+    let (tape_decl, iter) = match mode {
+        Mode::Forward => (tape_decl, iter.clone()),
+        Mode::Sweep { .. } => {
+            let (t, it) = (tape(id), loop_iter(id));
+            (
+                quote! {
+                    let #it = ::core::iter::IntoIterator::into_iter(#iter);
+                    let mut #t = ::std::vec::Vec::with_capacity(::core::iter::Iterator::size_hint(&#it).0);
+                },
+                it.to_token_stream(),
+            )
+        }
+    };
+    quote! {
+        #tape_decl
+        #(let mut #cs = #inits;)*
+        for #pat in #iter {
+            #(let #phis = #cs;)*
+            #(#stmts)*
+            #(#cs = #nexts;)*
+            #push
+        }
+        #(let #outs = #cs;)*
+    }
+}
+
+/// `while` (or a `for` with `break`): the condition's `k` statements, the
+/// test, then the body. A `for` first takes its next item.
+fn while_loop(
+    l: Loop,
+    pat: &TokenStream,
+    iter: &TokenStream,
+    id: usize,
+    k: usize,
+    test: &TokenStream,
+) -> TokenStream {
+    let Loop {
+        cs,
+        inits,
+        phis,
+        nexts,
+        outs,
+        stmts,
+        tape_decl,
+        push,
+    } = l;
+    let (head, tail) = stmts.split_at(k);
+    let (it_decl, next) = if iter.to_string() == "()" {
+        (quote!(), quote!())
+    } else {
+        let it = loop_iter(id);
+        (
+            quote!(let mut #it = ::core::iter::IntoIterator::into_iter(#iter);),
+            quote!(let ::core::option::Option::Some(#pat) = ::core::iter::Iterator::next(&mut #it) else { break; };),
+        )
+    };
+    quote! {
+        #tape_decl
+        #it_decl
+        #(let mut #cs = #inits;)*
+        loop {
+            #next
+            #(let #phis = #cs;)*
+            #(#head)*
+            if !(#test) {
+                #(#cs = #phis;)*
+                break;
+            }
+            #(#tail)*
+            #(#cs = #nexts;)*
+            #push
+        }
+        #(let #outs = #cs;)*
+    }
+}
+
+/// A static parameter of an operation. Parameters are evaluated in the
+/// forward sweep and again in the reverse sweep, so a bare variable is
+/// cloned rather than moved (a no-op for `Copy` values).
+pub fn param(p: &TokenStream) -> TokenStream {
+    let toks: Vec<proc_macro2::TokenTree> = p.clone().into_iter().collect();
+    match &toks[..] {
+        [proc_macro2::TokenTree::Ident(id)] if id != "true" && id != "false" => {
+            quote!(::core::clone::Clone::clone(&#id))
+        }
+        _ => p.clone(),
+    }
+}
+
+/// The whole forward body (without the return expression).
+pub fn body(f: &Function) -> TokenStream {
+    let stmts = f.body.iter().map(|s| stmt(f, s, Mode::Forward));
+    quote!(#(#stmts)*)
+}

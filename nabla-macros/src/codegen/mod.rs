@@ -1,0 +1,161 @@
+//! Code generation: assembles the generated items for one function.
+//!
+//! For `fn foo` the output is, at the function's own level:
+//!
+//! * `const foo: foo::Function` — the function value: it dereferences to a
+//!   plain `fn` pointer (so `foo(&x)` works) and implements the transform
+//!   traits (so `nabla::grad(foo)` works);
+//! * `mod foo` — `Function` and the variants: `primal` (the body as
+//!   written), `forward::<V>` (generic A-normal form), `jvp::<V>` (forward
+//!   at `Dual<V>`), `vjp::<V>` (forward sweep + reverse-sweep closure);
+//! * hidden `__nabla_foo_*` items holding those variants and the monomorphic
+//!   entry points of `grad`, `value_and_grad`, `vjp` and `jvp` (they live at
+//!   the function's level so every path in the body resolves as written).
+//!
+//! The pieces:
+//!
+//! * [`sig`](mod@sig): the generic variants' signature;
+//! * [`variants`]: `primal`, `forward` and `jvp`;
+//! * [`forward`]: the forward program (also the VJP's forward sweep), with
+//!   [`held`] (what branches and loop iterations keep for the reverse
+//!   sweep) and [`revolve`] (checkpointed loops);
+//! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`];
+//! * [`shapes`]: the shape-only VJP of a function with an output-only tail;
+//! * [`entries`](mod@entries): the monomorphic entry points and transform trait impls;
+//! * [`names`]: names shared by the generated pieces.
+
+mod entries;
+mod forward;
+mod held;
+mod names;
+mod reverse;
+mod revolve;
+mod shapes;
+mod sig;
+mod variants;
+mod vjp;
+
+pub use entries::entries;
+pub use sig::{sig, with_lifetime};
+
+use crate::analysis::Analysis;
+use crate::errors::Errors;
+use crate::ir::Function;
+use proc_macro2::TokenStream;
+use quote::quote;
+use syn::{ItemFn, Visibility};
+
+/// Everything generated for one annotated function.
+pub fn expand(f: &Function, analysis: &Analysis, item: &ItemFn) -> TokenStream {
+    let s = sig(f);
+    let primal = variants::primal_fn(f, item);
+    let forward = variants::forward_fn(f, &s);
+    let jvp = variants::jvp_fn(f, &s);
+    let vjp = vjp::vjp_fn(f, &analysis.active, &s);
+    let shapes = analysis
+        .tail
+        .as_ref()
+        .map(|t| shapes::vjp_tail_fn(f, &analysis.active, &s, t));
+    let value = function_value(f, item);
+    let entries = entries(f, &s, analysis);
+    quote! {
+        #[doc(hidden)]
+        #primal
+        #forward
+        #jvp
+        #vjp
+        #shapes
+
+        #value
+
+        #entries
+    }
+}
+
+/// What a function that failed to lower expands to: the errors, then the
+/// function as written, so the rest of the crate still type-checks and the
+/// errors point at the unsupported code.
+pub fn with_errors(item: &ItemFn, cx: Errors) -> TokenStream {
+    let err = cx.into_compile_error();
+    let plain = variants::as_written(item);
+    quote!(#err #[allow(warnings)] #plain)
+}
+
+/// The function value (`const foo`, with the user's docs), the module of
+/// its variants, and its `Deref` to the primal as a `fn` pointer.
+fn function_value(f: &Function, item: &ItemFn) -> TokenStream {
+    let name = &f.ident;
+    let vis = &f.vis;
+    let primal = names::item(f, "primal");
+    let (fwd, jvp, vjp) = (
+        names::item(f, "forward"),
+        names::item(f, "jvp"),
+        names::item(f, "vjp"),
+    );
+    let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let user_types: Vec<&syn::Type> = f.params.iter().map(|p| &p.ty).collect();
+    let ret_ty = &f.ret_ty;
+    let reexport = match vis {
+        Visibility::Inherited => quote!(pub(super)),
+        Visibility::Public(_) => quote!(pub),
+        Visibility::Restricted(_) => quote!(pub(crate)),
+    };
+    let module_doc = format!(
+        "Generated variants of the differentiable function [`{name}`](const@{name}): `primal` (as written), \
+         `forward::<V>`, `jvp::<V>` and `vjp::<V>`."
+    );
+    quote! {
+        #(#docs)*
+        #[allow(non_upper_case_globals)]
+        #vis const #name: #name::Function = #name::Function;
+
+        #[doc = #module_doc]
+        #vis mod #name {
+            #reexport use super::{#primal as primal, #fwd as forward, #jvp as jvp, #vjp as vjp};
+            /// The type of the function value (see the constant of the same name).
+            #[derive(Clone, Copy, Debug, Default)]
+            #reexport struct Function;
+        }
+
+        impl ::core::ops::Deref for #name::Function {
+            type Target = fn(#(#user_types),*) -> #ret_ty;
+            fn deref(&self) -> &Self::Target {
+                &(#primal as fn(#(#user_types),*) -> #ret_ty)
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The expansion of a small function stays readable: one forward line
+    /// per operation, one guarded reverse line per active input. (Reviewed
+    /// in docs/generated-code.md; not golden-locked to formatting.)
+    #[test]
+    fn small_function_expansion_is_readable() {
+        let item: syn::ItemFn = syn::parse_quote! {
+            fn f(x: &Array, w: &Array) -> Array {
+                let h = x.matmul(w).tanh();
+                nabla::sum(&(&h * &h))
+            }
+        };
+        let f = crate::lower::lower_ok(&item);
+        let code = super::expand(&f, &crate::analysis::analyse(&f), &item).to_string();
+        if std::env::var_os("NABLA_PRINT_EXPANSION").is_some() {
+            println!("{code}");
+        }
+        for piece in [
+            "let __matmul1 = :: nabla :: rules :: matmul :: forward (& x_1 , & w_1 ,)",
+            "let __tanh1 = :: nabla :: rules :: tanh :: forward (& __matmul1 ,)",
+            "if let :: core :: option :: Option :: Some (__g) = __ct___mul1 . take ()",
+            ":: nabla :: rules :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __mul1 , & __g)",
+            ":: nabla :: rules :: matmul :: vjp_1 (& x_1 , & w_1 , & __matmul1 , & __g)",
+            "const f : f :: Function = f :: Function",
+            // The output-only tail (`h * h` and the sum) in `vjp_tail`.
+            "let __shape___sum1 = :: nabla :: rules :: tail :: sum :: out_shape (& __shape___mul1 ,)",
+            ":: nabla :: rules :: tail :: fit (:: nabla :: rules :: tail :: mul :: vjp_0 (& __tanh1 , & __tanh1 , & __g) , & __shape___tanh1)",
+        ] {
+            assert!(code.contains(piece), "expansion lacks `{piece}`:\n{code}");
+        }
+    }
+}

@@ -1,0 +1,59 @@
+//! Names in generated code: the hidden items of a function and the
+//! variables the forward sweep and the reverse sweep share.
+
+use crate::ir::{Function, VarId};
+use proc_macro2::Ident;
+use quote::format_ident;
+
+/// The hidden item `__nabla_<f>_<what>` (`primal`, `forward`, `vjp`, ..).
+pub fn item(f: &Function, what: &str) -> Ident {
+    format_ident!("__nabla_{}_{}", f.ident, what)
+}
+
+/// The cotangent slot of variable `v` in the reverse sweep.
+pub fn ct(f: &Function, v: VarId) -> Ident {
+    format_ident!("__ct_{}", f.name(v))
+}
+
+/// The shape of variable `v` in the shape-only VJP.
+pub fn shape(f: &Function, v: VarId) -> Ident {
+    format_ident!("__shape_{}", f.name(v))
+}
+
+/// The name of a call's pullback in the VJP.
+pub fn pullback(id: usize) -> Ident {
+    format_ident!("__pullback{}", id)
+}
+
+/// The names holding a branch's residuals (`Some` for the branch taken).
+pub fn branch_holders(id: usize) -> (Ident, Ident) {
+    (format_ident!("__then{}", id), format_ident!("__else{}", id))
+}
+
+/// The tape of a loop in the VJP: one residual tuple per iteration.
+pub fn tape(id: usize) -> Ident {
+    format_ident!("__tape{}", id)
+}
+
+/// The running value of a loop's `j`-th carried variable.
+pub fn carry(id: usize, j: usize) -> Ident {
+    format_ident!("__carry{}_{}", id, j)
+}
+
+/// A loop's iterator, when the generated code advances it by hand.
+pub fn loop_iter(id: usize) -> Ident {
+    format_ident!("__loop{}", id)
+}
+
+/// The cotangent flowing through a loop's `j`-th live carried variable in
+/// the reverse sweep.
+pub fn flow(id: usize, j: usize) -> Ident {
+    format_ident!("__flow{}_{}", id, j)
+}
+
+/// The vector of a checkpointed loop's iterator values (so the trip count
+/// is known before the loop runs), or only their number when the loop
+/// variable is `_`.
+pub fn iters(id: usize) -> Ident {
+    format_ident!("__iters{}", id)
+}

@@ -1,0 +1,186 @@
+//! The shape-only VJP (`vjp_tail`), for callers that need only the
+//! outputs' shapes and dtypes (`DiffFn::vjp_masked_shapes`): the statements
+//! of the output-only tail ([`crate::analysis::residuals`]) compute their
+//! shapes (`rules::tail::<op>::out_shape`) instead of their values, and
+//! their reverse steps call `rules::tail::<op>::vjp_<k>`, which read no
+//! output. It returns the outputs' `OutSpec`s with the pullback.
+
+use super::forward::{self, Mode};
+use super::names::{self, ct, shape};
+use super::reverse::{self, guarded};
+use super::sig::Sig;
+use super::vjp::{Program, program};
+use crate::analysis::residuals::Tail;
+use crate::ir::{Function, Stmt, VarId};
+use crate::tail::Use;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// The `vjp_tail` program of a function with an output-only tail.
+pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> TokenStream {
+    let dead = &tail.dead;
+    let (fwd, dtype_of) = forward_sweep(f, active, dead);
+    let (spec, spec_ty) = specs(f, tail, &dtype_of);
+    let rev: Vec<TokenStream> = f
+        .body
+        .iter()
+        .rev()
+        .map(|s| match s {
+            Stmt::Prim { out, .. } if dead[*out] && active[*out] => {
+                tail_reverse(f, active, dead, s)
+            }
+            _ => reverse::stmt(f, active, s),
+        })
+        .collect();
+    program(
+        f,
+        active,
+        sig,
+        Program {
+            name: &names::item(f, "vjp_tail"),
+            doc: "The VJP for callers that need only the output's shape and dtype: the output-only \
+                  tail is not computed.",
+            first_ty: &spec_ty,
+            fwd: &fwd,
+            first: &spec,
+            rev: &quote!(#(#rev)*),
+        },
+    )
+}
+
+/// The forward sweep: live statements as in `vjp`; a tail statement's
+/// shape from its inputs' shapes (a live input's shape is taken once).
+/// Also gives, for each variable, the live variable whose dtype it has.
+fn forward_sweep(f: &Function, active: &[bool], dead: &[bool]) -> (Vec<TokenStream>, Vec<VarId>) {
+    let krate = &f.krate;
+    let mut has_shape = dead.to_vec();
+    let mut dtype_of: Vec<VarId> = (0..f.vars.len()).collect();
+    let mut fwd = Vec::new();
+    for s in &f.body {
+        let Stmt::Prim {
+            out,
+            op,
+            inputs,
+            params,
+            span,
+        } = s
+        else {
+            fwd.push(forward::stmt(f, s, Mode::Sweep { active }));
+            continue;
+        };
+        if !dead[*out] {
+            fwd.push(forward::stmt(f, s, Mode::Sweep { active }));
+            continue;
+        }
+        for &v in inputs {
+            if !has_shape[v] {
+                has_shape[v] = true;
+                let (sv, x) = (shape(f, v), f.name(v));
+                fwd.push(quote!(let #sv = #krate::Value::shape_vec(&#x);));
+            }
+        }
+        dtype_of[*out] = dtype_of[inputs[0]];
+        let rule = syn::Ident::new(op.rule, *span);
+        let (so, ins) = (shape(f, *out), inputs.iter().map(|&v| shape(f, v)));
+        let params = params.iter().map(forward::param);
+        fwd.push(quote!(let #so = #krate::rules::tail::#rule::out_shape(#(&#ins,)* #(#params),*);));
+    }
+    (fwd, dtype_of)
+}
+
+/// Each output's spec (from the shape computed in the forward sweep when
+/// it is in the tail, from its value otherwise), and their type.
+fn specs(f: &Function, tail: &Tail, dtype_of: &[VarId]) -> (TokenStream, TokenStream) {
+    let krate = &f.krate;
+    let specs: Vec<TokenStream> = tail
+        .outs
+        .iter()
+        .map(|&v| {
+            if tail.dead[v] {
+                let (so, src) = (shape(f, v), f.name(dtype_of[v]));
+                quote!(#krate::compose::OutSpec {
+                    shape: ::core::clone::Clone::clone(&#so),
+                    dtype: #krate::ArrayValue::dtype(&#src),
+                })
+            } else {
+                let x = f.name(v);
+                quote!(#krate::compose::OutSpec::of(&#x))
+            }
+        })
+        .collect();
+    if f.tuple_output {
+        let tys = specs.iter().map(|_| quote!(#krate::compose::OutSpec));
+        (quote!((#(#specs,)*)), quote!((#(#tys,)*)))
+    } else {
+        (specs[0].clone(), quote!(#krate::compose::OutSpec))
+    }
+}
+
+/// The reverse step of a tail statement `out = op(inputs..)`: inputs its
+/// rule reads by value are passed as values, the others as shapes. The
+/// cotangent of a computed (not `dead`) input goes through
+/// `rules::tail::fit`: inside the tail, cotangents may stay unbroadcast.
+fn tail_reverse(f: &Function, active: &[bool], dead: &[bool], s: &Stmt) -> TokenStream {
+    let Stmt::Prim {
+        out,
+        op,
+        inputs,
+        params,
+        span,
+    } = s
+    else {
+        // Only primitives are in a tail (`residuals::tail`).
+        return reverse::stmt(f, active, s);
+    };
+    let (out, rule, span) = (*out, op.rule, *span);
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    // Every tail statement's rule is in the table (`residuals::tail`).
+    let uses = crate::tail::uses(rule).unwrap_or_default();
+    let rule_id = syn::Ident::new(rule, span);
+    let cy = ct(f, out);
+    let args: Vec<TokenStream> = inputs
+        .iter()
+        .zip(uses)
+        .map(|(&v, u)| match u {
+            Use::Value => {
+                let x = f.name(v);
+                quote!(&#x)
+            }
+            Use::Shape => {
+                let s = shape(f, v);
+                quote!(&#s)
+            }
+        })
+        .collect();
+    let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
+    let updates = inputs
+        .iter()
+        .enumerate()
+        .filter(|(_, v)| active[**v])
+        .map(|(k, v)| {
+            let cx = ct(f, *v);
+            if rule == "square" {
+                // Always the full shape: `2 x ȳ` with `x` computed.
+                return guarded(
+                    f,
+                    *v,
+                    quote!(#krate::rules::tail::#rule_id::acc_0(&mut #cx, #(#args,)* &__g);),
+                );
+            }
+            let vjp_k = format_ident!("vjp_{}", k);
+            let mut g = quote!(#krate::rules::tail::#rule_id::#vjp_k(#(#args,)* #(#params,)* &__g));
+            if !dead[*v] {
+                // Cotangents inside the tail may be left unbroadcast
+                // (`rules::tail`'s docs); one that leaves it is made full.
+                let sv = shape(f, *v);
+                g = quote!(#krate::rules::tail::fit(#g, &#sv));
+            }
+            guarded(f, *v, quote!(#private::acc(&mut #cx, #g);))
+        });
+    quote! {
+        if let ::core::option::Option::Some(__g) = #cy.take() {
+            #(#updates)*
+        }
+    }
+}

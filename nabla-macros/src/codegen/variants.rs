@@ -1,0 +1,170 @@
+//! The function's own variants: `primal` (the body as written),
+//! `forward::<V>` (the A-normal form, generic over the value type) and
+//! `jvp::<V>` (`forward` at `Dual<V>`).
+
+use super::forward;
+use super::names;
+use super::sig::Sig;
+use super::vjp;
+use crate::desugar::loop_attr;
+use crate::ir::{Function, Output};
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+use syn::ItemFn;
+
+/// The function as written, without the markers only the macro reads
+/// (`#[nondiff]` on parameters, checkpoint attributes on loops).
+pub fn as_written(item: &ItemFn) -> ItemFn {
+    let mut plain = item.clone();
+    loop_attr::strip(&mut plain);
+    for arg in plain.sig.inputs.iter_mut() {
+        if let syn::FnArg::Typed(pt) = arg {
+            pt.attrs.retain(|a| !a.path().is_ident("nondiff"));
+        }
+    }
+    plain
+}
+
+/// `__nabla_<f>_primal`: the function as written, with `f`'s visibility and
+/// without its docs (they go on the function value).
+pub fn primal_fn(f: &Function, item: &ItemFn) -> ItemFn {
+    let mut orig = as_written(item);
+    orig.sig.ident = names::item(f, "primal");
+    orig.vis = f.vis.clone();
+    orig.attrs.retain(|a| !a.path().is_ident("doc"));
+    orig
+}
+
+/// `__nabla_<f>_forward::<V>`: the forward program.
+pub fn forward_fn(f: &Function, sig: &Sig) -> TokenStream {
+    let Sig {
+        generic_params,
+        bound,
+        out_ty,
+        owned_params,
+        vis,
+        ..
+    } = sig;
+    let fwd = names::item(f, "forward");
+    let body = forward::body(f);
+    let outs = vjp::outputs(f);
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables, clippy::all)]
+        #vis fn #fwd<'__a, __V: #bound + '__a>(#(#generic_params),*) -> #out_ty {
+            #(#owned_params)*
+            #body
+            #outs
+        }
+    }
+}
+
+/// `__nabla_<f>_jvp::<V>`: the forward program at `Dual<V>`, with an
+/// optional tangent per differentiable parameter; returns the outputs and
+/// their tangents.
+pub fn jvp_fn(f: &Function, sig: &Sig) -> TokenStream {
+    let Sig {
+        generic_params,
+        bound,
+        out_ty,
+        vis,
+        ..
+    } = sig;
+    let krate = &f.krate;
+    let (fwd, jvp) = (names::item(f, "forward"), names::item(f, "jvp"));
+    let dual = quote!(#krate::Dual<__V>);
+    let tangent_params = f.params.iter().filter(|p| p.var.is_some()).map(|p| {
+        let t = format_ident!("{}_dot", p.ident);
+        if p.tree.is_some() {
+            quote!(#t: ::core::option::Option<&'__a [__V]>)
+        } else {
+            quote!(#t: ::core::option::Option<&'__a __V>)
+        }
+    });
+    let jvp_generic: Vec<TokenStream> = generic_params
+        .iter()
+        .cloned()
+        .chain(tangent_params)
+        .collect();
+    let dual_args = f.params.iter().map(|p| {
+        let id = &p.ident;
+        if p.var.is_some() {
+            let d = format_ident!("__dual_{}", id);
+            quote!(&#d)
+        } else {
+            quote!(#id)
+        }
+    });
+    let dual_binds = dual_binds(f);
+    let (jvp_ret, jvp_split) = split_duals(f, out_ty);
+    quote! {
+        #[doc(hidden)]
+        #[allow(unused_variables, clippy::all)]
+        #vis fn #jvp<'__a, __V: #bound + '__a>(#(#jvp_generic),*) -> #jvp_ret {
+            #(#dual_binds)*
+            let __y = #fwd::<#dual>(#(#dual_args),*);
+            #jvp_split
+        }
+    }
+}
+
+/// `let __dual_<x> = ..`: each differentiable parameter paired with its
+/// tangent (leaf by leaf for a tree).
+fn dual_binds(f: &Function) -> Vec<TokenStream> {
+    let krate = &f.krate;
+    f.params.iter().filter(|p| p.var.is_some()).map(|p| {
+        let (id, d, t) = (
+            &p.ident,
+            format_ident!("__dual_{}", p.ident),
+            format_ident!("{}_dot", p.ident),
+        );
+        if p.tree.is_some() {
+            quote! {
+                let #d = #krate::tree::TreeArg {
+                    skeleton: #id.skeleton,
+                    leaves: #id.leaves.iter().enumerate().map(|(__i, __l)| {
+                        #krate::Dual::new(::core::clone::Clone::clone(__l), #t.map(|__t| ::core::clone::Clone::clone(&__t[__i])))
+                    }).collect(),
+                };
+            }
+        } else {
+            quote!(let #d = #krate::Dual::new(::core::clone::Clone::clone(#id), #t.cloned());)
+        }
+    }).collect()
+}
+
+/// The JVP's return type, and the expression splitting the dual outputs
+/// `__y` into primals and tangents.
+fn split_duals(f: &Function, out_ty: &TokenStream) -> (TokenStream, TokenStream) {
+    if !f.tuple_output {
+        return (
+            quote!((__V, __V)),
+            quote!({
+                let __t = __y.tangent_or_zero();
+                (__y.primal, __t)
+            }),
+        );
+    }
+    let prim = f.outputs.iter().enumerate().map(|(i, o)| {
+        let idx = syn::Index::from(i);
+        match o {
+            Output::Value(_) => quote!(__y.#idx.primal),
+            Output::Static(..) => quote!(__y.#idx),
+        }
+    });
+    let tan = f.outputs.iter().enumerate().map(|(i, o)| {
+        let idx = syn::Index::from(i);
+        match o {
+            Output::Value(_) => quote!(__y.#idx.tangent_or_zero()),
+            Output::Static(..) => quote!(()),
+        }
+    });
+    let tan_ty = f.outputs.iter().map(|o| match o {
+        Output::Value(_) => quote!(__V),
+        Output::Static(..) => quote!(()),
+    });
+    (
+        quote!((#out_ty, (#(#tan_ty,)*))),
+        quote!({ let __t = (#(#tan,)*); ((#(#prim,)*), __t) }),
+    )
+}

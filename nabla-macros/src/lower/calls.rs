@@ -1,0 +1,331 @@
+//! Calls: methods and `nabla::` functions in the op table become
+//! primitives; composites, constants and static queries have their own
+//! forms; any other call that receives a value or a tree is a call of a
+//! differentiable function (`nabla::checkpoint(f)(..)` too).
+
+use super::{Lowerer, Operand, strip};
+use crate::ir::{CallArg, Kind, Stmt, VarId};
+use crate::optable::{self, OpSpec};
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::Expr;
+use syn::spanned::Spanned;
+
+impl Lowerer<'_> {
+    /// `recv.name(args..)`: on a static receiver an ordinary call; on a
+    /// value a clone, a static query, a constant, a composite, `item` or an
+    /// operation of the table.
+    pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
+        let recv = self.expr(&m.receiver)?;
+        let name = m.method.to_string();
+        let span = m.method.span();
+        let Some(v) = self.value_var(&recv) else {
+            // A static receiver: an ordinary method call on static values.
+            let rt = self.tok(&recv);
+            let mut args = Vec::new();
+            for a in &m.args {
+                args.push(self.static_expr(a)?);
+            }
+            let (method, turbo) = (&m.method, &m.turbofish);
+            return Some(Operand::Tok(quote!((#rt).#method #turbo (#(#args),*))));
+        };
+        let krate = self.f.krate.clone();
+        let ident = m.method.clone();
+        let vt = self.f.vars[v].ident.clone();
+        if name == "clone" && m.args.is_empty() {
+            return Some(recv);
+        }
+        if optable::static_query(&name) {
+            let q = match name.as_str() {
+                "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(&#vt)),
+                "ndim" => quote!(#krate::Value::ndim(&#vt)),
+                _ => quote!(#krate::Value::shape_vec(&#vt).iter().product::<usize>()),
+            };
+            return Some(Operand::Tok(q));
+        }
+        if optable::constant_method(&name) {
+            let e = match name.as_str() {
+                "stop_gradient" | "detach" => quote!(#krate::Value::stop_gradient(&#vt)),
+                "full_like" => {
+                    let [a] = m.args.iter().collect::<Vec<_>>()[..] else {
+                        self.cx
+                            .error(m.span(), "full_like takes one argument, the fill value");
+                        return None;
+                    };
+                    let a = self.static_expr(a)?;
+                    quote!(#krate::Value::full_like(&#vt, (#a) as f64))
+                }
+                "zeros_like" => quote!(#krate::Value::zeros_like(&#vt)),
+                _ => quote!(#krate::Value::ones_like(&#vt)),
+            };
+            return Some(self.constant(e));
+        }
+        if optable::composite_method(&name) {
+            let path: syn::Path = match syn::parse2(quote!(#krate::#ident)) {
+                Ok(p) => p,
+                Err(e) => {
+                    self.cx.error(span, e);
+                    return None;
+                }
+            };
+            let mut lowered = vec![Operand::Var(v)];
+            for a in &m.args {
+                lowered.push(Operand::Tok(self.static_expr(a)?));
+            }
+            let outs = self.emit_call(&path, lowered, 1, m.span());
+            return Some(Operand::Var(outs[0]));
+        }
+        if name == "item" && m.args.is_empty() {
+            // A static f64 read from the data (no derivative): usable in
+            // conditions; the branch taken is recorded for the reverse sweep.
+            return Some(Operand::Tok(quote!(#krate::Value::item_f64(&#vt))));
+        }
+        let Some(op) = optable::lookup(&name) else {
+            self.cx.error(
+                span,
+                format!(
+                    "`{name}` is not an operation Nabla can differentiate; known operations: {}; or call a #[differentiable] function",
+                    optable::known_names()
+                ),
+            );
+            return None;
+        };
+        let args: Vec<&Expr> = m.args.iter().collect();
+        self.apply_op(op, Some(v), &args, m.span(), &name)
+    }
+
+    /// An operation of the table applied to its value inputs (`first`, the
+    /// receiver, then `args`) and static parameters.
+    fn apply_op(
+        &mut self,
+        op: &'static OpSpec,
+        first: Option<VarId>,
+        args: &[&Expr],
+        span: Span,
+        name: &str,
+    ) -> Option<Operand> {
+        if op.variadic {
+            return self.variadic_op(op, args, span, name);
+        }
+        let mut leading = Vec::new();
+        let args = if first.is_none() && op.leading > 0 && args.len() >= op.leading {
+            for a in &args[..op.leading] {
+                leading.push(self.static_expr(a)?);
+            }
+            &args[op.leading..]
+        } else {
+            args
+        };
+        let mut inputs: Vec<VarId> = first.into_iter().collect();
+        let want = op.values + op.params;
+        if inputs.len() + args.len() != want {
+            let got = inputs.len() + args.len();
+            self.cx.error(span, format!("`{name}` takes {} value argument(s) and {} static parameter(s), found {got} argument(s) in all", op.values, op.params));
+            return None;
+        }
+        let mut params = Vec::new();
+        for a in args {
+            if inputs.len() < op.values {
+                let o = self.expr(a)?;
+                match self.value_var(&o) {
+                    Some(v) => inputs.push(v),
+                    None => {
+                        self.cx.error(a.span(), format!("`{name}` needs a differentiable value here (an Array or float that depends on the inputs); found a static value"));
+                        return None;
+                    }
+                }
+            } else {
+                params.push(self.static_expr(a)?);
+            }
+        }
+        params.extend(leading);
+        Some(self.prim(op, inputs, params, span))
+    }
+
+    /// `concat(&[a, b, ..], axis)` / `stack(..)`: the values are listed in
+    /// an array literal.
+    fn variadic_op(
+        &mut self,
+        op: &'static OpSpec,
+        args: &[&Expr],
+        span: Span,
+        name: &str,
+    ) -> Option<Operand> {
+        let list = match args.first().map(|a| strip(a)) {
+            Some(Expr::Reference(r)) => match strip(&r.expr) {
+                Expr::Array(a) => Some(a),
+                _ => None,
+            },
+            Some(Expr::Array(a)) => Some(a),
+            _ => None,
+        };
+        let (Some(list), true) = (list, args.len() == 1 + op.params) else {
+            self.cx.error(span, format!("`{name}` in a differentiable function takes the values as an array literal, e.g. `{name}(&[a, b], axis)`"));
+            return None;
+        };
+        let mut inputs = Vec::new();
+        for e in &list.elems {
+            let o = self.expr(e)?;
+            match self.value_var(&o) {
+                Some(v) => inputs.push(v),
+                None => {
+                    self.cx.error(
+                        e.span(),
+                        format!("every element given to `{name}` must be a differentiable value"),
+                    );
+                    return None;
+                }
+            }
+        }
+        let mut params = Vec::new();
+        for a in &args[1..] {
+            params.push(self.static_expr(a)?);
+        }
+        Some(self.prim(op, inputs, params, span))
+    }
+
+    /// Whether `path` names something in the facade (`nabla::..`, or
+    /// `crate::..` inside the runtime).
+    fn is_nabla_path(&self, path: &syn::Path) -> bool {
+        let first = path.segments.first().map(|s| s.ident.to_string());
+        path.segments.len() >= 2
+            && (first.as_deref() == Some("nabla")
+                || (self.f.krate.to_string() == "crate" && first.as_deref() == Some("crate")))
+    }
+
+    /// `f(args..)`: `nabla::checkpoint(f)(..)`, `nabla::stop_gradient`, an
+    /// operation of the table, a call of a differentiable function (when it
+    /// receives a value or a tree), or an ordinary call on statics.
+    pub(super) fn call(&mut self, c: &syn::ExprCall) -> Option<Operand> {
+        // `nabla::checkpoint(f)(args..)`: a checkpointed call of `f`.
+        if let Expr::Call(inner) = strip(&c.func)
+            && let Expr::Path(ip) = strip(&inner.func)
+            && self.is_nabla_path(&ip.path)
+            && ip
+                .path
+                .segments
+                .last()
+                .is_some_and(|s| s.ident == "checkpoint")
+        {
+            let [Expr::Path(fp)] = inner.args.iter().map(strip).collect::<Vec<_>>()[..] else {
+                self.cx.error(inner.span(), "checkpoint takes the name of a #[differentiable] function: `nabla::checkpoint(f)(args..)`");
+                return None;
+            };
+            let mut lowered = Vec::new();
+            for a in &c.args {
+                lowered.push(self.expr(a)?);
+            }
+            self.checkpoint_next = true;
+            let outs = self.emit_call(&fp.path, lowered, 1, c.span());
+            return Some(Operand::Var(outs[0]));
+        }
+        let Expr::Path(fp) = strip(&c.func) else {
+            self.cx.error(
+                c.func.span(),
+                "only calls of named functions are supported in differentiable functions",
+            );
+            return None;
+        };
+        let path = &fp.path;
+        let last = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_default();
+        if self.is_nabla_path(path) {
+            if last == "stop_gradient" {
+                let [a] = c.args.iter().collect::<Vec<_>>()[..] else {
+                    self.cx.error(c.span(), "stop_gradient takes one argument");
+                    return None;
+                };
+                let o = self.expr(a)?;
+                return match self.value_var(&o) {
+                    Some(v) => {
+                        let (krate, vt) = (self.f.krate.clone(), self.f.vars[v].ident.clone());
+                        Some(self.constant(quote!(#krate::Value::stop_gradient(&#vt))))
+                    }
+                    None => Some(o),
+                };
+            }
+            if let Some(op) = optable::lookup(&last) {
+                let args: Vec<&Expr> = c.args.iter().collect();
+                return self.apply_op(op, None, &args, c.span(), &last);
+            }
+        }
+        // Another function: differentiable if it receives a value.
+        let mut lowered = Vec::new();
+        for a in &c.args {
+            lowered.push(self.expr(a)?);
+        }
+        if lowered.iter().any(|o| self.is_value(o) || self.is_tree(o)) {
+            let outs = self.emit_call(path, lowered, 1, c.span());
+            return Some(Operand::Var(outs[0]));
+        }
+        let args: Vec<TokenStream> = lowered.iter().map(|o| self.tok(o)).collect();
+        Some(Operand::Tok(quote!(#fp(#(#args),*))))
+    }
+
+    /// A call of a differentiable function with `n` outputs, if `c` is one.
+    pub(super) fn diff_call(&mut self, c: &syn::ExprCall, n: usize) -> Option<Vec<VarId>> {
+        let Expr::Path(fp) = strip(&c.func) else {
+            return None;
+        };
+        if self.is_nabla_path(&fp.path) {
+            return None;
+        }
+        let mut lowered = Vec::new();
+        for a in &c.args {
+            lowered.push(self.expr(a)?);
+        }
+        if !lowered.iter().any(|o| self.is_value(o)) {
+            self.cx.error(
+                c.span(),
+                "destructuring a static call: bind the tuple first, then its fields",
+            );
+            return None;
+        }
+        Some(self.emit_call(&fp.path, lowered, n, c.span()))
+    }
+
+    /// Emits a call of a differentiable function with `n` outputs.
+    fn emit_call(
+        &mut self,
+        path: &syn::Path,
+        args: Vec<Operand>,
+        n: usize,
+        span: Span,
+    ) -> Vec<VarId> {
+        if path.get_ident().is_some_and(|i| *i == self.f.ident) {
+            self.cx.error(
+                span,
+                "a differentiable function cannot call itself (its generated variants would nest without end); write the recursion as a loop with carried values (`for`/`while`, with `break` if needed)",
+            );
+        }
+        let args = args
+            .into_iter()
+            .map(|o| match o {
+                Operand::Var(v) if self.kind(v) != Kind::Static => CallArg::Value(v),
+                o => CallArg::Static(self.tok(&o)),
+            })
+            .collect();
+        let base = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_else(|| "call".into());
+        let outs: Vec<VarId> = (0..n)
+            .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
+            .collect();
+        let id = self.id();
+        let checkpoint = std::mem::take(&mut self.checkpoint_next);
+        self.f.body.push(Stmt::Call {
+            checkpoint,
+            outs: outs.clone(),
+            path: path.clone(),
+            args,
+            span,
+            id,
+        });
+        outs
+    }
+}

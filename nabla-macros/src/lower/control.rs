@@ -1,0 +1,162 @@
+//! Branches: `if` on a static (possibly data-derived) condition, with the
+//! names either branch rebinds leaving through merges, and `match`,
+//! lowered as an `if` chain.
+
+use super::scope::{Scope, all_names, find};
+use super::{BlockValue, Lowerer, Operand, strip};
+use crate::desugar::matches;
+use crate::ir::{Merge, Stmt, VarId};
+use quote::{format_ident, quote};
+use syn::Expr;
+use syn::spanned::Spanned;
+
+impl Lowerer<'_> {
+    /// `if` on a static condition. Both branches are lowered into their own
+    /// bodies; names they rebind and the branch value become merges.
+    pub(super) fn lower_if(&mut self, ei: &syn::ExprIf, want_value: bool) -> Option<Operand> {
+        if let Expr::Let(l) = strip(&ei.cond) {
+            self.cx.error(l.span(), "`if let` is not supported in differentiable functions; match outside and call a differentiable function per case");
+            return None;
+        }
+        let cond_op = self.expr(&ei.cond)?;
+        if self.is_value(&cond_op) {
+            self.cx.error(ei.cond.span(), "the condition of an `if` must be static (integers, bools, shapes); data-dependent branches are not supported yet");
+            return None;
+        }
+        let cond = self.tok(&cond_op);
+        let before = self.scopes.clone();
+        let outer = std::mem::take(&mut self.f.body);
+
+        let then_tail = self.branch_block(&ei.then_branch, want_value);
+        let then_body = std::mem::take(&mut self.f.body);
+        let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
+
+        let else_tail = match &ei.else_branch {
+            Some((_, e)) => match strip(e) {
+                Expr::Block(b) => self.branch_block(&b.block, want_value),
+                Expr::If(inner) => self
+                    .lower_if(inner, want_value)
+                    .map(|o| self.materialize("__if", o)),
+                other => {
+                    self.cx.error(other.span(), "expected a block after `else`");
+                    None
+                }
+            },
+            None => {
+                if want_value {
+                    self.cx.error(
+                        ei.if_token.span(),
+                        "an `if` used as a value needs an `else` branch",
+                    );
+                }
+                None
+            }
+        };
+        let else_body = std::mem::take(&mut self.f.body);
+        let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
+        self.f.body = outer;
+
+        let (mut merges, rebinds) = self.rebound_names(ei, &before, &then_scopes, &else_scopes);
+        let mut value = None;
+        if want_value {
+            match (then_tail, else_tail) {
+                (Some(t), Some(e)) if self.kind(t) == self.kind(e) => {
+                    let out = self.fresh("__if", self.kind(t));
+                    merges.push(Merge { out, then_v: t, else_v: e });
+                    value = Some(Operand::Var(out));
+                }
+                (Some(_), Some(_)) => self.cx.error(
+                    ei.if_token.span(),
+                    "one branch gives a differentiable value and the other a static one; make both branches values (e.g. `x.zeros_like()` instead of `0.0`)",
+                ),
+                _ => {}
+            }
+        }
+        let id = self.id();
+        self.f.body.push(Stmt::If {
+            cond,
+            then_body,
+            else_body,
+            merges,
+            id,
+        });
+        for (n, out) in rebinds {
+            self.rebind(&n, out);
+        }
+        if want_value {
+            value
+        } else {
+            Some(Operand::Tok(quote!(())))
+        }
+    }
+
+    /// The names either branch rebound, each merged into a fresh variable
+    /// (the merges, and the rebindings to make after the `if`).
+    fn rebound_names(
+        &mut self,
+        ei: &syn::ExprIf,
+        before: &[Scope],
+        then_scopes: &[Scope],
+        else_scopes: &[Scope],
+    ) -> (Vec<Merge>, Vec<(String, VarId)>) {
+        let mut merges = Vec::new();
+        let mut rebinds = Vec::new();
+        for n in all_names(before) {
+            let (b, t, e) = (
+                find(before, &n),
+                find(then_scopes, &n),
+                find(else_scopes, &n),
+            );
+            let (Some(b), Some(t), Some(e)) = (b, t, e) else {
+                continue;
+            };
+            if t == b && e == b {
+                continue;
+            }
+            if self.kind(t) != self.kind(e) {
+                self.cx.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other; make both branches give the same kind"));
+                continue;
+            }
+            let out = self.fresh(&n, self.kind(t));
+            merges.push(Merge {
+                out,
+                then_v: t,
+                else_v: e,
+            });
+            rebinds.push((n, out));
+        }
+        (merges, rebinds)
+    }
+
+    /// `match` on a static (or data-derived) scrutinee: the scrutinee
+    /// becomes a static variable and the arms the `if` chain of
+    /// [`matches::if_chain`].
+    pub(super) fn lower_match(&mut self, m: &syn::ExprMatch, want_value: bool) -> Option<Operand> {
+        let scrut = self.static_expr(&m.expr)?;
+        let v = self.materialize("__match", Operand::Tok(scrut));
+        let id = self.f.vars[v].ident.clone();
+        if m.arms.is_empty() {
+            self.cx
+                .error(m.match_token.span(), "an empty `match` has no value");
+            return None;
+        }
+        let krate = self.f.krate.clone();
+        let bound = format_ident!("__nabla_bound{}", self.id());
+        let chain = matches::if_chain(m, &id, &bound, &krate);
+        match chain {
+            Expr::If(ei) => self.lower_if(&ei, want_value),
+            Expr::Block(b) => {
+                if want_value {
+                    match self.block(&b.block, false)? {
+                        BlockValue::Single(o) => Some(o),
+                        BlockValue::Tuple(_) | BlockValue::List(_) => None,
+                    }
+                } else {
+                    self.branch_block(&b.block, false);
+                    Some(Operand::Tok(quote!(())))
+                }
+            }
+            _ => unreachable!("built above"),
+        }
+    }
+}

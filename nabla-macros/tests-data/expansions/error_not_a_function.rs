@@ -1,0 +1,2 @@
+#[differentiable]
+struct S;

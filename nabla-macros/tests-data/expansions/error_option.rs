@@ -1,0 +1,2 @@
+#[differentiable(krate = foo)]
+fn f(x: &Array) -> Array { x.sin() }

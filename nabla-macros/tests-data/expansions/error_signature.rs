@@ -1,0 +1,4 @@
+#[differentiable]
+async fn bad<T>(x: f32, y: &Array) {
+    x
+}
