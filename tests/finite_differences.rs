@@ -198,7 +198,7 @@ fn prod_rules_are_exact_at_zeros() {
     let ct = Key::new(7).normal(&[3], DType::F64);
     let leaf = x.clone().requires_grad();
     let y = leaf.prod_axes(&[1], false);
-    let first = nabla::ops::reduce::prod::vjp(&leaf, &y, &[1], false, &ct);
+    let first = nabla::primitives::reduce::prod::vjp(&leaf, &y, &[1], false, &ct);
     (&first * &u).sum().backward();
     let (xv, uv, cv) = (x.to_vec::<f64>(), u.to_vec::<f64>(), ct.to_vec::<f64>());
     let mut want = vec![0.0; 12];

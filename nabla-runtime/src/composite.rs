@@ -22,7 +22,7 @@ use nabla_macros::differentiable;
 pub fn reduced_shape(shape: impl AsRef<[usize]>, axes: &[isize], keepdim: bool) -> Vec<usize> {
     let shape = shape.as_ref();
     let ax = norm_axes("reduce", axes, shape.len());
-    crate::ops::reduce::keep_shape(shape, &ax)
+    crate::primitives::reduce::keep_shape(shape, &ax)
         .into_iter()
         .enumerate()
         .filter(|(i, _)| keepdim || !ax.contains(i))

@@ -18,7 +18,7 @@
 //! runs the op once per batch entry and stacks the results (the default
 //! batching rule: correct for any op, slower than a vectorised one).
 
-use crate::compose::FixedArity;
+use crate::transform::compose::FixedArity;
 use crate::{Array, ArrayValue, Batched, Dual};
 
 mod kernels;

@@ -172,7 +172,7 @@ pub fn dot<V: ArrayValue>(a: &V, b: &V) -> V {
 /// ```
 #[track_caller]
 pub fn outer<V: ArrayValue>(a: &V, b: &V) -> V {
-    crate::ops::linalg::outer(a, b)
+    crate::primitives::linalg::outer(a, b)
 }
 
 /// Reshape (row-major).

@@ -17,47 +17,46 @@
 
 mod array;
 pub mod autograd;
-mod batched;
 mod buffers;
-pub mod compose;
-mod compose_jacobian;
-mod compose_many;
-mod compose_structure;
 pub mod composite;
 pub mod cuda;
 pub mod custom;
 mod device;
 mod dtype;
-mod dual;
 pub mod functions;
-pub mod ops;
+mod interp;
+pub mod primitives;
 pub mod random;
 mod registry;
 pub mod revolve;
+#[doc(hidden)]
 pub mod rules;
-pub mod transforms;
+pub mod transform;
 pub mod tree;
-mod value;
+
+/// The transform modules under the paths generated code names.
+#[doc(hidden)]
+pub use transform::{compose, grad as transforms};
 
 pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
-pub use batched::Batched;
 pub use buffers::keep_freed_buffers;
-pub use compose::{hessian, jacfwd, jacrev, vmap};
 pub use composite::{
     cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,
     softmax, softplus, var_axes,
 };
 pub use dtype::{DType, Device, Element};
-pub use dual::Dual;
 pub use functions::*;
+pub use interp::batched::Batched;
+pub use interp::dual::Dual;
+pub use interp::value::{ArrayValue, ElementwiseRule, Shape, Value};
 pub use nabla_kernels::elementwise::CompareOp;
-pub use ops::index::where_;
-pub use ops::shape::{concat, stack};
+pub use primitives::index::where_;
+pub use primitives::shape::{concat, stack};
 pub use random::{manual_seed, rand, rand_on, randn, randn_on};
-pub use transforms::{checkpoint, grad, jvp, value_and_grad, vjp};
+pub use transform::compose::{hessian, jacfwd, jacrev, vmap};
+pub use transform::grad::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;
-pub use value::{ArrayValue, ElementwiseRule, Shape, Value};
 
 /// A name bound by a pattern of a `match` in differentiable code, copied
 /// out of the (static) scrutinee; used by generated code only.

@@ -13,8 +13,8 @@
 //! | `value_methods array` | `array/value_impl.rs` | `Value for Array` (calls the `Array` method) |
 //! | `value_methods dual` | `dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
 //! | `value_methods batched` | `batched.rs` | `Value for Batched<V>` (elementwise batching) |
-//! | `unary_modules`, `binary_modules` | `ops/{unary,binary}.rs` | the rule module: forward, derivative, JVP, VJP |
-//! | `unary_modules`, `binary_modules` | `ops/{unary,binary}.rs` | the `Array` method (forward + tape) |
+//! | `unary_modules`, `binary_modules` | `primitives/{unary,binary}.rs` | the rule module: forward, derivative, JVP, VJP |
+//! | `unary_modules`, `binary_modules` | `primitives/{unary,binary}.rs` | the `Array` method (forward + tape) |
 //! | `free_fns` | `functions.rs` | `nabla::<jax name>` |
 //! | `entries` | `rules.rs` | the entry points generated code calls |
 //! | `tail_entries` | `rules/tail.rs` | output-only-tail entries of the ops whose derivative never reads `y` |
@@ -75,13 +75,13 @@ macro_rules! value_methods {
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
         fn $method(&self $(, $p: $pt)*) -> Self {
             self.unary(self.primal.$method($($p),*), |x, y, dx| {
-                $crate::ops::unary::$name::jvp(x, y $(, $p)*, dx)
+                $crate::primitives::unary::$name::jvp(x, y $(, $p)*, dx)
             })
         }
     };
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
         fn $method(&self, o: &Self) -> Self {
-            self.binary(o, self.primal.$method(&o.primal), $crate::ops::binary::$name::jvp)
+            self.binary(o, self.primal.$method(&o.primal), $crate::primitives::binary::$name::jvp)
         }
     };
     (@batched $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
@@ -175,7 +175,7 @@ macro_rules! free_fns {
 pub(crate) use free_fns;
 
 /// The rule module and the `Array` method of every unary op with a
-/// formula (`(custom)` ones are hand-written in `ops/unary.rs`).
+/// formula (`(custom)` ones are hand-written in `primitives/unary.rs`).
 macro_rules! unary_modules {
     ($(
         $(#[$doc:meta])*
@@ -289,7 +289,7 @@ macro_rules! unary_modules {
 pub(crate) use unary_modules;
 
 /// The rule module and the `Array` method of every binary op with a
-/// formula (`(custom)` ones are hand-written in `ops/binary.rs`).
+/// formula (`(custom)` ones are hand-written in `primitives/binary.rs`).
 macro_rules! binary_modules {
     ($(
         $(#[$doc:meta])*
@@ -310,7 +310,7 @@ macro_rules! binary_modules {
     (@module [$($doc:tt)*] $name:ident $kind:ident (custom) $reads:ident) => {};
     (@module [$($doc:tt)*] $name:ident $kind:ident (|$a:ident, $b:ident, $y:ident| ($pa:expr, $pb:expr))
         $reads:ident) => {
-        $crate::ops::binary::binary_primitive! {
+        $crate::primitives::binary::binary_primitive! {
             $($doc)*
             $name = BinaryOp::$kind, partials |$a, $b, $y| ($pa, $pb) $reads
         }
@@ -327,8 +327,8 @@ macro_rules! binary_modules {
                     other,
                     stringify!($name),
                     BinaryOp::$kind,
-                    $name::vjp_a::<Array>,
-                    $name::vjp_b::<Array>,
+                    $name::vjp_0::<Array>,
+                    $name::vjp_1::<Array>,
                 )
             }
         }
@@ -363,7 +363,7 @@ macro_rules! entries {
             }
             #[inline]
             pub fn vjp_0<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
-                ops::unary::$name::vjp(x, y $(, $p)*, ct)
+                primitives::unary::$name::vjp(x, y $(, $p)*, ct)
             }
         }
     };
@@ -391,11 +391,11 @@ macro_rules! entries {
             }
             #[inline]
             pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                ops::binary::$name::vjp_a(a, b, y, ct)
+                primitives::binary::$name::vjp_0(a, b, y, ct)
             }
             #[inline]
             pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                ops::binary::$name::vjp_b(a, b, y, ct)
+                primitives::binary::$name::vjp_1(a, b, y, ct)
             }
         }
     };
@@ -429,7 +429,7 @@ macro_rules! tail_entries {
                 Shape::from_slice(x)
             }
             pub fn vjp_0<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
-                ops::unary::$name::vjp_from_x(x $(, $p)*, ct)
+                primitives::unary::$name::vjp_from_x(x $(, $p)*, ct)
             }
         }
     };
@@ -454,13 +454,13 @@ macro_rules! tail_entries {
             use super::*;
             #[track_caller]
             pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
-                ops::binary::broadcast_shapes(stringify!($name), a, b)
+                primitives::binary::broadcast_shapes(stringify!($name), a, b)
             }
             pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                ops::binary::$name::vjp_a_from_inputs(a, b, ct)
+                primitives::binary::$name::vjp_0_from_inputs(a, b, ct)
             }
             pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
-                ops::binary::$name::vjp_b_from_inputs(a, b, ct)
+                primitives::binary::$name::vjp_1_from_inputs(a, b, ct)
             }
         }
     };

@@ -7,13 +7,13 @@
 //! `rules::<op>::acc_<k>(&mut slot, ..)`, which adds into an existing
 //! cotangent without a separate pass. These adapters only normalise user-facing
 //! parameters (negative axes, ranges) and forward to the primitives' rules
-//! in [`crate::ops`] (or to composites); they contain no derivative of their
+//! in [`crate::primitives`] (or to composites); they contain no derivative of their
 //! own beyond that plumbing. Not meant to be called by hand.
 
 #![allow(missing_docs)]
 
 use crate::array::{norm_axes, norm_axis};
-use crate::ops;
+use crate::primitives;
 use crate::registry::entries;
 use crate::{ArrayValue, Value};
 use ndarray::Slice;
@@ -33,7 +33,7 @@ pub mod neg {
     }
     #[inline]
     pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
-        ops::unary::neg::vjp(x, y, ct)
+        primitives::unary::neg::vjp(x, y, ct)
     }
 }
 
@@ -47,7 +47,7 @@ pub mod square {
     }
     #[inline]
     pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
-        ops::unary::square::vjp(x, y, ct)
+        primitives::unary::square::vjp(x, y, ct)
     }
     /// The VJP accumulated into `slot` (what generated code calls).
     #[inline]
@@ -68,11 +68,11 @@ macro_rules! custom_binary_entries {
                 }
                 #[inline]
                 pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    ops::binary::$op::vjp_a(a, b, y, ct)
+                    primitives::binary::$op::vjp_0(a, b, y, ct)
                 }
                 #[inline]
                 pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    ops::binary::$op::vjp_b(a, b, y, ct)
+                    primitives::binary::$op::vjp_1(a, b, y, ct)
                 }
             }
         )*
@@ -103,7 +103,7 @@ pub mod mul_scalar {
     }
     #[inline]
     pub fn vjp_0<V: Value>(_x: &V, _y: &V, c: f64, ct: &V) -> V {
-        ops::unary::affine::vjp(c, ct)
+        primitives::unary::affine::vjp(c, ct)
     }
 }
 
@@ -153,10 +153,10 @@ macro_rules! reduce_rules {
 }
 
 reduce_rules! {
-    sum, sum_axes => sum_axes, |x, y, ax, kd, ct| ops::reduce::sum::vjp(&x.shape_vec(), &ax, kd, ct);
-    max, max_axes => max_axes, |x, y, ax, kd, ct| ops::reduce::max::vjp(x, y, &ax, kd, ct);
-    min, min_axes => min_axes, |x, y, ax, kd, ct| ops::reduce::min::vjp(x, y, &ax, kd, ct);
-    prod, prod_axes => prod_axes, |x, y, ax, kd, ct| ops::reduce::prod::vjp(x, y, &ax, kd, ct);
+    sum, sum_axes => sum_axes, |x, y, ax, kd, ct| primitives::reduce::sum::vjp(&x.shape_vec(), &ax, kd, ct);
+    max, max_axes => max_axes, |x, y, ax, kd, ct| primitives::reduce::max::vjp(x, y, &ax, kd, ct);
+    min, min_axes => min_axes, |x, y, ax, kd, ct| primitives::reduce::min::vjp(x, y, &ax, kd, ct);
+    prod, prod_axes => prod_axes, |x, y, ax, kd, ct| primitives::reduce::prod::vjp(x, y, &ax, kd, ct);
 }
 
 pub mod cumsum {
@@ -168,7 +168,7 @@ pub mod cumsum {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, ct: &V) -> V {
-        ops::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.ndim()), false, ct)
+        primitives::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.ndim()), false, ct)
     }
 }
 
@@ -188,13 +188,13 @@ pub mod matmul {
     }
     /// [`vjp_0`] without the output (which it does not read).
     pub(crate) fn ct_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
-        let nd = &ops::linalg::matmul::vjp_a;
-        ops::linalg::matmul::promoted_vjp(a, b, ct, a, nd)
+        let nd = &primitives::linalg::matmul::vjp_0;
+        primitives::linalg::matmul::promoted_vjp(a, b, ct, a, nd)
     }
     /// [`vjp_1`] without the output.
     pub(crate) fn ct_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
-        let nd = &ops::linalg::matmul::vjp_b;
-        ops::linalg::matmul::promoted_vjp(a, b, ct, b, nd)
+        let nd = &primitives::linalg::matmul::vjp_1;
+        primitives::linalg::matmul::promoted_vjp(a, b, ct, b, nd)
     }
 }
 
@@ -210,7 +210,7 @@ pub mod reshape {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _shape: &[usize], ct: &V) -> V {
-        ops::shape::reshape::vjp(&x.shape_vec(), ct)
+        primitives::shape::reshape::vjp(&x.shape_vec(), ct)
     }
 }
 
@@ -222,7 +222,7 @@ pub mod flatten {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
-        ops::shape::reshape::vjp(&x.shape_vec(), ct)
+        primitives::shape::reshape::vjp(&x.shape_vec(), ct)
     }
 }
 
@@ -234,7 +234,7 @@ pub mod permute {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(_x: &V, _y: &V, perm: &[usize], ct: &V) -> V {
-        ops::shape::permute::vjp(perm, ct)
+        primitives::shape::permute::vjp(perm, ct)
     }
 }
 
@@ -333,7 +333,7 @@ pub mod slice_axis {
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, range: Range<usize>, ct: &V) -> V {
         let s = x.shape_vec();
-        ops::shape::slice::vjp(&s, &axis_slices(&s, axis, &range), ct)
+        primitives::shape::slice::vjp(&s, &axis_slices(&s, axis, &range), ct)
     }
     /// The VJP accumulated into `slot` (what generated code calls): the
     /// first contribution is the zero-padded cotangent, later ones are added
@@ -352,7 +352,7 @@ pub mod slice_axis {
         let s = x.shape_vec();
         let slices = axis_slices(&s, axis, &range);
         *slot = Some(match slot.take() {
-            None => ops::shape::slice::vjp(&s, &slices, ct),
+            None => primitives::shape::slice::vjp(&s, &slices, ct),
             Some(old) => old.add_into_slice(&slices, ct),
         });
     }
@@ -368,7 +368,7 @@ pub mod index_select {
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, idx: &[usize], ct: &V) -> V {
         let s = x.shape_vec();
-        ops::index::index_select::vjp(&s, norm_axis("index_select", axis, s.len()), idx, ct)
+        primitives::index::index_select::vjp(&s, norm_axis("index_select", axis, s.len()), idx, ct)
     }
 }
 
@@ -376,7 +376,7 @@ pub mod outer {
     use super::*;
     #[inline]
     pub fn forward<V: ArrayValue>(a: &V, b: &V) -> V {
-        ops::linalg::outer(a, b)
+        primitives::linalg::outer(a, b)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
@@ -432,11 +432,11 @@ pub mod where_ {
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(a: &V, _b: &V, _y: &V, mask: &Array, ct: &V) -> V {
-        ops::index::select::vjp_a(mask, &a.shape_vec(), ct)
+        primitives::index::select::vjp_0(mask, &a.shape_vec(), ct)
     }
     #[inline]
     pub fn vjp_1<V: ArrayValue>(_a: &V, b: &V, _y: &V, mask: &Array, ct: &V) -> V {
-        ops::index::select::vjp_b(mask, &b.shape_vec(), ct)
+        primitives::index::select::vjp_1(mask, &b.shape_vec(), ct)
     }
 }
 
@@ -456,7 +456,7 @@ pub mod concat {
         let nd = parts[0].ndim();
         let ax = norm_axis("concat", axis, nd);
         let sizes: Vec<usize> = parts.iter().map(|p| p.shape_vec()[ax]).collect();
-        ops::shape::concat::vjp(&sizes, ax, k, ct)
+        primitives::shape::concat::vjp(&sizes, ax, k, ct)
     }
 }
 
@@ -479,6 +479,6 @@ pub mod stack {
         let shape = parts[k].shape_vec();
         let ax = norm_axis("stack", axis, shape.len() + 1);
         let sizes = vec![1; parts.len()];
-        ops::shape::concat::vjp(&sizes, ax, k, ct).reshape(&shape)
+        primitives::shape::concat::vjp(&sizes, ax, k, ct).reshape(&shape)
     }
 }

@@ -14,7 +14,7 @@
 //! ```
 
 use crate::Array;
-use crate::transforms::Cotangent;
+use crate::transform::grad::Cotangent;
 
 /// One step of a path into a tree: a named field or an index.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -213,7 +213,7 @@ impl<T: Cotangent, const N: usize> Cotangent for [T; N] {}
 #[doc(hidden)]
 pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: Vec<V>) {
     for (s, c) in slots.iter_mut().zip(cts) {
-        crate::transforms::private::acc(s, c);
+        crate::transform::grad::private::acc(s, c);
     }
 }
 
@@ -223,6 +223,6 @@ pub fn leaves_or_zeros<V: crate::Value>(slots: Vec<Option<V>>, primal: &[V]) -> 
     slots
         .into_iter()
         .zip(primal)
-        .map(|(s, p)| crate::transforms::private::or_zeros(s, p))
+        .map(|(s, p)| crate::transform::grad::private::or_zeros(s, p))
         .collect()
 }

@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use nabla::prelude::*;
-use nabla::{Dual, ops};
+use nabla::{Dual, primitives};
 use ndarray::Slice;
 use serde_json::Value as Json;
 
@@ -233,7 +233,7 @@ pub fn direct_vjp<V: ArrayValue>(
     y: &V,
     ct: &V,
 ) -> Option<Vec<V>> {
-    use ops::{binary as b, index as ix, linalg as la, reduce as r, shape as s, unary as u};
+    use primitives::{binary as b, index as ix, linalg as la, reduce as r, shape as s, unary as u};
     let x = &xs[0];
     let nd = x.shape_vec().len();
     let xs_shape = x.shape_vec();
@@ -246,8 +246,8 @@ pub fn direct_vjp<V: ArrayValue>(
     macro_rules! bin {
         ($m:ident) => {
             Some(vec![
-                b::$m::vjp_a(x, &xs[1], y, ct),
-                b::$m::vjp_b(x, &xs[1], y, ct),
+                b::$m::vjp_0(x, &xs[1], y, ct),
+                b::$m::vjp_1(x, &xs[1], y, ct),
             ])
         };
     }
@@ -329,14 +329,14 @@ pub fn direct_vjp<V: ArrayValue>(
         "where" => {
             let m = where_mask(params);
             vec![
-                ix::select::vjp_a(&m, &xs_shape, ct),
-                ix::select::vjp_b(&m, &xs[1].shape_vec(), ct),
+                ix::select::vjp_0(&m, &xs_shape, ct),
+                ix::select::vjp_1(&m, &xs[1].shape_vec(), ct),
             ]
         }
         "matmul" if nd >= 2 && xs[1].shape_vec().len() >= 2 => {
             vec![
-                la::matmul::vjp_a(x, &xs[1], ct),
-                la::matmul::vjp_b(x, &xs[1], ct),
+                la::matmul::vjp_0(x, &xs[1], ct),
+                la::matmul::vjp_1(x, &xs[1], ct),
             ]
         }
         _ => return None,

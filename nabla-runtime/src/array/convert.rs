@@ -73,7 +73,7 @@ impl Array {
     /// assert_eq!(x.cast(DType::F32).dtype(), DType::F32);
     /// ```
     pub fn cast(&self, dtype: DType) -> Array {
-        crate::ops::cast::cast(self, dtype)
+        crate::primitives::cast::cast(self, dtype)
     }
 }
 

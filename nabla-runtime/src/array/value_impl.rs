@@ -1,8 +1,8 @@
 //! `Array` as a value type of the generic rules.
 
 use crate::Array;
+use crate::interp::value::{ArrayValue, Shape, Value};
 use crate::registry::value_methods;
-use crate::value::{ArrayValue, Shape, Value};
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
 
@@ -23,13 +23,13 @@ impl Value for Array {
         self.affine(c, 0.0)
     }
     fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
-        crate::ops::fused::rule::<R>(a, b, c)
+        crate::primitives::fused::rule::<R>(a, b, c)
     }
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         Array::mul_scaled(self, o, c)
     }
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
-        crate::ops::binary::add_mul_scaled(self, a, b, c)
+        crate::primitives::binary::add_mul_scaled(self, a, b, c)
     }
     nabla_ops::unary_ops!(value_methods array);
     nabla_ops::binary_ops!(value_methods array);
@@ -68,7 +68,7 @@ impl ArrayValue for Array {
         Array::permute(self, perm)
     }
     fn permute_reshape(&self, perm: &[usize], shape: &[usize]) -> Self {
-        crate::ops::shape::permute::forward_as(self, perm, shape)
+        crate::primitives::shape::permute::forward_as(self, perm, shape)
     }
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.sum_norm(axes, keepdim)
@@ -92,7 +92,7 @@ impl ArrayValue for Array {
         self.slice_place_raw(shape, slices)
     }
     fn add_into_slice(self, slices: &[Slice], ct: &Self) -> Self {
-        crate::ops::shape::add_into_slice(self, slices, ct)
+        crate::primitives::shape::add_into_slice(self, slices, ct)
     }
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
         self.index_select_norm(axis, idx)
@@ -101,10 +101,10 @@ impl ArrayValue for Array {
         self.index_add_norm(shape, axis, idx)
     }
     fn concat(parts: &[Self], axis: usize) -> Self {
-        crate::ops::shape::concat_norm(parts, axis)
+        crate::primitives::shape::concat_norm(parts, axis)
     }
     fn select(mask: &Array, a: &Self, b: &Self) -> Self {
-        crate::ops::index::where_(mask, a, b)
+        crate::primitives::index::where_(mask, a, b)
     }
     fn matmul(&self, o: &Self) -> Self {
         Array::matmul(self, o)
@@ -120,7 +120,7 @@ impl ArrayValue for Array {
         }
         a.detach().cast(self.dtype()).to_device(self.device())
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

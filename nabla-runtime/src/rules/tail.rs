@@ -12,9 +12,9 @@
 //! here; the macro's table (`uses` in `nabla-macros/src/tail.rs`) says
 //! which inputs each entry takes by value (`V`) and which by shape
 //! (`&[usize]`), and a mismatch does not compile. The rules are those of
-//! [`crate::ops`] without the output: ops whose derivative reads only their
+//! [`crate::primitives`] without the output: ops whose derivative reads only their
 //! inputs (`reads: x` / `reads: inputs` in the op registry) call the
-//! `vjp_from_x` / `vjp_{a,b}_from_inputs` generated beside their rules;
+//! `vjp_from_x` / `vjp_{0,1}_from_inputs` generated beside their rules;
 //! the shape ops, reductions and `mul` handle unbroadcast cotangents here.
 //!
 //! **Unbroadcast cotangents.** Inside a tail, the cotangent a `vjp_<k>`
@@ -33,7 +33,7 @@
 
 use super::{all_axes, count_of, expanded, squeezed};
 use crate::array::norm_axes;
-use crate::ops;
+use crate::primitives;
 use crate::registry::tail_entries;
 use crate::{ArrayValue, Shape, Value};
 use std::borrow::Cow;
@@ -69,7 +69,7 @@ fn constant<V: Value>(ct: &V) -> bool {
 /// itself when `x` has the output's shape, else the full cotangent summed
 /// to `x`'s shape.
 fn unbroadcast<V: Value>(x: &[usize], other: &[usize], ct: &V) -> V {
-    let out = ops::binary::broadcast_shapes("tail", x, other);
+    let out = primitives::binary::broadcast_shapes("tail", x, other);
     if out[..] == *x {
         return ct.clone();
     }
@@ -120,7 +120,7 @@ pub mod neg {
 
 // Unary ops whose derivative reads only their input (`reads: x` in the
 // registry) and binary ops whose partials read only their inputs (`reads:
-// inputs`): the rules of `crate::ops` without the output.
+// inputs`): the rules of `crate::primitives` without the output.
 nabla_ops::unary_ops!(tail_entries unary);
 nabla_ops::binary_ops!(tail_entries binary);
 
@@ -158,14 +158,14 @@ pub mod mul_scalar {
         Shape::from_slice(x)
     }
     pub fn vjp_0<V: Value>(_x: &[usize], c: f64, ct: &V) -> V {
-        ops::unary::affine::vjp(c, ct)
+        primitives::unary::affine::vjp(c, ct)
     }
 }
 
 /// Broadcasting binary ops: the output shape.
 #[track_caller]
 fn broadcast(a: &[usize], b: &[usize], op: &str) -> Shape {
-    ops::binary::broadcast_shapes(op, a, b)
+    primitives::binary::broadcast_shapes(op, a, b)
 }
 
 /// `a + b`: `ȳ` summed to each input's shape.
@@ -216,7 +216,7 @@ pub mod mul {
     /// the full `ȳ` otherwise.
     fn operand<V: Value>(x: &V, other: &V, ct: &V) -> V {
         let (sx, so) = (x.shape_vec(), other.shape_vec());
-        let out = ops::binary::broadcast_shapes("mul", &sx, &so);
+        let out = primitives::binary::broadcast_shapes("mul", &sx, &so);
         if so == out {
             ct.mul(other).sum_to_shape(&sx)
         } else if sx == out {
@@ -233,7 +233,7 @@ pub mod matmul {
     use super::*;
     #[track_caller]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
-        ops::linalg::matmul::out_shape(a, b)
+        primitives::linalg::matmul::out_shape(a, b)
     }
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
@@ -297,10 +297,10 @@ pub mod reshape {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
-        ops::shape::reshape::out_shape(x, shape)
+        primitives::shape::reshape::out_shape(x, shape)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], shape: &[usize], ct: &V) -> V {
-        through(ct, shape, |ct| ops::shape::reshape::vjp(x, ct))
+        through(ct, shape, |ct| primitives::shape::reshape::vjp(x, ct))
     }
 }
 
@@ -310,7 +310,9 @@ pub mod flatten {
         Shape::from_slice(&[x.iter().product()])
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
-        through(ct, &out_shape(x), |ct| ops::shape::reshape::vjp(x, ct))
+        through(ct, &out_shape(x), |ct| {
+            primitives::shape::reshape::vjp(x, ct)
+        })
     }
 }
 
@@ -318,11 +320,11 @@ pub mod permute {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], perm: &[usize]) -> Shape {
-        ops::shape::permute::out_shape(x, perm)
+        primitives::shape::permute::out_shape(x, perm)
     }
     pub fn vjp_0<V: ArrayValue>(x: &[usize], perm: &[usize], ct: &V) -> V {
         through(ct, &out_shape(x, perm), |ct| {
-            ops::shape::permute::vjp(perm, ct)
+            primitives::shape::permute::vjp(perm, ct)
         })
     }
 }
@@ -342,7 +344,7 @@ pub mod broadcast_to {
     use super::*;
     #[track_caller]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
-        ops::shape::broadcast_to::out_shape(x, shape)
+        primitives::shape::broadcast_to::out_shape(x, shape)
     }
     pub fn vjp_0<V: Value>(x: &[usize], shape: &[usize], ct: &V) -> V {
         full(ct, shape).sum_to_shape(x)

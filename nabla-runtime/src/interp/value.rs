@@ -8,17 +8,17 @@
 //! * [`ArrayValue`] — the array tier: shape ops, reductions, indexing and
 //!   matmul. Implemented by [`Array`], `Dual<V>` and `Batched<V>`.
 //!
-//! Every VJP and JVP rule in [`crate::ops`] is written against these traits,
+//! Every VJP and JVP rule in [`crate::primitives`] is written against these traits,
 //! so a rule is itself differentiable: instantiate it with a forward-mode
 //! type and you differentiate the derivative.
 //!
 //! ```
-//! use nabla_runtime::{ops, Array, Value};
+//! use nabla_runtime::{primitives, Array, Value};
 //! // The VJP rule of sin, used on plain f64 and on arrays alike.
-//! let g = ops::unary::sin::vjp(&1.0f64, &1.0f64.sin(), &1.0f64);
+//! let g = primitives::unary::sin::vjp(&1.0f64, &1.0f64.sin(), &1.0f64);
 //! assert!((g - 1.0f64.cos()).abs() < 1e-15);
 //! let x = Array::from_vec(vec![1.0f64], &[1]);
-//! let ga = ops::unary::sin::vjp(&x, &x.sin(), &x.ones_like());
+//! let ga = primitives::unary::sin::vjp(&x, &x.sin(), &x.ones_like());
 //! assert!((ga.item() - g).abs() < 1e-15);
 //! ```
 
@@ -243,7 +243,7 @@ pub trait ArrayValue: Value {
     /// The element type of the arrays underneath.
     fn dtype(&self) -> crate::DType;
     /// Applies a user-defined primitive (see [`crate::custom`]).
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self;

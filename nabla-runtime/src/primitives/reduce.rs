@@ -7,7 +7,7 @@
 use crate::array::norm_axes;
 use crate::autograd::unary_node;
 use crate::dtype::float_map;
-use crate::ops::unary::not_float;
+use crate::primitives::unary::not_float;
 use crate::{Array, ArrayValue};
 use nabla_kernels::elementwise::CompareOp;
 use nabla_kernels::reduce::{self as kernels, ReduceOp};
@@ -174,7 +174,7 @@ fn others_product<V: ArrayValue>(x: &V, axes: &[usize]) -> V {
     before
         .mul(&after)
         .reshape(&permuted_shape)
-        .permute(&crate::ops::shape::permute::inverse(&perm))
+        .permute(&crate::primitives::shape::permute::inverse(&perm))
 }
 
 /// Product over axes. The rules are exact at zeros (see `others_product`).

@@ -47,13 +47,12 @@ pub trait TupleGet<const I: usize> {
     fn get(&self) -> Self::Out;
 }
 
-include!("transforms_tuples.rs");
-
 /// The cotangent slot of a non-differentiable (static) argument.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Static;
 
-/// Types that can be a gradient: arrays and floats (and, later, trees).
+/// Types that can be a gradient: arrays and floats (trees have their own
+/// gradient type, the tree itself).
 #[diagnostic::on_unimplemented(
     message = "`argnums` selects an argument of type `{Self}`, which has no gradient",
     note = "integers, bools, strings and #[nondiff] arguments are static; select a differentiable argument (Array, f32, f64)"

@@ -18,7 +18,7 @@
 
 use crate::autograd::needs_grad;
 use crate::dtype::Data;
-use crate::value::ElementwiseRule;
+use crate::interp::value::ElementwiseRule;
 use crate::{Array, Device};
 use nabla_kernels::elementwise::try_broadcast_shape;
 use nabla_kernels::ternary::zip3_map;
@@ -68,7 +68,7 @@ fn fusable(a: &Array, b: &Array, c: &Array) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use crate::ops::unary::*;
+    use crate::primitives::unary::*;
     use crate::{Array, ElementwiseRule, Value};
 
     /// Every unary op's chain rule, fused, against the same rule run op by

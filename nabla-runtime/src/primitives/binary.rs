@@ -1,19 +1,19 @@
 //! Binary elementwise primitives with NumPy broadcasting.
 //!
 //! Each primitive module holds its `forward` (kernel), its partial
-//! derivatives, its `jvp` rule and one VJP rule per operand (`vjp_a`,
-//! `vjp_b`; each sums the broadcast cotangent back to its operand's shape,
+//! derivatives, its `jvp` rule and one VJP rule per operand (`vjp_0`,
+//! `vjp_1`; each sums the broadcast cotangent back to its operand's shape,
 //! so a caller computes only the cotangents it needs). The modules and
 //! `Array` methods of the ops declared with partials in the op registry
 //! (`nabla-ops`) are generated here by `binary_primitive!` (through
-//! [`binary_modules`](crate::registry)); `add`, `sub` and `mul`, whose rules
+//! `binary_modules` (`registry.rs`)); `add`, `sub` and `mul`, whose rules
 //! skip the general product, are written out below. Batching rule (all of
 //! them): move both batch axes to the front, broadcasting an unbatched
 //! operand.
 
 use crate::autograd::binary_node;
 use crate::dtype::float_map2;
-use crate::ops::unary::not_float;
+use crate::primitives::unary::not_float;
 use crate::registry::binary_modules;
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
@@ -92,16 +92,16 @@ pub(crate) fn apply(
     b: &Array,
     name: &'static str,
     op: BinaryOp,
-    vjp_a: Vjp,
-    vjp_b: Vjp,
+    vjp_0: Vjp,
+    vjp_1: Vjp,
 ) -> Array {
     let y = binary_forward(a, b, op, name);
     binary_node(y, name, a, b, |y| {
         let (ar, br, yr) = (a.detach(), b.detach(), y.detach());
         move |ct, want| {
             [
-                want[0].then(|| vjp_a(&ar, &br, &yr, ct)),
-                want[1].then(|| vjp_b(&ar, &br, &yr, ct)),
+                want[0].then(|| vjp_0(&ar, &br, &yr, ct)),
+                want[1].then(|| vjp_1(&ar, &br, &yr, ct)),
             ]
         }
     })
@@ -163,25 +163,25 @@ macro_rules! binary_primitive {
                 jvp_from(y, da.map(|d| (d, partial_a(a, b, y))), db.map(|d| (d, partial_b(a, b, y))))
             }
             /// VJP rule for `a`.
-            pub fn vjp_a<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_a(a, b, y)), a)
             }
             /// VJP rule for `b`.
-            pub fn vjp_b<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_b(a, b, y)), b)
             }
             binary_primitive!(@from_inputs $reads);
         }
     };
     (@from_inputs inputs) => {
-        /// [`vjp_a`] without the output: these partials read only `a` and
+        /// [`vjp_0`] without the output: these partials read only `a` and
         /// `b` (`reads: inputs` in the registry), so an output-only tail can
         /// skip computing `y`. `ct` need only broadcast to the output's shape.
-        pub fn vjp_a_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+        pub fn vjp_0_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_a(a, b, a)), a)
         }
-        /// [`vjp_b`] without the output (see [`vjp_a_from_inputs`]).
-        pub fn vjp_b_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
+        /// [`vjp_1`] without the output (see [`vjp_0_from_inputs`]).
+        pub fn vjp_1_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_b(a, b, a)), b)
         }
     };
@@ -208,11 +208,11 @@ pub mod add {
         }
     }
     /// VJP rule for `a`: `ȳ` summed to `a`'s shape.
-    pub fn vjp_a<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`.
-    pub fn vjp_b<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), b)
     }
 }
@@ -235,11 +235,11 @@ pub mod sub {
         }
     }
     /// VJP rule for `a`.
-    pub fn vjp_a<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`: `-ȳ` summed to `b`'s shape.
-    pub fn vjp_b<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.neg(), b)
     }
 }
@@ -263,8 +263,8 @@ impl Array {
             other,
             "add",
             BinaryOp::Add,
-            add::vjp_a::<Array>,
-            add::vjp_b::<Array>,
+            add::vjp_0::<Array>,
+            add::vjp_1::<Array>,
         )
     }
     /// `self - other` elementwise with broadcasting (the `-` operator).
@@ -280,8 +280,8 @@ impl Array {
             other,
             "sub",
             BinaryOp::Sub,
-            sub::vjp_a::<Array>,
-            sub::vjp_b::<Array>,
+            sub::vjp_0::<Array>,
+            sub::vjp_1::<Array>,
         )
     }
     /// `self * other` elementwise with broadcasting (the `*` operator).
@@ -297,8 +297,8 @@ impl Array {
             other,
             "mul",
             BinaryOp::Mul,
-            mul::vjp_a::<Array>,
-            mul::vjp_b::<Array>,
+            mul::vjp_0::<Array>,
+            mul::vjp_1::<Array>,
         )
     }
 }

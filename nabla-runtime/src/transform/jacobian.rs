@@ -4,7 +4,7 @@
 //! a batch axis, and forward-over-reverse for their pullback. The types
 //! `Jacrev`/`Jacfwd` and their constructors live in [`crate::compose`].
 
-use crate::compose::{
+use crate::transform::compose::{
     ArgIndex, ArgIndices, ArgsOf, Arity, DiffFn, Jacfwd, Jacrev, Leaves, OutOf, Structure,
 };
 use crate::{Array, ArrayValue, Batched, DType, Dual, Value};

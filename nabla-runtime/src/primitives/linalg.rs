@@ -10,7 +10,7 @@
 
 use crate::autograd::binary_node;
 use crate::dtype::float_map2;
-use crate::ops::binary::check_dtypes;
+use crate::primitives::binary::check_dtypes;
 use crate::{Array, ArrayValue};
 use nabla_kernels::elementwise::try_broadcast_shape;
 use ndarray::{ArrayViewD, Axis, Ix3, IxDyn};
@@ -20,7 +20,7 @@ pub mod matmul {
     use super::*;
 
     /// The output shape of `a @ b` for operands of any rank ≥ 1, with
-    /// NumPy's 1-D promotions ([`Promotion`]), checking the shapes as the
+    /// NumPy's 1-D promotions (`Promotion`), checking the shapes as the
     /// forward does (the output-only tail computes only this).
     #[track_caller]
     pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
@@ -108,8 +108,8 @@ pub mod matmul {
         y.reshape(&p.demoted(&y.shape_vec()))
     }
 
-    /// The VJP rule `rule(a, b, ct)` of the rank ≥ 2 product (`vjp_a` or
-    /// `vjp_b`) through NumPy's 1-D promotions: operands and cotangent
+    /// The VJP rule `rule(a, b, ct)` of the rank ≥ 2 product (`vjp_0` or
+    /// `vjp_1`) through NumPy's 1-D promotions: operands and cotangent
     /// promoted, the result shaped as the operand `like` (`a` or `b`).
     pub(crate) fn promoted_vjp<V: ArrayValue>(
         a: &V,
@@ -279,12 +279,12 @@ pub mod matmul {
     }
 
     /// VJP rule for `a`: `ȳ·bᵀ`, summed over broadcast batch axes.
-    pub fn vjp_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         ct.matmul(&mt(b)).sum_to_shape(&a.shape_vec())
     }
 
     /// VJP rule for `b`: `aᵀ·ȳ`, summed over broadcast batch axes.
-    pub fn vjp_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+    pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         mt(a).matmul(ct).sum_to_shape(&b.shape_vec())
     }
 }
@@ -315,8 +315,8 @@ impl Array {
             let (ar, br) = (self.detach(), other.detach());
             move |ct, want| {
                 [
-                    want[0].then(|| matmul::vjp_a(&ar, &br, ct)),
-                    want[1].then(|| matmul::vjp_b(&ar, &br, ct)),
+                    want[0].then(|| matmul::vjp_0(&ar, &br, ct)),
+                    want[1].then(|| matmul::vjp_1(&ar, &br, ct)),
                 ]
             }
         })

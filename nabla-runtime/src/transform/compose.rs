@@ -7,8 +7,8 @@
 //! returning `vec![..]`, and every transform of such a function) exposes two
 //! generic programs: `eval::<V>` and `vjp::<V>`. A transform is a small type
 //! whose programs call the inner function's programs at another value type
-//! (argument and output shapes: `compose_structure.rs`; the Jacobians and
-//! their pullbacks: `compose_jacobian.rs`):
+//! (argument and output shapes: `transform/structure.rs`; the Jacobians and
+//! their pullbacks: `transform/jacobian.rs`):
 //!
 //! | transform | `eval::<V>` runs | its `vjp::<V>` runs |
 //! |---|---|---|
@@ -38,13 +38,13 @@
 //! }
 //! ```
 
-pub(crate) use crate::compose_jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
-pub use crate::compose_many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
-pub use crate::compose_structure::{
+use crate::transform::grad::Argnum;
+pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
+pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
+pub use crate::transform::structure::{
     A1, A2, A3, A4, A5, A6, AList, ArgIndices, Arity, FixedArity, Leaves, List, One, Structure,
     check_cotangents, list_skeleton,
 };
-use crate::transforms::Argnum;
 use crate::{Array, ArrayValue, Batched, Dual, Value};
 use std::marker::PhantomData;
 use std::ops::Deref;
@@ -470,7 +470,7 @@ arg_index!(AList: 0);
 /// `grad(f)` of a scalar-valued array function is composable too: it is
 /// the Jacobian of a function with a scalar output.
 impl<F: DiffFn<Out = One>, const I: usize> DiffFn
-    for crate::transforms::Grad<F, Argnum<I>, crate::transforms::NoAux>
+    for crate::transform::grad::Grad<F, Argnum<I>, crate::transform::grad::NoAux>
 where
     Argnum<I>: ArgIndex<F::Arity>,
     F::Arity: FixedArity,
@@ -515,7 +515,7 @@ pub trait ScalarFn1: Copy + 'static {
     fn vjp<V: Value>(x: &V) -> (V, impl FnOnce(V) -> V + use<V, Self>);
 }
 
-use crate::transforms::{Grad, GradFn, NoAux};
+use crate::transform::grad::{Grad, GradFn, NoAux};
 
 impl<F: ScalarFn1> ScalarFn1 for Grad<F, Argnum<0>, NoAux> {
     type S = F::S;

@@ -5,7 +5,7 @@
 //! is differentiable again), and the `jvp` and `vjp` rules built from it.
 //! The modules and `Array` methods of the ops declared with a formula in the
 //! op registry (`nabla-ops`) are generated here by
-//! [`unary_modules`](crate::registry); `neg` and `square`, whose rules skip
+//! `unary_modules` (`registry.rs`); `neg` and `square`, whose rules skip
 //! the general product, and the internal `affine` and `rdiv` are written
 //! out below with the same interface. Batching rule (all of them):
 //! elementwise, so the batch axis passes through unchanged.
@@ -32,7 +32,7 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
 
 /// `x²`. Written out (not through `unary_primitives!`) so that its
 /// derivative `2x` multiplies into the tangent or cotangent in one fused
-/// pass ([`crate::ops::binary::mul_scaled`]) instead of two.
+/// pass ([`crate::primitives::binary::mul_scaled`]) instead of two.
 pub mod square {
     use super::*;
     /// Forward: the elementwise kernel.

@@ -284,7 +284,7 @@ pub mod slice_place {
     #[track_caller]
     pub fn forward(x: &Array, shape: &[usize], slices: &[Slice]) -> Array {
         if !x.dtype().is_float() {
-            crate::ops::unary::not_float("slice_place", x)
+            crate::primitives::unary::not_float("slice_place", x)
         }
         crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::slice_place(
             shape, slices, g
@@ -292,7 +292,7 @@ pub mod slice_place {
         Array::from_data(crate::dtype::float_map!(
             &*x.data,
             |a| nabla_kernels::index::slice_place(shape, slices, a.view()),
-            crate::ops::unary::not_float("slice_place", x)
+            crate::primitives::unary::not_float("slice_place", x)
         ))
     }
     /// JVP rule.

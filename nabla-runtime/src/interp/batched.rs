@@ -458,7 +458,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
         }
         // NumPy's 1-D promotions per example, then the batch axis is a
         // leading batch dimension of the rank ≥ 2 product.
-        crate::ops::linalg::matmul::promoted(self, o, |a, b| {
+        crate::primitives::linalg::matmul::promoted(self, o, |a, b| {
             let r = a.ndim().max(b.ndim());
             Batched::with(side(a, r).matmul(&side(b, r)))
         })
@@ -469,7 +469,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -1,7 +1,7 @@
 //! `Dual<V>`: forward-mode interpretation type (primal + tangent).
 //!
 //! Instantiating generic code at `Dual<V>` computes its JVP: every method
-//! applies the primitive's JVP rule from [`crate::ops`]. The tangent may be
+//! applies the primitive's JVP rule from [`crate::primitives`]. The tangent may be
 //! a symbolic zero (`None`), so constants cost nothing. Because the rules
 //! are themselves generic, `Dual<Dual<V>>` gives second derivatives.
 //!
@@ -13,7 +13,7 @@
 //! assert!((y.tangent_or_zero() - (1f64.cos() + 1f64.sin())).abs() < 1e-15);
 //! ```
 
-use crate::ops::{binary, index, linalg, reduce, shape};
+use crate::primitives::{binary, index, linalg, reduce, shape};
 use crate::registry::value_methods;
 use crate::{Array, ArrayValue, Value};
 use nabla_kernels::elementwise::CompareOp;
@@ -271,7 +271,7 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::compose::FixedArity>(
+    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -7,8 +7,8 @@
 use crate::array::norm_axis;
 use crate::autograd::{binary_node, unary_node};
 use crate::dtype::{Data, any_map, float_map};
-use crate::ops::binary::check_dtypes;
-use crate::ops::unary::not_float;
+use crate::primitives::binary::check_dtypes;
+use crate::primitives::unary::not_float;
 use crate::{Array, ArrayValue};
 
 /// Gather along an axis.
@@ -130,11 +130,11 @@ pub mod select {
         V::select(mask, &da, &db)
     }
     /// VJP rule for `a`.
-    pub fn vjp_a<V: ArrayValue>(mask: &Array, a_shape: &[usize], ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(mask: &Array, a_shape: &[usize], ct: &V) -> V {
         V::select(mask, ct, &ct.zeros_like()).sum_to_shape(a_shape)
     }
     /// VJP rule for `b`.
-    pub fn vjp_b<V: ArrayValue>(mask: &Array, b_shape: &[usize], ct: &V) -> V {
+    pub fn vjp_1<V: ArrayValue>(mask: &Array, b_shape: &[usize], ct: &V) -> V {
         V::select(mask, &ct.zeros_like(), ct).sum_to_shape(b_shape)
     }
 }
@@ -202,8 +202,8 @@ pub fn where_(mask: &Array, a: &Array, b: &Array) -> Array {
         let (m, sa, sb) = (mask.detach(), a.shape().to_vec(), b.shape().to_vec());
         move |ct, want| {
             [
-                want[0].then(|| select::vjp_a(&m, &sa, ct)),
-                want[1].then(|| select::vjp_b(&m, &sb, ct)),
+                want[0].then(|| select::vjp_0(&m, &sa, ct)),
+                want[1].then(|| select::vjp_1(&m, &sb, ct)),
             ]
         }
     })

@@ -3,7 +3,7 @@
 
 use crate::Array;
 use crate::dtype::Data;
-use crate::ops::binary::check_binary;
+use crate::primitives::binary::check_binary;
 use nabla_kernels::elementwise::{CompareOp, compare};
 
 #[track_caller]

@@ -24,10 +24,10 @@
 //! ```
 
 use crate::Array;
-use crate::compose::{
+use crate::transform::compose::{
     A1, A2, A3, A4, A5, A6, ArgsOf, DiffFn, FixedArity, One, jacfwd_blocks, jacrev_blocks,
 };
-use crate::transforms::Select;
+use crate::transform::grad::Select;
 use std::marker::PhantomData;
 use std::ops::Deref;
 

@@ -1,0 +1,17 @@
+//! The transforms as values.
+//!
+//! * [`grad`]: `grad`, `value_and_grad`, `vjp`, `jvp`, `checkpoint` of any
+//!   `#[differentiable]` function, with `argnums` (`argnums.rs`: picking
+//!   arguments out of the argument tuple) and `has_aux`.
+//! * [`compose`]: the composable transforms `vmap`, `jacfwd`, `jacrev`,
+//!   `hessian` and `grad` of scalar functions, nested to any depth, over
+//!   the [`DiffFn`](compose::DiffFn) trait; argument and output structure
+//!   (`structure`), Jacobian assembly and pullbacks (`jacobian`), and
+//!   Jacobians for several arguments (`many`).
+
+mod argnums;
+pub mod compose;
+pub mod grad;
+mod jacobian;
+mod many;
+mod structure;
