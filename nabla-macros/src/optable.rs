@@ -225,13 +225,30 @@ pub fn composite_method(name: &str) -> bool {
     )
 }
 
-/// Known names, for error messages.
-pub fn known_names() -> String {
-    let mut v: Vec<&str> = ops()
+/// The known name closest to `name` (edit distance at most a third of its
+/// length, and at least 1), for "did you mean" in error messages.
+pub fn suggestion(name: &str) -> Option<&'static str> {
+    let limit = (name.chars().count() / 3).max(1);
+    ops()
         .flat_map(|o| o.names.iter().copied())
         .filter(|n| !n.ends_with("_scalar"))
-        .collect();
-    v.sort_unstable();
-    v.dedup();
-    v.join(", ")
+        .map(|n| (edit_distance(name, n), n))
+        .filter(|&(d, _)| d <= limit)
+        .min()
+        .map(|(_, n)| n)
+}
+
+/// Levenshtein distance between two names.
+fn edit_distance(a: &str, b: &str) -> usize {
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.chars().enumerate() {
+        let mut row = vec![i + 1];
+        for (j, &cb) in b.iter().enumerate() {
+            let sub = prev[j] + usize::from(ca != cb);
+            row.push(sub.min(prev[j + 1] + 1).min(row[j] + 1));
+        }
+        prev = row;
+    }
+    prev[b.len()]
 }

@@ -484,6 +484,14 @@ macro_rules! unary_ops {
                 reads: x,
                 example: (0.0) => 1.0,
             }
+            /// Softsign, `x / (1 + |x|)` (`jax.nn.soft_sign`).
+            soft_sign SoftSign() {
+                method: soft_sign, func: soft_sign,
+                kernel: |v| v / (T::ONE + v.abs()),
+                cuda: "v / (one + fabs(v))",
+                rule: (|x, y| x.abs().add_scalar(1.0).square().recip()), reads: x,
+                example: (1.0) => 0.5,
+            }
         }
     };
 }

@@ -53,4 +53,9 @@ fn repeated_list(args: &[Array]) -> Vec<Array> {
     vec![nabla::sum(&args[0]); 2]
 }
 
+#[differentiable]
+fn misspelled(x: &Array) -> Array {
+    x.arcsinn()
+}
+
 fn main() {}

@@ -81,11 +81,15 @@ impl Lowerer<'_> {
             return Some(Operand::Tok(quote!(#krate::Value::item_f64(&#vt))));
         }
         let Some(op) = optable::lookup(&name) else {
+            let hint = optable::suggestion(&name)
+                .map(|s| format!("did you mean `{s}`? "))
+                .unwrap_or_default();
             self.cx.error(
                 span,
                 format!(
-                    "`{name}` is not an operation Nabla can differentiate; known operations: {}; or call a #[differentiable] function",
-                    optable::known_names()
+                    "`{name}` is not an operation Nabla can differentiate; {hint}the operations are the \
+                     elementwise, reduction, shape and matmul methods of `Value`/`ArrayValue` and their \
+                     `nabla::` functions (the op registry, `nabla-ops`); or call a #[differentiable] function"
                 ),
             );
             return None;
