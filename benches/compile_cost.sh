@@ -61,7 +61,7 @@ TOK = re.compile(r"""
     r\#*"(?:[^"\\]|\\.)*"\#* | b?"(?:[^"\\]|\\.)*" | b?'(?:[^'\\]|\\.)' |
     '[A-Za-z_]\w*(?!') | [A-Za-z_]\w* | \d[\w.]* |
     ::|->|=>|==|!=|<=|>=|&&|\|\||\+=|-=|\*=|/=|\.\.=|\.\.|\S
-""", re.X)
+""", re.X | re.S)  # re.S: a `\` line continuation inside a string
 
 def tokens(text):
     return TOK.findall(text)
@@ -156,7 +156,10 @@ def rows_of(its):
             rows.append((f, prim, gen))
     return rows
 
-found = [(u, rows_of(its)) for u, its in units(label, items(tokens(open(expanded).read())))]
+# The pretty-printer keeps inner doc comments (`//! ..`, at the top of each
+# module) as comments: drop them, or they would join the module's first item.
+text = re.sub(r"(?m)^[ \t]*//.*$", "", open(expanded).read())
+found = [(u, rows_of(its)) for u, its in units(label, items(tokens(text)))]
 found = [(u, rows) for u, rows in found if rows] or found[:1]
 for label, rows in found:
     print(f"## expansion: {label} ({len(rows)} annotated functions)")
