@@ -1,15 +1,16 @@
 #!/usr/bin/env bash
 # Compile cost of `#[differentiable]` (issue 3). Not run in CI.
 #
-# Part 1, expansion size: the macro's output for every annotated top-level
-# function of the tracked test files and examples that use it (and of the
-# generated crate of part 2), in tokens, relative to the function as
-# written. The expansion is rustc's own `-Zunpretty=expanded` output (what
-# cargo-expand prints), which
-# needs `RUSTC_BOOTSTRAP=1` on a stable toolchain; it is used here as a
-# measuring tool only, nothing is built with it. Per function, the generated
-# items are `__nabla_<f>_{primal,forward,jvp,vjp,grad,value_and_grad,
-# vjp_entry,jvp_entry}`, `const <f>`, `mod <f>` and the `impl`s for
+# Part 1, expansion size: the macro's output for every annotated function
+# at the top level of a module of the integration tests (`tests/it`, one
+# block per module), of the other tracked test files and examples that use
+# it (and of the generated crate of part 2), in tokens, relative to the
+# function as written. The expansion is rustc's own `-Zunpretty=expanded`
+# output (what cargo-expand prints), which needs `RUSTC_BOOTSTRAP=1` on a
+# stable toolchain; it is used here as a measuring tool only, nothing is
+# built with it. Per function, the generated items are
+# `__nabla_<f>_{primal,forward,jvp,vjp,grad,value_and_grad,vjp_entry,
+# jvp_entry}`, `const <f>`, `mod <f>` and the `impl`s for
 # `<f>::Function`, after full expansion (derives, `format_args!`, ...); the
 # source size is the `primal` item (the body as written, so both sides are
 # counted by the same tokenizer on the same pretty-printer's output).
@@ -60,7 +61,7 @@ TOK = re.compile(r"""
     r\#*"(?:[^"\\]|\\.)*"\#* | b?"(?:[^"\\]|\\.)*" | b?'(?:[^'\\]|\\.)' |
     '[A-Za-z_]\w*(?!') | [A-Za-z_]\w* | \d[\w.]* |
     ::|->|=>|==|!=|<=|>=|&&|\|\||\+=|-=|\*=|/=|\.\.=|\.\.|\S
-""", re.X)
+""", re.X | re.S)  # re.S: a `\` line continuation inside a string
 
 def tokens(text):
     return TOK.findall(text)
@@ -109,42 +110,69 @@ def name_of(it):
     return None, None
 
 suffixes = ("primal", "forward", "jvp", "vjp", "grad", "value_and_grad", "vjp_entry", "jvp_entry")
-its = items(tokens(open(expanded).read()))
-# Every annotated function has exactly one `__nabla_<f>_primal` (also those
-# that a `macro_rules!` defines).
-names = []
-for it in its:
-    kind, nm = name_of(it)
-    m = re.fullmatch(r"__nabla_(\w+)_primal", nm or "")
-    if kind == "fn" and m:
-        names.append(m.group(1))
-rows = []
-for f in names:
-    gen = prim = 0
+
+def annotated(its):
+    """Every annotated function has exactly one `__nabla_<f>_primal` (also
+    those that a `macro_rules!` defines), beside its other generated items."""
+    names = []
     for it in its:
         kind, nm = name_of(it)
-        if kind is None:
+        m = re.fullmatch(r"__nabla_(\w+)_primal", nm or "")
+        if kind == "fn" and m:
+            names.append(m.group(1))
+    return names
+
+def units(label, its):
+    """The crate root and each module written in the source (e.g. the
+    modules of the `tests/it` binary), each with its own items; the
+    generated `mod <f>` of an annotated function is not one."""
+    yield label, its
+    generated = set(annotated(its))
+    for it in its:
+        kind, nm = name_of(it)
+        if kind != "mod" or nm in generated:
             continue
-        mine = (kind == "fn" and nm in {f"__nabla_{f}_{s}" for s in suffixes}) or \
-               (kind in ("const", "mod") and nm == f) or \
-               (kind == "impl" and nm == f"{f}::Function")
-        if mine:
-            gen += len(it)
-            if nm == f"__nabla_{f}_primal":
-                prim = len(strip_attrs(it))
-    if prim:
-        rows.append((f, prim, gen))
-print(f"## expansion: {label} ({len(rows)} annotated functions)")
-print(f"{'function':<28} {'source':>7} {'generated':>9} {'ratio':>6}")
-for f, p, g in rows:
-    print(f"{f:<28} {p:>7} {g:>9} {g / p:>6.1f}")
-if rows:
-    sp, sg = sum(r[1] for r in rows), sum(r[2] for r in rows)
-    ratios = sorted(g / p for _, p, g in rows)
-    print(f"{'total':<28} {sp:>7} {sg:>9} {sg / sp:>6.1f}   "
-          f"(per function: median {ratios[len(ratios) // 2]:.1f}x, range {ratios[0]:.1f}-{ratios[-1]:.1f}x; "
-          f"{sg / len(rows):.0f} tokens generated per function)")
-print()
+        body = strip_attrs(it)
+        k = body.index("mod")
+        if body[k + 2:k + 3] == ["{"]:
+            yield from units(f"{label}/{nm}", items(body[k + 3:-1]))
+
+def rows_of(its):
+    rows = []
+    for f in annotated(its):
+        gen = prim = 0
+        for it in its:
+            kind, nm = name_of(it)
+            if kind is None:
+                continue
+            mine = (kind == "fn" and nm in {f"__nabla_{f}_{s}" for s in suffixes}) or \
+                   (kind in ("const", "mod") and nm == f) or \
+                   (kind == "impl" and nm == f"{f}::Function")
+            if mine:
+                gen += len(it)
+                if nm == f"__nabla_{f}_primal":
+                    prim = len(strip_attrs(it))
+        if prim:
+            rows.append((f, prim, gen))
+    return rows
+
+# The pretty-printer keeps inner doc comments (`//! ..`, at the top of each
+# module) as comments: drop them, or they would join the module's first item.
+text = re.sub(r"(?m)^[ \t]*//.*$", "", open(expanded).read())
+found = [(u, rows_of(its)) for u, its in units(label, items(tokens(text)))]
+found = [(u, rows) for u, rows in found if rows] or found[:1]
+for label, rows in found:
+    print(f"## expansion: {label} ({len(rows)} annotated functions)")
+    print(f"{'function':<28} {'source':>7} {'generated':>9} {'ratio':>6}")
+    for f, p, g in rows:
+        print(f"{f:<28} {p:>7} {g:>9} {g / p:>6.1f}")
+    if rows:
+        sp, sg = sum(r[1] for r in rows), sum(r[2] for r in rows)
+        ratios = sorted(g / p for _, p, g in rows)
+        print(f"{'total':<28} {sp:>7} {sg:>9} {sg / sp:>6.1f}   "
+              f"(per function: median {ratios[len(ratios) // 2]:.1f}x, range {ratios[0]:.1f}-{ratios[-1]:.1f}x; "
+              f"{sg / len(rows):.0f} tokens generated per function)")
+    print()
 PY
 }
 
@@ -225,8 +253,10 @@ if [ "${SKIP_EXPANSION:-}" != 1 ]; then
     exp="$work/expanded"
     mkdir -p "$exp"
     ok=1
-    # Tracked test files and examples (top level) that use the macro.
-    for f in $(cd "$root" && git ls-files 'tests/*.rs' 'examples/*.rs' |
+    # The integration-test binary `tests/it` (one block per module with
+    # annotated functions), and the other tracked test files and examples
+    # (top level) that use the macro.
+    for f in tests/it $(cd "$root" && git ls-files 'tests/*.rs' 'examples/*.rs' |
         grep -E '^(tests|examples)/[^/]+\.rs$' | xargs grep -l 'differentiable\]'); do
         t=$(basename "$f" .rs)
         kind=--test

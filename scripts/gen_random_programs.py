@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Writes tests/random_programs.rs: random straight-line #[differentiable]
-programs (fixed seed) whose generated gradients and JVPs the test compares
-with the imperative tape and with finite differences.
+"""Writes tests/it/random_programs.rs (a module of the `it` test binary):
+random straight-line #[differentiable] programs (fixed seed) whose
+generated gradients and JVPs the test compares with the imperative tape and
+with finite differences.
 
 Regenerate with: python3 scripts/gen_random_programs.py
 """
@@ -60,8 +61,7 @@ out = [
     "//! the imperative tape, and the generated JVP must match finite\n",
     "//! differences, for random inputs (proptest).\n\n",
     "#![allow(clippy::all, unused_parens, unused_variables)]\n\n",
-    "mod common;\n\n",
-    "use common::*;\nuse nabla::compose::DiffFn;\nuse nabla::prelude::*;\nuse proptest::prelude::*;\n\n",
+    "use crate::common::*;\nuse nabla::compose::DiffFn;\nuse nabla::prelude::*;\nuse proptest::prelude::*;\n\n",
 ]
 for k in range(N_PROGRAMS):
     out.append(program(k) + "\n")
@@ -121,5 +121,5 @@ proptest! {{
     }}
 }}
 """)
-open("tests/random_programs.rs", "w").write("".join(out))
-print("wrote tests/random_programs.rs")
+open("tests/it/random_programs.rs", "w").write("".join(out))
+print("wrote tests/it/random_programs.rs")

@@ -1,3 +1,8 @@
+//! A first `#[differentiable]` program: a scalar function's `grad` (one and
+//! two `argnums`) against hand-derived derivatives, and a small model's
+//! gradients against the imperative tape.
+
+use crate::common::seeded;
 use nabla::prelude::*;
 
 #[nabla::differentiable]
@@ -21,7 +26,7 @@ fn smoke() {
     let (gx, gy) = nabla::grad!(f, argnums = (0, 1))(3.0, 2.0);
     assert_eq!(gx, 12.0);
     assert!((gy - (9.0 + 2f64.cos())).abs() < 1e-15);
-    nabla::manual_seed(0);
+    let _rng = seeded(0);
     let w = nabla::randn(&[3, 2], DType::F64);
     let b = nabla::randn(&[2], DType::F64);
     let x = nabla::randn(&[4, 3], DType::F64);

@@ -3,9 +3,7 @@
 //! counts, nested loops, `while` with jumps, against finite differences,
 //! the tape, forward mode and loops of single examples under `vmap`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 
 /// Skips the elements whose running value went negative (data-dependent
@@ -96,7 +94,7 @@ fn check(f: impl Fn(&Array) -> Array, g: Array, x: &Array, what: &str) {
 #[test]
 fn data_dependent_continue_matches_fd_tape_and_jvp() {
     for seed in 0..6 {
-        nabla::manual_seed(seed);
+        let _rng = seeded(seed);
         let x = nabla::randn(&[6], DType::F64);
         let g = nabla::grad(skip_negative)(&x);
         check(
@@ -138,7 +136,7 @@ fn break_gives_a_variable_trip_count_and_exact_derivatives() {
 
 #[test]
 fn nested_loops_with_jumps_match_fd_and_vmap_matches_a_loop() {
-    nabla::manual_seed(11);
+    let _rng = seeded(11);
     let w = nabla::randn(&[3], DType::F64) * 0.5;
     let g = nabla::grad(nested)(&w);
     check(*nested, g, &w, "nested jumps");
@@ -165,7 +163,7 @@ fn nested_loops_with_jumps_match_fd_and_vmap_matches_a_loop() {
 #[test]
 fn while_with_jumps_matches_fd() {
     for seed in 0..4 {
-        nabla::manual_seed(20 + seed);
+        let _rng = seeded(20 + seed);
         let x = nabla::randn(&[3], DType::F64) * 0.5 + 0.3;
         let g = nabla::grad(while_jumps)(&x);
         check(*while_jumps, g, &x, &format!("while jumps, seed {seed}"));
@@ -255,7 +253,7 @@ fn early_everywhere(x: f64) -> f64 {
 #[test]
 fn early_return_inside_loops_matches_fd_and_the_tape() {
     for seed in 0..8 {
-        nabla::manual_seed(40 + seed);
+        let _rng = seeded(40 + seed);
         let x = nabla::randn(&[3], DType::F64) * 0.6;
         let g = nabla::grad(early_in_loop)(&x);
         check(
@@ -312,7 +310,7 @@ fn skip_small(ws: &[Array], x: &Array) -> Array {
 
 #[test]
 fn loops_over_slices_of_arrays() {
-    nabla::manual_seed(60);
+    let _rng = seeded(60);
     let ws: Vec<Array> = (0..3)
         .map(|_| nabla::randn(&[4, 4], DType::F64) * 0.5)
         .collect();

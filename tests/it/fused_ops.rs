@@ -2,9 +2,7 @@
 //! forward, tape VJP (with broadcasting), `Dual` JVP and `Batched` rule
 //! against the unfused composition and finite differences in f64.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 use nabla::{Batched, Dual};
 

@@ -2,9 +2,7 @@
 //! tape's VJP and the `Dual` JVP of every fixture op at freshly perturbed
 //! inputs, plus broadcasting shapes the fixtures do not cover.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::Dual;
 use nabla::prelude::*;
 use nabla::random::Key;

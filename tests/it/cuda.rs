@@ -5,9 +5,7 @@
 //! every GPU test prints why it skipped, and the probing and error paths
 //! are checked instead (this is what CI exercises).
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 use nabla::{Batched, Dual};
 
@@ -21,18 +19,6 @@ fn gpu() -> Option<Device> {
             None
         }
     }
-}
-
-/// The random generator is global (like `torch.manual_seed`), and test
-/// threads run in parallel: a test that seeds it and relies on the draws
-/// that follow holds this lock, so no other test draws in between. (The
-/// seed-example test draws the same values twice, once per device; without
-/// the lock it failed on the H200 when another test drew in between.)
-fn seeded(value: u64) -> std::sync::MutexGuard<'static, ()> {
-    static LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
-    let guard = LOCK.lock().unwrap_or_else(|e| e.into_inner());
-    nabla::manual_seed(value);
-    guard
 }
 
 fn cases() -> Vec<serde_json::Value> {

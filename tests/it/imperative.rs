@@ -1,9 +1,8 @@
-//! Imperative autograd: the seed example against JAX (`seed_imperative`),
-//! accumulation, leaves, `no_grad`, `detach`, and tape release.
+//! Imperative autograd: the seed example against JAX (`seed_imperative`);
+//! accumulation, leaves, `no_grad`, `detach`, and tape release against
+//! hand-derived values.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 
 #[test]

@@ -4,9 +4,7 @@
 //! output-major order, every order of second derivatives agreeing and
 //! matching finite differences, and `vmap` equal to a loop.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 
 #[differentiable]

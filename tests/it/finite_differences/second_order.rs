@@ -2,9 +2,7 @@
 //! records it, differentiated again by `backward()` — checked against
 //! central finite differences of the (fixture-checked) first derivative.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 use nabla::random::Key;
 

@@ -3,9 +3,7 @@
 //! exactly the optimal number of iterations, and composes with `jvp`,
 //! `hessian` and `vmap`.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 use nabla::revolve::min_forward_steps;
 use std::cell::Cell;
@@ -39,7 +37,7 @@ fn plain(x: &Array, w: &Array, n: usize) -> Array {
     let mut h = x.clone();
     let mut acc = nabla::sum(&x.zeros_like());
     for i in 0..n {
-        let _ = crate::count_run();
+        let _ = crate::transforms::revolve::count_run();
         h = cell(&h, w) * (1.0 + 0.01 * i as f64) + &h * 0.5;
         acc += nabla::sum(&h.square());
     }
@@ -52,7 +50,7 @@ fn snap1(x: &Array, w: &Array, n: usize) -> Array {
     let mut acc = nabla::sum(&x.zeros_like());
     #[nabla::checkpoint(snapshots = 1)]
     for i in 0..n {
-        let _ = crate::count_run();
+        let _ = crate::transforms::revolve::count_run();
         h = cell(&h, w) * (1.0 + 0.01 * i as f64) + &h * 0.5;
         acc += nabla::sum(&h.square());
     }
@@ -65,7 +63,7 @@ fn snap2(x: &Array, w: &Array, n: usize) -> Array {
     let mut acc = nabla::sum(&x.zeros_like());
     #[nabla::checkpoint(snapshots = 2)]
     for i in 0..n {
-        let _ = crate::count_run();
+        let _ = crate::transforms::revolve::count_run();
         h = cell(&h, w) * (1.0 + 0.01 * i as f64) + &h * 0.5;
         acc += nabla::sum(&h.square());
     }
@@ -78,7 +76,7 @@ fn snap3(x: &Array, w: &Array, n: usize) -> Array {
     let mut acc = nabla::sum(&x.zeros_like());
     #[nabla::checkpoint(snapshots = 3)]
     for i in 0..n {
-        let _ = crate::count_run();
+        let _ = crate::transforms::revolve::count_run();
         h = cell(&h, w) * (1.0 + 0.01 * i as f64) + &h * 0.5;
         acc += nabla::sum(&h.square());
     }
@@ -91,7 +89,7 @@ fn snap20(x: &Array, w: &Array, n: usize) -> Array {
     let mut acc = nabla::sum(&x.zeros_like());
     #[nabla::checkpoint(snapshots = 20)]
     for i in 0..n {
-        let _ = crate::count_run();
+        let _ = crate::transforms::revolve::count_run();
         h = cell(&h, w) * (1.0 + 0.01 * i as f64) + &h * 0.5;
         acc += nabla::sum(&h.square());
     }
@@ -103,7 +101,7 @@ type LoopW = fn(&Array, &Array, usize) -> Array;
 
 #[test]
 fn checkpointed_loops_give_the_plain_gradients_bit_for_bit() {
-    nabla::manual_seed(31);
+    let _rng = seeded(31);
     let x = nabla::randn(&[2, 4], DType::F64);
     let w = nabla::randn(&[4, 4], DType::F64) * 0.4;
     let variants: [(usize, Loop); 4] = [
@@ -154,7 +152,7 @@ fn fewest(l: usize, s: usize) -> usize {
 
 #[test]
 fn recomputations_match_the_binomial_formula_and_the_search() {
-    nabla::manual_seed(32);
+    let _rng = seeded(32);
     let x = nabla::randn(&[2, 4], DType::F64);
     let w = nabla::randn(&[4, 4], DType::F64) * 0.4;
     for n in 0..=30 {
@@ -203,7 +201,7 @@ fn roll_snap(s: &Array) -> Array {
 
 #[test]
 fn jvp_hessian_and_vmap_agree_with_the_plain_loop() {
-    nabla::manual_seed(33);
+    let _rng = seeded(33);
     let s = nabla::randn(&[3], DType::F64) * 0.5;
     assert_close(
         &nabla::grad(roll_snap)(&s),
@@ -328,7 +326,7 @@ fn nested_snap(x: &Array, w: &Array) -> Array {
 
 #[test]
 fn nested_checkpointed_loops_give_the_plain_gradients() {
-    nabla::manual_seed(34);
+    let _rng = seeded(34);
     let x = nabla::randn(&[2, 4], DType::F64);
     let w = nabla::randn(&[4, 4], DType::F64) * 0.4;
     let (gx, gw) = nabla::grad!(nested_plain, argnums = (0, 1))(&x, &w);
@@ -364,7 +362,7 @@ fn iter_snap(x: &Array, #[nondiff] rates: &[f64]) -> Array {
 
 #[test]
 fn static_iterators_and_static_carried_values() {
-    nabla::manual_seed(35);
+    let _rng = seeded(35);
     let x = nabla::randn(&[3], DType::F64);
     let rates: Vec<f64> = (0..11).map(|i| 0.3 + 0.05 * i as f64).collect();
     for n in [0, 1, 2, 11] {

@@ -2,9 +2,7 @@
 //! (`x.item()`); the forward sweep records the branch taken and the reverse
 //! sweep replays it. Under `vmap` such a condition is a clear run-time error.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 
 #[differentiable]

@@ -1,12 +1,36 @@
 //! Shared helpers for the integration tests: fixture loading, the op
-//! dispatcher used by fixture and finite-difference tests, and tolerant
-//! comparisons.
+//! dispatcher used by fixture and finite-difference tests, tolerant
+//! comparisons, and the guard of the global random generator.
 #![allow(dead_code)]
 
 use nabla::prelude::*;
 use nabla::{Dual, primitives};
 use ndarray::Slice;
 use serde_json::Value as Json;
+use std::sync::{Mutex, MutexGuard};
+
+/// Seeds the global random generator and holds it until the guard drops.
+///
+/// The generator is global to the process (like `torch.manual_seed`), and
+/// the tests of this binary run in parallel threads: a test that seeds it
+/// and relies on the draws that follow holds this guard, so no other test
+/// draws in between. (The CUDA seed-example test draws the same values
+/// twice, once per device; without the lock it failed on the H200 when
+/// another test drew in between.) Do not call it twice in one scope: the
+/// lock is not reentrant.
+pub fn seeded(value: u64) -> MutexGuard<'static, ()> {
+    let guard = rng_lock();
+    nabla::manual_seed(value);
+    guard
+}
+
+/// The guard of [`seeded`] without reseeding, for a test that draws from
+/// the global generator without seeding it: it then never draws in the
+/// middle of a seeded test's draws.
+pub fn rng_lock() -> MutexGuard<'static, ()> {
+    static LOCK: Mutex<()> = Mutex::new(());
+    LOCK.lock().unwrap_or_else(|e| e.into_inner())
+}
 
 /// Reads a fixture file from the repository's `tests/fixtures/`, or from
 /// the folder in `NABLA_FIXTURES` (how test binaries find them on another

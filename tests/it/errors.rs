@@ -1,5 +1,6 @@
 //! Bad input is a panic whose message names the op, the shapes and the fix.
-//! These tests pin the messages.
+//! These tests pin the messages (exact strings) and the panic's location
+//! (the caller's file).
 
 use nabla::prelude::*;
 
@@ -163,17 +164,25 @@ fn integer_arithmetic_asks_for_a_cast() {
 #[test]
 fn panics_point_at_the_caller() {
     // #[track_caller] all the way: the location is this file, not the runtime.
-    let hook = std::panic::take_hook();
+    // The panic hook is process-wide and the other tests of this binary run
+    // (and panic) on other threads meanwhile: the hook records this thread's
+    // panic only and hands every other one to the previous hook.
+    let hook = std::sync::Arc::new(std::panic::take_hook());
     let loc = std::sync::Arc::new(std::sync::Mutex::new(String::new()));
-    let l2 = loc.clone();
+    let (l2, previous) = (loc.clone(), hook.clone());
+    let this_thread = std::thread::current().id();
     std::panic::set_hook(Box::new(move |info| {
+        if std::thread::current().id() != this_thread {
+            return previous(info);
+        }
         *l2.lock().unwrap() = info
             .location()
             .map(|l| l.file().to_string())
             .unwrap_or_default();
     }));
     let _ = std::panic::catch_unwind(|| f32s(&[2]) + f32s(&[3]));
-    std::panic::set_hook(hook);
+    drop(std::panic::take_hook());
+    std::panic::set_hook(std::sync::Arc::into_inner(hook).expect("the previous hook"));
     assert!(
         loc.lock().unwrap().ends_with("errors.rs"),
         "panic located at {}",

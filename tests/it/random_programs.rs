@@ -5,9 +5,7 @@
 
 #![allow(clippy::all, unused_parens, unused_variables)]
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::compose::DiffFn;
 use nabla::prelude::*;
 use proptest::prelude::*;

@@ -1,0 +1,33 @@
+//! The integration tests of `nabla`, in one binary (one link of the crate
+//! instead of one per file), grouped by topic and oracle:
+//!
+//! - [`fixtures`]: every op and whole programs against JAX's outputs in
+//!   `tests/fixtures/*.json` (through the rules, the tape, `Dual`,
+//!   `Batched` and `#[differentiable]` code);
+//! - [`finite_differences`]: every rule, first and second order, against
+//!   central differences at new points and shapes;
+//! - [`language`]: what `#[differentiable]` accepts (loops, jumps,
+//!   branches, tree and list arguments) against the tape, finite
+//!   differences, forward mode and loops of single-example calls;
+//! - [`transforms`]: composed transforms, `argnums`/`in_axes`, output-only
+//!   tails and checkpointing against JAX, each other and the plain code;
+//! - [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
+//!   [`properties`], [`random_programs`] and [`cuda`] (GPU tests, which
+//!   skip without a GPU; `scripts/gpu-check.sh` runs them with the filter
+//!   `cuda::`).
+//!
+//! [`common`] holds the shared helpers. The compile-fail tests (trybuild)
+//! are a binary of their own, `tests/compile_fail.rs`.
+
+mod common;
+mod cuda;
+mod custom_ops;
+mod errors;
+mod finite_differences;
+mod fixtures;
+mod fused_ops;
+mod imperative;
+mod language;
+mod properties;
+mod random_programs;
+mod transforms;
