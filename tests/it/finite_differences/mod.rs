@@ -3,4 +3,5 @@
 //! (VJP of VJP) rules.
 
 mod ops;
+mod registry_op;
 mod second_order;

@@ -4,9 +4,7 @@
 //! entry. Checked against the closed form and central finite differences
 //! in f64.
 
-mod common;
-
-use common::*;
+use crate::common::*;
 use nabla::prelude::*;
 use nabla::{Batched, Dual};
 
