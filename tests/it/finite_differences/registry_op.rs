@@ -48,7 +48,7 @@ fn soft_sign_forward_and_derivatives() {
     );
     // Finite differences of the tape's function.
     let f = |xs: &[Array]| xs[0].soft_sign();
-    let fd = fd_grad(&f, &[x.clone()], &x.ones_like(), 0, 1e-6);
+    let fd = fd_grad(&f, std::slice::from_ref(&x), &x.ones_like(), 0, 1e-6);
     assert_close(&fd, &d1, 1e-8, "finite differences");
     // vmap: a batch along axis 1.
     let b = Batched::new(x.clone(), Some(1)).soft_sign();
