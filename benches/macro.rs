@@ -31,7 +31,7 @@
 //! hand-written to 1e-12 relative, and both against central differences;
 //! Rosenbrock: against the analytic gradient; MLP: macro vs tape). After
 //! criterion, each ratio is measured once more with the two sides
-//! interleaved ([`paired`]), which is robust to load from other processes,
+//! interleaved (`ratios::paired`), which is robust to load from other processes,
 //! and printed with its target; that is the figure to quote.
 //!
 //! Run: `cargo bench --bench macro` (~30 s; a filter such as `rosenbrock`
@@ -39,164 +39,18 @@
 
 mod common;
 mod projectile;
+mod ratios;
+mod scalar30;
 mod sim_loop;
 
 use criterion::Criterion;
 use nabla::prelude::*;
+use ratios::{Report, print_report};
+use scalar30::{SCALAR_AT, scalar30, scalar30_grad_by_hand};
 use std::hint::black_box;
-use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
 // ----- scalar_grad -----
-
-/// A scalar function of three inputs with exactly 30 operations (numbered).
-/// Every `ln` and `sqrt` argument is positive for all real inputs.
-#[differentiable]
-fn scalar30(x: f64, y: f64, z: f64) -> f64 {
-    let a = x * y; // 1
-    let b = a.sin(); // 2
-    let c = z.cos(); // 3
-    let d = b * c; // 4
-    let e = x.powi(2); // 5
-    let f = e + 1.0; // 6
-    let g = f.ln(); // 7
-    let h = y.exp(); // 8
-    let i = h / f; // 9
-    let j = g + i; // 10
-    let k = z.tanh(); // 11
-    let l = k * x; // 12
-    let m = y * y; // 13
-    let n = m + 2.0; // 14
-    let o = n.sqrt(); // 15
-    let p = l / o; // 16
-    let q = d + p; // 17
-    let r = j * q; // 18
-    let s = z.powi(3); // 19
-    let t = s - x; // 20
-    let u = t.sin(); // 21
-    let v = u * h; // 22
-    let w = r - v; // 23
-    let aa = x + z; // 24
-    let bb = aa.exp(); // 25
-    let cc = o * bb; // 26
-    let dd = cc.ln(); // 27
-    let ee = w + dd; // 28
-    let ff = ee.tanh(); // 29
-    ff * o // 30
-}
-
-/// The gradient of [`scalar30`] written by hand: the same forward sweep with
-/// named intermediates, then the adjoints (`*_b`) in reverse order.
-#[inline(never)]
-fn scalar30_grad_by_hand(x: f64, y: f64, z: f64) -> (f64, f64, f64) {
-    let a = x * y;
-    let b = a.sin();
-    let c = z.cos();
-    let d = b * c;
-    let e = x.powi(2);
-    let f = e + 1.0;
-    let g = f.ln();
-    let h = y.exp();
-    let i = h / f;
-    let j = g + i;
-    let k = z.tanh();
-    let l = k * x;
-    let m = y * y;
-    let n = m + 2.0;
-    let o = n.sqrt();
-    let p = l / o;
-    let q = d + p;
-    let r = j * q;
-    let s = z.powi(3);
-    let t = s - x;
-    let u = t.sin();
-    let v = u * h;
-    let w = r - v;
-    let aa = x + z;
-    let bb = aa.exp();
-    let cc = o * bb;
-    let dd = cc.ln();
-    let ee = w + dd;
-    let ff = ee.tanh();
-    // 30: out = ff * o
-    let ff_b = o;
-    let mut o_b = ff;
-    // 29: ff = tanh(ee)
-    let ee_b = ff_b * (1.0 - ff * ff);
-    // 28: ee = w + dd
-    let w_b = ee_b;
-    let dd_b = ee_b;
-    // 27: dd = ln(cc)
-    let cc_b = dd_b / cc;
-    // 26: cc = o * bb
-    o_b += cc_b * bb;
-    let bb_b = cc_b * o;
-    // 25: bb = exp(aa)
-    let aa_b = bb_b * bb;
-    // 24: aa = x + z
-    let mut x_b = aa_b;
-    let mut z_b = aa_b;
-    // 23: w = r - v
-    let r_b = w_b;
-    let v_b = -w_b;
-    // 22: v = u * h
-    let u_b = v_b * h;
-    let mut h_b = v_b * u;
-    // 21: u = sin(t)
-    let t_b = u_b * t.cos();
-    // 20: t = s - x
-    let s_b = t_b;
-    x_b -= t_b;
-    // 19: s = z^3
-    z_b += s_b * 3.0 * z * z;
-    // 18: r = j * q
-    let j_b = r_b * q;
-    let q_b = r_b * j;
-    // 17: q = d + p
-    let d_b = q_b;
-    let p_b = q_b;
-    // 16: p = l / o
-    let l_b = p_b / o;
-    o_b -= p_b * p / o;
-    // 15: o = sqrt(n)
-    let n_b = o_b * 0.5 / o;
-    // 14: n = m + 2
-    let m_b = n_b;
-    // 13: m = y * y
-    let mut y_b = m_b * 2.0 * y;
-    // 12: l = k * x
-    let k_b = l_b * x;
-    x_b += l_b * k;
-    // 11: k = tanh(z)
-    z_b += k_b * (1.0 - k * k);
-    // 10: j = g + i
-    let g_b = j_b;
-    let i_b = j_b;
-    // 9: i = h / f
-    h_b += i_b / f;
-    let mut f_b = -i_b * i / f;
-    // 8: h = exp(y)
-    y_b += h_b * h;
-    // 7: g = ln(f)
-    f_b += g_b / f;
-    // 6: f = e + 1
-    let e_b = f_b;
-    // 5: e = x^2
-    x_b += e_b * 2.0 * x;
-    // 4: d = b * c
-    let b_b = d_b * c;
-    let c_b = d_b * b;
-    // 3: c = cos(z)
-    z_b -= c_b * z.sin();
-    // 2: b = sin(a)
-    let a_b = b_b * a.cos();
-    // 1: a = x * y
-    x_b += a_b * y;
-    y_b += a_b * x;
-    (x_b, y_b, z_b)
-}
-
-const SCALAR_AT: (f64, f64, f64) = (0.7, 1.3, 0.4);
 
 fn close(a: f64, b: f64, rel: f64) -> bool {
     (a - b).abs() <= rel * a.abs().max(b.abs()).max(1.0)
@@ -464,64 +318,6 @@ fn mlp_loss_grad(c: &mut Criterion, report: &mut Report) {
     );
 }
 
-// ----- ratios -----
-
-/// Rounds of the interleaved ratio measurement.
-const ROUNDS: usize = 21;
-/// Target length of one timed block of calls in a round.
-const BLOCK: Duration = Duration::from_millis(20);
-
-/// A ratio `num / den` within a group, its target (`None`: diagnostic) and
-/// both measurements of it.
-struct Row {
-    group: &'static str,
-    num: &'static str,
-    den: &'static str,
-    target: Option<f64>,
-    paired: Paired,
-}
-
-/// Median and 10th/90th percentiles of the per-round ratios.
-struct Paired {
-    median: f64,
-    p10: f64,
-    p90: f64,
-}
-
-/// What the groups report, and when this run started.
-struct Report {
-    since: SystemTime,
-    rows: Vec<Row>,
-}
-
-impl Report {
-    /// Whether criterion measured `group/bench` in this run (not filtered
-    /// out, not `--test`/`--list` mode).
-    fn ran(&self, group: &str, bench: &str) -> bool {
-        estimate_ns(group, bench, self.since).is_some()
-    }
-
-    /// Adds the ratio `num / den` measured by [`paired`], if criterion ran
-    /// both benches in this run.
-    fn ratio(
-        &mut self,
-        (group, num, den, target): (&'static str, &'static str, &'static str, Option<f64>),
-        a: impl FnMut(),
-        b: impl FnMut(),
-    ) {
-        if self.ran(group, num) && self.ran(group, den) {
-            let paired = paired(a, b);
-            self.rows.push(Row {
-                group,
-                num,
-                den,
-                target,
-                paired,
-            });
-        }
-    }
-}
-
 // ----- sim_loop -----
 
 fn sim_loop_bench(c: &mut Criterion, report: &mut Report) {
@@ -611,102 +407,6 @@ fn projectile_bench(c: &mut Criterion, report: &mut Report) {
             black_box(miss(black_box(s), black_box(a)));
         },
     );
-}
-
-/// Times `a` against `b` interleaved: `ROUNDS` rounds, each timing a block
-/// of calls of `a` and a block of calls of `b` (about `BLOCK` each, the
-/// order alternating between rounds), and takes the ratio of the per-call
-/// times within each round. Load from other processes on a shared machine
-/// then hits both sides of a round alike, which sequential criterion groups
-/// cannot guarantee.
-fn paired(mut a: impl FnMut(), mut b: impl FnMut()) -> Paired {
-    fn calls(f: &mut impl FnMut()) -> u32 {
-        let t = std::time::Instant::now();
-        f();
-        let once = t.elapsed().max(Duration::from_nanos(1));
-        (BLOCK.as_nanos() / once.as_nanos()).clamp(1, 10_000_000) as u32
-    }
-    fn block(f: &mut impl FnMut(), n: u32) -> f64 {
-        let t = std::time::Instant::now();
-        for _ in 0..n {
-            f();
-        }
-        t.elapsed().as_secs_f64() / n as f64
-    }
-    let (na, nb) = (calls(&mut a), calls(&mut b));
-    let mut ratios: Vec<f64> = (0..ROUNDS)
-        .map(|r| {
-            if r % 2 == 0 {
-                let ta = block(&mut a, na);
-                ta / block(&mut b, nb)
-            } else {
-                let tb = block(&mut b, nb);
-                block(&mut a, na) / tb
-            }
-        })
-        .collect();
-    ratios.sort_by(f64::total_cmp);
-    let q = |p: f64| ratios[((ratios.len() - 1) as f64 * p).round() as usize];
-    Paired {
-        median: q(0.5),
-        p10: q(0.1),
-        p90: q(0.9),
-    }
-}
-
-/// Criterion's output directory (as criterion chooses it under cargo).
-fn criterion_dir() -> PathBuf {
-    if let Some(home) = std::env::var_os("CRITERION_HOME") {
-        return PathBuf::from(home);
-    }
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target"));
-    target.join("criterion")
-}
-
-/// The median point estimate (ns) of `group/bench`, if criterion wrote it in
-/// this run (estimates from earlier runs are ignored).
-fn estimate_ns(group: &str, bench: &str, since: SystemTime) -> Option<f64> {
-    let path = criterion_dir()
-        .join(group)
-        .join(bench)
-        .join("new/estimates.json");
-    let meta = std::fs::metadata(&path).ok()?;
-    if meta.modified().ok()? < since {
-        return None;
-    }
-    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(&path).ok()?).ok()?;
-    json["median"]["point_estimate"].as_f64()
-}
-
-fn print_report(report: &Report) {
-    if report.rows.is_empty() {
-        return;
-    }
-    println!(
-        "\nratios: criterion = quotient of the two median estimates; \
-         paired = median [p10-p90] of {ROUNDS} interleaved rounds (the figure to quote)"
-    );
-    for row in &report.rows {
-        let est = |b| estimate_ns(row.group, b, report.since).unwrap_or(f64::NAN);
-        let p = &row.paired;
-        let verdict = match row.target {
-            Some(t) if p.median <= t => format!("target <= {t}x: met"),
-            Some(t) => format!("target <= {t}x: NOT met"),
-            None => "diagnostic".to_string(),
-        };
-        println!(
-            "  {:<14} {:>26} / {:<18} criterion {:>5.2}x  paired {:>5.2}x [{:.2}-{:.2}]  {verdict}",
-            row.group,
-            row.num,
-            row.den,
-            est(row.num) / est(row.den),
-            p.median,
-            p.p10,
-            p.p90,
-        );
-    }
 }
 
 fn main() {

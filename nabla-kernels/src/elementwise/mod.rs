@@ -1,0 +1,38 @@
+//! Elementwise kernels: unary maps, broadcasting binary maps, comparisons
+//! and `where`.
+//!
+//! The kernels live in one file per concern and are re-exported here:
+//! [`map()`] (unary maps), [`zip_map`] (broadcasting binary maps), the
+//! comparisons and `where` ([`compare()`], [`where_select`]), the scaled
+//! products ([`mul_scaled`], [`add_mul_scaled_into`]), the row-major copies
+//! ([`contiguous`], [`row_major()`], [`permuted_as`]) and shape broadcasting
+//! ([`broadcast_shape`]). The strided walks and the AVX2-dispatched inner
+//! loops they share are crate-internal.
+
+mod broadcast;
+mod compare;
+mod map;
+mod row_major;
+mod scaled;
+mod simd;
+mod strided;
+#[cfg(test)]
+pub(crate) mod testing;
+#[cfg(test)]
+mod tests;
+mod zip;
+
+/// Chunk length for parallel elementwise loops.
+pub(crate) const CHUNK: usize = 1 << 13;
+
+pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
+pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
+pub use compare::{CompareOp, compare, where_select};
+pub use map::map;
+pub(crate) use map::par_outer;
+pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
+pub use scaled::{add_mul_scaled_into, mul_scaled};
+#[cfg(target_arch = "x86_64")]
+pub(crate) use simd::has_avx2;
+pub(crate) use strided::{MAX_ROW_AXES, each_row2, merged_axes, stride_along};
+pub use zip::zip_map;

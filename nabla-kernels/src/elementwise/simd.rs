@@ -1,0 +1,137 @@
+//! The innermost elementwise loops over slices (`fill*` into uninitialised
+//! output, `update*` in place), each with an AVX2 + FMA copy chosen at run
+//! time when the CPU has those features.
+
+use crate::Float;
+use std::mem::MaybeUninit;
+
+#[inline(always)]
+fn fill1<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    for (d, &v) in d.iter_mut().zip(s) {
+        d.write(f(v));
+    }
+}
+
+/// True when the CPU has AVX2 and FMA (checked once, then cached).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn has_avx2() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// `fill1` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fill1_avx2<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    fill1(d, s, f)
+}
+
+/// `fill2` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn fill2_avx2<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
+    fill2(d, a, b, f)
+}
+
+/// The widest available version of `fill1` (the binary itself targets
+/// baseline x86-64, so wider vectors are chosen at run time).
+#[inline(always)]
+pub(super) fn fill1_best<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { fill1_avx2(d, s, f) };
+    }
+    fill1(d, s, f)
+}
+
+/// The widest available version of `fill2`.
+#[inline(always)]
+pub(super) fn fill2_best<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { fill2_avx2(d, a, b, f) };
+    }
+    fill2(d, a, b, f)
+}
+
+#[inline(always)]
+pub(super) fn fill2<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
+    for ((d, &x), &y) in d.iter_mut().zip(a).zip(b) {
+        d.write(f(x, y));
+    }
+}
+
+#[inline(always)]
+fn update1<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    for (x, &a) in x.iter_mut().zip(a) {
+        *x = f(*x, a);
+    }
+}
+
+#[inline(always)]
+fn update2<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    for ((x, &a), &b) in x.iter_mut().zip(a).zip(b) {
+        *x = f(*x, a, b);
+    }
+}
+
+/// `update1` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update1_avx2<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    update1(x, a, f)
+}
+
+/// `update2` compiled for AVX2 + FMA.
+///
+/// # Safety
+/// The CPU must support AVX2 and FMA.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn update2_avx2<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    update2(x, a, b, f)
+}
+
+pub(super) fn update1_best<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { update1_avx2(x, a, f) };
+    }
+    update1(x, a, f)
+}
+
+pub(super) fn update2_best<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx2() {
+        // SAFETY: the features were detected just above.
+        return unsafe { update2_avx2(x, a, b, f) };
+    }
+    update2(x, a, b, f)
+}

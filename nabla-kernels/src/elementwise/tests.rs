@@ -1,0 +1,200 @@
+//! Unit tests of the elementwise kernels: the broadcast, row and strided
+//! paths against ndarray's generic iterators, the row-major and permuted
+//! copies, and a large parallel map.
+
+use super::zip::zip_strided;
+use super::*;
+use crate::PARALLEL_THRESHOLD;
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Zip, arr1, arr2};
+
+#[test]
+fn broadcast_paths_agree() {
+    let a = arr2(&[[1.0f64, 2.0, 3.0], [4.0, 5.0, 6.0]]).into_dyn();
+    let r = arr1(&[10.0f64, 20.0, 30.0]).into_dyn();
+    let fast = binary(a.view(), r.view(), BinaryOp::Sub);
+    let rev = binary(r.view(), a.view(), BinaryOp::Sub);
+    assert_eq!(
+        fast.as_slice().unwrap(),
+        &[-9.0, -18.0, -27.0, -6.0, -15.0, -24.0]
+    );
+    assert_eq!(rev.as_slice().unwrap(), &[9.0, 18.0, 27.0, 6.0, 15.0, 24.0]);
+    let t = a.t();
+    let col = arr2(&[[1.0f64], [2.0], [3.0]]).into_dyn();
+    let g = binary(t.view(), col.view(), BinaryOp::Mul);
+    assert_eq!(g.shape(), &[3, 2]);
+    assert_eq!(g[[2, 1]], 18.0);
+}
+
+#[test]
+fn row_paths_match_the_generic_iterator() {
+    // Sliced (last axis contiguous, rows strided), broadcast rows, and a
+    // transpose (not eligible) all agree with element-by-element maths.
+    let big =
+        ndarray::Array2::from_shape_fn((5, 12), |(i, j)| (i * 12 + j) as f64 * 0.1).into_dyn();
+    let a = big.slice(ndarray::s![.., 1..11]).into_dyn();
+    let b = big.slice(ndarray::s![.., 0..10]).into_dyn();
+    let row = ndarray::Array1::from_shape_fn(10, |j| j as f64).into_dyn();
+    let want = |x: f64, y: f64| x * y - 1.0;
+    let check = |got: ArrayD<f64>, a: &ArrayViewD<'_, f64>, b: &ArrayViewD<'_, f64>| {
+        let d = IxDyn(got.shape());
+        let (av, bv) = (a.broadcast(d.clone()).unwrap(), b.broadcast(d).unwrap());
+        for ((g, &x), &y) in got.iter().zip(av.iter()).zip(bv.iter()) {
+            assert_eq!(*g, want(x, y));
+        }
+    };
+    check(zip_map(a.view(), b.view(), want), &a.view(), &b.view());
+    check(zip_map(a.view(), row.view(), want), &a.view(), &row.view());
+    let t = a.t();
+    let t2 = b.t();
+    check(zip_map(t.view(), t2.view(), want), &t.view(), &t2.view());
+    let m = map(a.view(), |v| v.sin());
+    for (g, &x) in m.iter().zip(a.iter()) {
+        assert_eq!(*g, x.sin());
+    }
+    assert_eq!(m.shape(), &[5, 10]);
+    // Three axes, outer ones permuted (rows reached through the odometer).
+    let c = ndarray::Array3::from_shape_fn((3, 4, 9), |(i, j, k)| (i * 36 + j * 9 + k) as f64)
+        .into_dyn();
+    let p = c.view().permuted_axes(vec![1, 0, 2]);
+    let q = c.slice(ndarray::s![.., .., ..]).into_dyn();
+    let q = q.view().permuted_axes(vec![1, 0, 2]);
+    let r = zip_map(p.view(), q.view(), want);
+    check(r, &p.view(), &q.view());
+    let m3 = map(p.view(), |v| v + 0.5);
+    for (g, &x) in m3.iter().zip(p.iter()) {
+        assert_eq!(*g, x + 0.5);
+    }
+    // Short rows with broadcast axes on both sides (the small strided
+    // path): [6, 1, 2, 3] against [2, 2, 3], and a transposed operand.
+    let u = ndarray::Array4::from_shape_fn((6, 1, 2, 3), |(i, _, j, k)| (i * 6 + j * 3 + k) as f64)
+        .into_dyn();
+    let v = ndarray::Array3::from_shape_fn((2, 2, 3), |(i, j, k)| (i * 6 + j * 3 + k) as f64 - 5.5)
+        .into_dyn();
+    let got = zip_map(u.view(), v.view(), want);
+    assert_eq!(got.shape(), &[6, 2, 2, 3]);
+    check(got, &u.view(), &v.view());
+    let vt = v.view().permuted_axes(vec![0, 2, 1]).to_owned();
+    let vt = vt.view().permuted_axes(vec![0, 2, 1]);
+    check(zip_map(u.view(), vt.view(), want), &u.view(), &vt.view());
+}
+
+#[test]
+fn small_strided_broadcasts_match_the_generic_iterator() {
+    // Random shapes of up to 5 axes, each operand broadcasting (length-1
+    // or missing leading axes), permuted, reversed or sliced; the strided
+    // path (`zip_strided`) against ndarray's broadcast iterators.
+    let mut rng = testing::Rng(0x2545_f491_4f6c_dd1d);
+    for case in 0..400 {
+        let nd = rng.below(6);
+        let out: Vec<usize> = (0..nd).map(|_| 1 + rng.below(4)).collect();
+        let (la, lb) = (
+            testing::operand(&mut rng, &out, 3.0),
+            testing::operand(&mut rng, &out, -1.0),
+        );
+        let (va, vb) = (la.view(), lb.view());
+        let shape = broadcast_shape(va.shape(), vb.shape());
+        let f = |x: f64, y: f64| x * 3.0 - y;
+        let got = zip_strided(&va, &vb, &shape, &f).expect("few axes");
+        let d = IxDyn(&shape);
+        let want = Zip::from(&va.broadcast(d.clone()).unwrap())
+            .and(&vb.broadcast(d).unwrap())
+            .map_collect(|&x, &y| f(x, y));
+        assert_eq!(got, want, "case {case}: {:?} {:?}", va.shape(), vb.shape());
+    }
+}
+
+#[test]
+fn contiguous_copies_match_the_logical_order() {
+    let c = ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as i64)
+        .into_dyn();
+    let one_row = c.slice(ndarray::s![.., 0..1, ..]).into_dyn();
+    let views = [
+        c.view().permuted_axes(vec![2, 0, 1]), // last stride 4
+        c.view().permuted_axes(vec![1, 0, 2]), // rows contiguous
+        c.slice(ndarray::s![.., 1..3, ..;2]).into_dyn(), // stride-2 rows
+        c.view(),                              // already standard
+        c.slice(ndarray::s![.., 0..0, ..])
+            .into_dyn()
+            .permuted_axes(vec![2, 0, 1]), // empty
+        // a broadcast (stride-0) axis
+        one_row
+            .broadcast(vec![3, 4, 5])
+            .expect("broadcasts")
+            .permuted_axes(vec![0, 2, 1]),
+    ];
+    for v in views {
+        let got = contiguous(&v);
+        assert!(got.is_standard_layout());
+        assert_eq!(got, v.to_owned());
+        assert_eq!(
+            got.iter().copied().collect::<Vec<_>>(),
+            v.iter().copied().collect::<Vec<_>>()
+        );
+    }
+}
+
+#[test]
+fn permuted_copies_match_permute_then_copy() {
+    // Every permutation of a 4-axis array (standard, sliced with a
+    // stride, and with a broadcast axis), copied into a 2-axis shape,
+    // against ndarray's permuted view read in logical order.
+    let c = ndarray::Array4::from_shape_fn((2, 3, 4, 5), |(i, j, k, l)| {
+        (i * 1000 + j * 100 + k * 10 + l) as i64
+    })
+    .into_dyn();
+    let strided = c.slice(ndarray::s![.., .., ..;2, ..]).into_dyn();
+    let row = c.slice(ndarray::s![.., 0..1, .., ..]).into_dyn();
+    let wide = row.broadcast(vec![2, 3, 4, 5]).expect("broadcasts");
+    let mut perms = Vec::new();
+    for a in 0..4 {
+        for b in 0..4 {
+            for d in 0..4 {
+                // The fourth axis is the one left: 0 + 1 + 2 + 3 = 6.
+                let Some(e) = 6usize.checked_sub(a + b + d) else {
+                    continue;
+                };
+                if a != b && a != d && b != d && e < 4 && e != a && e != b && e != d {
+                    perms.push([a, b, d, e]);
+                }
+            }
+        }
+    }
+    assert_eq!(perms.len(), 24);
+    for v in [c.view(), strided.view(), wide.view()] {
+        for p in &perms {
+            let pv = v.clone().permuted_axes(p.to_vec());
+            let n = pv.len();
+            let shape = [
+                pv.shape()[0] * pv.shape()[1],
+                n / (pv.shape()[0] * pv.shape()[1]),
+            ];
+            let got = permuted_as(&v, p, &shape);
+            assert_eq!(got.shape(), &shape);
+            assert_eq!(
+                got.iter().copied().collect::<Vec<_>>(),
+                pv.iter().copied().collect::<Vec<_>>(),
+                "{p:?} of {:?}",
+                v.strides()
+            );
+        }
+    }
+}
+
+#[test]
+#[should_panic(expected = "permuted_as: [0, 0] is not a permutation of 2 axes")]
+fn permuted_copies_reject_repeated_axes() {
+    let x = ndarray::Array2::<f64>::zeros((2, 3)).into_dyn();
+    permuted_as(&x.view(), &[0, 0], &[6]);
+}
+
+#[test]
+fn large_parallel_map() {
+    let n = PARALLEL_THRESHOLD * 3 + 7;
+    let x = ndarray::Array1::from_iter((0..n).map(|i| i as f32)).into_dyn();
+    let y = unary(x.view(), UnaryOp::Affine(2.0, 1.0));
+    assert!(
+        y.iter()
+            .enumerate()
+            .all(|(i, &v)| v == 2.0 * i as f32 + 1.0)
+    );
+}

@@ -1,0 +1,46 @@
+//! Accumulating a cotangent into a slice of a larger array
+//! ([`add_into_slice`]), in place when nothing is recorded on the tape.
+
+use crate::autograd::needs_grad;
+use crate::dtype::Data;
+use crate::{Array, ArrayValue};
+use ndarray::{IxDyn, Slice};
+
+/// `x + slice_place(ct)` (see [`ArrayValue::add_into_slice`]): in place
+/// when nothing is recorded on the tape and both are host float arrays of
+/// one dtype — one pass over the region instead of a zero-filled full array
+/// and a full add. `x` is taken by value, so its buffer is reused when no
+/// one else holds it (copy-on-write otherwise: values never change under
+/// another holder).
+pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Array {
+    if !needs_grad(&[&x, ct]) {
+        let done = match (std::sync::Arc::make_mut(&mut x.data), &*ct.data) {
+            (Data::F64(a), Data::F64(c)) => add_region(a, slices, c),
+            (Data::F32(a), Data::F32(c)) => add_region(a, slices, c),
+            _ => false,
+        };
+        if done {
+            return x;
+        }
+    }
+    let shape = x.shape().to_vec();
+    crate::Value::add(&x, &ArrayValue::slice_place(ct, &shape, slices))
+}
+
+/// Adds `c` into the region of `a` that `slices` selects; false (nothing
+/// done) when the shapes do not match.
+fn add_region<T: Copy + std::ops::AddAssign>(
+    a: &mut ndarray::ArcArray<T, IxDyn>,
+    slices: &[Slice],
+    c: &ndarray::ArcArray<T, IxDyn>,
+) -> bool {
+    if slices.len() != a.ndim() {
+        return false;
+    }
+    let mut region = a.slice_each_axis_mut(|ax| slices[ax.axis.index()]);
+    if region.shape() != c.shape() {
+        return false;
+    }
+    region.zip_mut_with(c, |r, &v| *r += v);
+    true
+}

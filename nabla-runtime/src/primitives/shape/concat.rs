@@ -1,0 +1,97 @@
+//! Joining arrays along an existing axis.
+
+use crate::dtype::Data;
+use crate::{Array, ArrayValue};
+use ndarray::Slice;
+
+/// Forward.
+#[track_caller]
+pub fn forward(parts: &[Array], axis: usize) -> Array {
+    check(parts, axis);
+    #[cfg(feature = "cuda")]
+    {
+        let refs: Vec<&Array> = parts.iter().collect();
+        if let Some(g) = crate::device::gpu_operands("concat", &refs) {
+            return Array::from_data(Data::Cuda(nabla_kernels::cuda::concat(&g, axis)));
+        }
+    }
+    macro_rules! join {
+        ($variant:ident) => {{
+            let views: Vec<_> = parts
+                .iter()
+                .map(|p| match &*p.data {
+                    Data::$variant(a) => a.view(),
+                    _ => unreachable!("dtypes checked"),
+                })
+                .collect();
+            Data::$variant(
+                ndarray::concatenate(ndarray::Axis(axis), &views)
+                    .expect("shapes checked")
+                    .into_shared(),
+            )
+        }};
+    }
+    Array::from_data(match &*parts[0].data {
+        Data::F32(_) => join!(F32),
+        Data::F64(_) => join!(F64),
+        Data::I64(_) => join!(I64),
+        Data::Bool(_) => join!(Bool),
+        #[cfg(feature = "cuda")]
+        Data::Cuda(_) => unreachable!("device arrays concatenated above"),
+    })
+}
+#[track_caller]
+fn check(parts: &[Array], axis: usize) {
+    if parts.is_empty() {
+        panic!("concat: needs at least one array");
+    }
+    let first = &parts[0];
+    for p in parts {
+        let same_rest = p.ndim() == first.ndim()
+            && p.shape()
+                .iter()
+                .zip(first.shape())
+                .enumerate()
+                .all(|(i, (a, b))| i == axis || a == b);
+        if p.dtype() != first.dtype() || !same_rest {
+            let shapes: Vec<_> = parts
+                .iter()
+                .map(|p| format!("{} {:?}", p.dtype(), p.shape()))
+                .collect();
+            panic!(
+                "concat: arrays [{}] cannot be joined along axis {axis}; all must share the dtype and every \
+                 dimension except axis {axis}",
+                shapes.join(", ")
+            );
+        }
+    }
+}
+/// The slices of the result that each part came from.
+pub fn part_slices(sizes: &[usize], ndim: usize, axis: usize) -> Vec<Vec<Slice>> {
+    let mut start = 0;
+    sizes
+        .iter()
+        .map(|&n| {
+            let s = (0..ndim)
+                .map(|i| {
+                    if i == axis {
+                        Slice::new(start as isize, Some((start + n) as isize), 1)
+                    } else {
+                        Slice::from(..)
+                    }
+                })
+                .collect();
+            start += n;
+            s
+        })
+        .collect()
+}
+/// JVP rule: concatenate the tangents.
+pub fn jvp<V: ArrayValue>(dxs: &[V], axis: usize) -> V {
+    V::concat(dxs, axis)
+}
+/// VJP rule: the cotangent's slice for part `i`.
+pub fn vjp<V: ArrayValue>(sizes: &[usize], axis: usize, i: usize, ct: &V) -> V {
+    let nd = ct.ndim();
+    ct.slice(&part_slices(sizes, nd, axis)[i])
+}

@@ -1,0 +1,92 @@
+//! Axis permutation.
+
+use super::reshape;
+use crate::autograd::needs_grad;
+use crate::dtype::any_map;
+use crate::{Array, ArrayValue};
+use ndarray::IxDyn;
+
+/// The output shape, checking that `perm` is a permutation of the axes.
+#[track_caller]
+pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
+    let mut sorted = crate::Shape::from_slice(perm);
+    sorted.sort_unstable();
+    if !sorted.iter().copied().eq(0..x.len()) {
+        panic!(
+            "permute: {perm:?} is not a permutation of the {} axes of an array with shape {x:?}; list each axis 0..{} once",
+            x.len(),
+            x.len()
+        );
+    }
+    perm.iter().map(|&p| x[p]).collect()
+}
+/// Forward: a strided view, no copy.
+#[track_caller]
+pub fn forward(x: &Array, perm: &[usize]) -> Array {
+    out_shape(x.shape(), perm);
+    crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
+    Array::from_data(any_map!(&*x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
+}
+/// `permute` then `reshape` to `shape`, with one copy on the CPU
+/// where the reshape of the permuted view would copy. When it would
+/// not (it only adds or drops length-1 axes, or the permuted view is
+/// already row-major), on a GPU, or when `x` records a tape node, the
+/// two ops run one after the other, so views stay views.
+#[track_caller]
+pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
+    let ps = out_shape(x.shape(), perm);
+    reshape::out_shape(&ps, shape);
+    if reshape_keeps_view(x.shape(), x.strides(), perm, shape)
+        || needs_grad(&[x])
+        || x.device() != crate::Device::Cpu
+    {
+        return x.permute(perm).reshape(shape);
+    }
+    Array::from_data(any_map!(&*x.data, |a| {
+        nabla_kernels::elementwise::permuted_as(&a.view(), perm, shape)
+    }))
+}
+/// Whether reshaping the view of `(shape, strides)` permuted by `perm`
+/// into `target` is again a view: its non-unit axes are `target`'s in
+/// order, or the permuted view is row-major (unit axes aside).
+fn reshape_keeps_view(
+    shape: &[usize],
+    strides: &[isize],
+    perm: &[usize],
+    target: &[usize],
+) -> bool {
+    // Row-major, walking the permuted axes from the last.
+    let mut want = 1isize;
+    let mut row_major = true;
+    for &a in perm.iter().rev() {
+        if shape[a] != 1 {
+            row_major &= strides[a] == want;
+            want *= shape[a] as isize;
+        }
+    }
+    if row_major {
+        return true;
+    }
+    // The same non-unit axes, in order.
+    let mut t = target.iter().filter(|&&d| d != 1);
+    perm.iter()
+        .filter(|&&a| shape[a] != 1)
+        .all(|&a| t.next() == Some(&shape[a]))
+        && t.next().is_none()
+}
+/// The inverse permutation.
+pub fn inverse(perm: &[usize]) -> Vec<usize> {
+    let mut inv = vec![0; perm.len()];
+    for (i, &p) in perm.iter().enumerate() {
+        inv[p] = i;
+    }
+    inv
+}
+/// JVP rule.
+pub fn jvp<V: ArrayValue>(dx: &V, perm: &[usize]) -> V {
+    dx.permute(perm)
+}
+/// VJP rule: the inverse permutation.
+pub fn vjp<V: ArrayValue>(perm: &[usize], ct: &V) -> V {
+    ct.permute(&inverse(perm))
+}
