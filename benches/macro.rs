@@ -40,13 +40,13 @@
 mod common;
 mod projectile;
 mod ratios;
-mod scalar30;
+mod scalar_fn;
 mod sim_loop;
 
 use criterion::Criterion;
 use nabla::prelude::*;
 use ratios::{Report, print_report};
-use scalar30::{SCALAR_AT, scalar30, scalar30_grad_by_hand};
+use scalar_fn::{SCALAR_AT, scalar30, scalar30_grad_by_hand};
 use std::hint::black_box;
 use std::time::{Duration, SystemTime};
 
