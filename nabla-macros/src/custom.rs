@@ -534,6 +534,7 @@ impl<'a> Op<'a> {
                 ReturnType::Default => unreachable!("checked"),
             },
             krate: self.krate.clone(),
+            user_idents: Default::default(),
         }
     }
 }

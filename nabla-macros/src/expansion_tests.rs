@@ -4,6 +4,9 @@
 //! shows up here; after an intended change,
 //! `NABLA_BLESS_EXPANSIONS=1 cargo test -p nabla-macros` rewrites the
 //! `.txt` files (review their diff).
+//!
+//! The same command regenerates the code blocks of
+//! `docs/generated-code.md` (see [`generated_code_doc_is_current`]).
 
 use proc_macro2::TokenStream;
 use quote::ToTokens;
@@ -99,4 +102,92 @@ fn expansions_match_the_golden_files() {
         }
     }
     assert!(failed.is_empty(), "expansions differ: {failed:?}");
+}
+
+/// The documented example: the Rust block after `<!-- example -->`.
+fn doc_example(doc: &str) -> syn::ItemFn {
+    let at = doc.find("<!-- example -->").expect("an example marker");
+    let block = &doc[at..];
+    let start = block.find("```rust\n").expect("the example's code block") + 8;
+    let len = block[start..].find("```").expect("the example block's end");
+    let mut item: syn::ItemFn = syn::parse_str(&block[start..start + len]).expect("the example");
+    item.attrs.retain(|a| !a.path().is_ident("differentiable"));
+    item
+}
+
+/// The documented blocks of the example's expansion, formatted:
+/// `expansion` (everything up to the function value's `Deref`, without the
+/// shape-only VJP) and `vjp_tail` (the shape-only VJP).
+fn doc_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
+    let out = crate::expand_differentiable(TokenStream::new(), item.to_token_stream());
+    let file: syn::File = syn::parse2(out).expect("the expansion parses");
+    let tail_name = format!("__nabla_{}_vjp_tail", item.sig.ident);
+    let (mut main, mut tail) = (Vec::new(), Vec::new());
+    for it in file.items {
+        let is_tail = matches!(&it, syn::Item::Fn(f) if f.sig.ident == tail_name);
+        let is_deref = matches!(&it, syn::Item::Impl(i)
+            if i.trait_.as_ref().is_some_and(|(_, p, _)| p.segments.last().is_some_and(|s| s.ident == "Deref")));
+        if is_tail {
+            tail.push(it);
+        } else {
+            main.push(it);
+        }
+        if is_deref {
+            break;
+        }
+    }
+    let fmt = |items: Vec<syn::Item>| {
+        prettyplease::unparse(&syn::File {
+            shebang: None,
+            attrs: Vec::new(),
+            items,
+        })
+    };
+    vec![("expansion", fmt(main)), ("vjp_tail", fmt(tail))]
+}
+
+/// `doc` with the code block between each `<!-- generated:<name> begin -->`
+/// and `<!-- generated:<name> end -->` replaced by `blocks`' code.
+fn with_blocks(doc: &str, blocks: &[(&str, String)]) -> String {
+    let mut out = doc.to_string();
+    for (name, code) in blocks {
+        let begin = format!("<!-- generated:{name} begin -->\n");
+        let end = format!("<!-- generated:{name} end -->");
+        let from = out
+            .find(&begin)
+            .unwrap_or_else(|| panic!("no `{begin}` marker"))
+            + begin.len();
+        let to = from
+            + out[from..]
+                .find(&end)
+                .unwrap_or_else(|| panic!("no `{end}` marker"));
+        out.replace_range(from..to, &format!("```rust\n{code}```\n"));
+    }
+    out
+}
+
+/// docs/generated-code.md shows the macro's current output: its generated
+/// blocks equal a fresh expansion of its example, formatted with
+/// `prettyplease` (`NABLA_BLESS_EXPANSIONS=1` rewrites them).
+#[test]
+fn generated_code_doc_is_current() {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/generated-code.md");
+    let doc = std::fs::read_to_string(&path).expect("read docs/generated-code.md");
+    let want = with_blocks(&doc, &doc_blocks(&doc_example(&doc)));
+    if std::env::var_os("NABLA_BLESS_EXPANSIONS").is_some() {
+        std::fs::write(&path, &want).expect("write docs/generated-code.md");
+        return;
+    }
+    if doc != want {
+        let at = doc
+            .bytes()
+            .zip(want.bytes())
+            .position(|(a, b)| a != b)
+            .unwrap_or(doc.len().min(want.len()));
+        panic!(
+            "docs/generated-code.md is stale at byte {at} (bless with NABLA_BLESS_EXPANSIONS=1)\n  doc:  ..{}..\n  code: ..{}..",
+            around(&doc, at),
+            around(&want, at)
+        );
+    }
 }

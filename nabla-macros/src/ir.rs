@@ -8,6 +8,7 @@
 
 use crate::optable::OpSpec;
 use proc_macro2::{Span, TokenStream};
+use std::collections::HashSet;
 use syn::{Ident, Path, Type, Visibility};
 
 /// Index of a variable in [`Function::vars`].
@@ -177,12 +178,21 @@ pub struct Function {
     pub ret_ty: Type,
     /// Path of the facade crate in generated code (`::nabla` or `crate`).
     pub krate: TokenStream,
+    /// Every identifier in the user's item: generated names avoid them
+    /// (see `lower::scope`).
+    pub user_idents: HashSet<String>,
 }
 
 impl Function {
     /// The tokens naming a variable.
     pub fn name(&self, v: VarId) -> &Ident {
         &self.vars[v].ident
+    }
+
+    /// Whether `name` is free for a generated name: no variable and no
+    /// identifier of the user's item has it.
+    pub fn is_free(&self, name: &str) -> bool {
+        !self.user_idents.contains(name) && self.vars.iter().all(|v| v.ident != name)
     }
 
     /// The parameter a (tree) variable comes from.

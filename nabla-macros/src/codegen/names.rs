@@ -10,14 +10,26 @@ pub fn item(f: &Function, what: &str) -> Ident {
     format_ident!("__nabla_{}_{}", f.ident, what)
 }
 
-/// The cotangent slot of variable `v` in the reverse sweep.
+/// The cotangent slot of variable `v` in the reverse sweep: `ct_h` for `h`
+/// (`__ct_h` where `ct_h` is taken).
 pub fn ct(f: &Function, v: VarId) -> Ident {
-    format_ident!("__ct_{}", f.name(v))
+    derived(f, "ct", v)
 }
 
-/// The shape of variable `v` in the shape-only VJP.
+/// The shape of variable `v` (`shape_h`, or `__shape_h` where taken).
 pub fn shape(f: &Function, v: VarId) -> Ident {
-    format_ident!("__shape_{}", f.name(v))
+    derived(f, "shape", v)
+}
+
+/// `<what>_<name of v>`, or `__<what>_<name of v>` when a variable or an
+/// identifier of the user's item already has that name.
+fn derived(f: &Function, what: &str, v: VarId) -> Ident {
+    let plain = format!("{what}_{}", f.name(v));
+    if !f.name(v).to_string().starts_with("__") && f.is_free(&plain) {
+        format_ident!("{}", plain)
+    } else {
+        format_ident!("__{}", plain)
+    }
 }
 
 /// The name of a call's pullback in the VJP.

@@ -134,6 +134,9 @@ struct Lowerer<'cx> {
     scopes: Vec<scope::Scope>,
     /// How many variables were made from each name hint (for fresh names).
     names: HashMap<String, usize>,
+    /// Value temporaries not yet named after a user `let` (see
+    /// `Lowerer::assign`).
+    temps: std::collections::HashSet<VarId>,
     cx: &'cx mut Errors,
     /// The last id given to a statement or a generated name.
     next_id: usize,
@@ -161,9 +164,11 @@ impl<'cx> Lowerer<'cx> {
                 list_output: false,
                 ret_ty,
                 krate: opts.krate.clone(),
+                user_idents: scope::idents(item.to_token_stream()),
             },
             scopes: vec![HashMap::new()],
             names: HashMap::new(),
+            temps: Default::default(),
             cx,
             next_id: 0,
             checkpoint_next: false,

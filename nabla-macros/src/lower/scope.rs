@@ -3,9 +3,10 @@
 
 use super::{Lowerer, Operand};
 use crate::ir::{Kind, Stmt, Var, VarId};
+use proc_macro2::Ident;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use syn::Expr;
 use syn::spanned::Spanned;
 
@@ -25,18 +26,71 @@ pub(super) fn all_names(scopes: &[Scope]) -> Vec<String> {
     names
 }
 
+/// Every identifier in `ts` (the user's item: generated names avoid them).
+pub(super) fn idents(ts: TokenStream) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![ts];
+    while let Some(ts) = stack.pop() {
+        for t in ts {
+            match t {
+                TokenTree::Ident(i) => {
+                    out.insert(i.to_string());
+                }
+                TokenTree::Group(g) => stack.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    out
+}
+
 impl Lowerer<'_> {
-    /// A new variable named after `hint` (`x_1`, `x_2`, ..; `__sum1`, ..).
+    /// A new variable named after `hint`: a user's name is kept (`h`), and
+    /// later variables of that name are `h_1`, `h_2`, ..; a value
+    /// temporary's hint `__<op>` gives `<op>1`, `<op>2`, ..; other
+    /// generated hints keep their `__` (`__tuple1`). Names never repeat
+    /// and a generated name never equals an identifier of the user's item.
     pub(super) fn fresh(&mut self, hint: &str, kind: Kind) -> VarId {
-        let n = self.names.entry(hint.to_string()).or_insert(0);
-        *n += 1;
-        let ident = if hint.starts_with("__") {
-            format_ident!("{}{}", hint, n)
-        } else {
-            format_ident!("{}_{}", hint, n)
-        };
+        let ident = self.free_name(hint, kind);
         self.f.vars.push(Var { ident, kind });
-        self.f.vars.len() - 1
+        let v = self.f.vars.len() - 1;
+        if kind == Kind::Value && hint.starts_with("__") {
+            self.temps.insert(v);
+        }
+        v
+    }
+
+    /// The name [`Self::fresh`] gives a new variable.
+    fn free_name(&mut self, hint: &str, kind: Kind) -> Ident {
+        let user = !hint.starts_with("__");
+        if user && self.f.vars.iter().all(|v| v.ident != hint) {
+            return format_ident!("{}", hint);
+        }
+        let base = match hint.strip_prefix("__") {
+            Some(op) if kind == Kind::Value => op,
+            _ => hint,
+        };
+        let sep = if user || base.ends_with(|c: char| c.is_ascii_digit()) {
+            "_"
+        } else {
+            ""
+        };
+        let n = self.names.entry(base.to_string()).or_insert(0);
+        loop {
+            *n += 1;
+            let name = format!("{base}{sep}{n}");
+            if self.f.is_free(&name) {
+                return format_ident!("{}", name);
+            }
+        }
+    }
+
+    /// Names a value temporary after the user's `let name` it is bound to
+    /// (once: a later alias keeps the first name).
+    pub(super) fn name_after(&mut self, name: &str, v: VarId) {
+        if !name.starts_with("__") && self.temps.remove(&v) {
+            self.f.vars[v].ident = self.free_name(name, Kind::Value);
+        }
     }
 
     /// Binds `name` to `v` in the innermost scope (`let`).
@@ -76,12 +130,14 @@ impl Lowerer<'_> {
     /// Binds `name` to an operand (static operands get their own variable).
     pub(super) fn assign(&mut self, name: &str, op: Operand) {
         let v = self.materialize(name, op);
+        self.name_after(name, v);
         self.bind(name, v);
     }
 
     /// `name = op` for an existing variable: a new SSA version.
     pub(super) fn reassign(&mut self, name: &str, op: Operand) {
         let v = self.materialize(name, op);
+        self.name_after(name, v);
         self.rebind(name, v);
     }
 

@@ -145,6 +145,7 @@ impl Lowerer<'_> {
         {
             for (n, v) in names.into_iter().zip(outs) {
                 if let Some(n) = n.filter(|n| n != "_") {
+                    self.name_after(&n, v);
                     self.bind(&n, v);
                 }
             }
