@@ -39,3 +39,28 @@ fn smoke() {
     assert!((gw - wt.grad()).abs().max().item() < 1e-14);
     assert!((gb - bt.grad()).abs().max().item() < 1e-14);
 }
+
+/// User names that look like the macro's own temporaries (`mul1`,
+/// `matmul1`, `ct_h`, `h_1`) keep their meaning: the generated names never
+/// capture them.
+#[nabla::differentiable]
+fn names_like_temporaries(x: &Array, w: &Array) -> Array {
+    let mul1 = x * x;
+    let matmul1 = (&mul1 * x).matmul(w);
+    let h = matmul1.tanh();
+    let ct_h = &h * 2.0;
+    let h_1 = (x.matmul(w) * &ct_h).sin();
+    nabla::sum(&(&h_1 + &h * &h))
+}
+
+#[test]
+fn user_names_never_meet_generated_ones() {
+    let _rng = seeded(3);
+    let x = nabla::randn(&[2, 3], DType::F64);
+    let w = nabla::randn(&[3, 2], DType::F64);
+    let (xt, wt) = (x.clone().requires_grad(), w.clone().requires_grad());
+    names_like_temporaries(&xt, &wt).backward();
+    let (gx, gw) = nabla::grad!(names_like_temporaries, argnums = (0, 1))(&x, &w);
+    assert!((gx - xt.grad()).abs().max().item() < 1e-12);
+    assert!((gw - wt.grad()).abs().max().item() < 1e-12);
+}
