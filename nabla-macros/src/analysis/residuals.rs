@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn the_tail_g_test_function_is_all_tail_after_its_inputs() {
-        // tests/compose.rs `tail_g`: each op under test is in the tail.
+        // tests/it/transforms/output_tails.rs `tail_g`: each op under test is in the tail.
         let ops = tail_ops(syn::parse_quote! {
             fn tail_g(x: &Array, w: &Array) -> Array {
                 let p = x.square() + 1.0;
@@ -244,7 +244,7 @@ mod tests {
 
     #[test]
     fn the_tail_h_test_function_has_its_binary_ops_in_the_tail() {
-        // tests/compose.rs `tail_h`.
+        // tests/it/transforms/output_tails.rs `tail_h`.
         let ops = tail_ops(syn::parse_quote! {
             fn tail_h(x: &Array, w: &Array) -> Array {
                 let a = nabla::maximum(&x.sin(), w).sum();
