@@ -189,6 +189,23 @@ impl Function {
         &self.vars[v].ident
     }
 
+    /// A borrow of variable `v` in generated code: a value parameter is
+    /// already a reference (`x`), any other variable is borrowed (`&h`).
+    pub fn val(&self, v: VarId) -> TokenStream {
+        let id = self.name(v);
+        if self.is_param_ref(v) {
+            quote::quote!(#id)
+        } else {
+            quote::quote!(&#id)
+        }
+    }
+
+    /// Whether `v` is a value parameter: generated code holds it as the
+    /// caller's `&__V`, never cloning it in the forward program.
+    pub fn is_param_ref(&self, v: VarId) -> bool {
+        self.vars[v].kind == Kind::Value && self.param_of(v).is_some()
+    }
+
     /// Whether `name` is free for a generated name: no variable and no
     /// identifier of the user's item has it.
     pub fn is_free(&self, name: &str) -> bool {
@@ -237,4 +254,23 @@ fn is_list_of_arrays(ty: &Type) -> bool {
         }),
         _ => false,
     }
+}
+
+/// Every identifier in `ts` (in the user's item: generated names avoid
+/// them; in generated code: what it mentions).
+pub fn idents(ts: TokenStream) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut stack = vec![ts];
+    while let Some(ts) = stack.pop() {
+        for t in ts {
+            match t {
+                proc_macro2::TokenTree::Ident(i) => {
+                    out.insert(i.to_string());
+                }
+                proc_macro2::TokenTree::Group(g) => stack.push(g.stream()),
+                _ => {}
+            }
+        }
+    }
+    out
 }

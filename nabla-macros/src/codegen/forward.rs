@@ -27,10 +27,7 @@ pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
             CallArg::Value(v) => match f.param_of(*v).filter(|p| p.tree.is_some()) {
                 // A tree is passed on as the caller received it.
                 Some(p) => p.ident.to_token_stream(),
-                None => {
-                    let id = f.name(*v);
-                    quote!(&#id)
-                }
+                None => f.val(*v),
             },
             CallArg::Static(t) => t.clone(),
         })
@@ -80,12 +77,12 @@ fn prim(f: &Function, s: &Stmt) -> TokenStream {
     let krate = &f.krate;
     let out = f.name(*out);
     let rule = syn::Ident::new(op.rule, *span);
-    let ins = inputs.iter().map(|v| f.name(*v));
+    let ins = inputs.iter().map(|v| f.val(*v));
     let params = params.iter().map(param);
     if op.variadic {
-        quote!(let #out = #krate::rules::#rule::forward(&[#(&#ins),*], #(#params),*);)
+        quote!(let #out = #krate::rules::#rule::forward(&[#(#ins),*], #(#params),*);)
     } else {
-        quote!(let #out = #krate::rules::#rule::forward(#(&#ins,)* #(#params),*);)
+        quote!(let #out = #krate::rules::#rule::forward(#(#ins,)* #(#params),*);)
     }
 }
 
@@ -146,8 +143,8 @@ fn branch(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
         merges
             .iter()
             .map(|m| {
-                let v = f.name(pick(m));
-                quote!(::core::clone::Clone::clone(&#v))
+                let v = f.val(pick(m));
+                quote!(::core::clone::Clone::clone(#v))
             })
             .collect()
     };
@@ -213,8 +210,8 @@ fn repeat(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
         return quote!();
     };
     let clone = |v| {
-        let v = f.name(v);
-        quote!(::core::clone::Clone::clone(&#v))
+        let v = f.val(v);
+        quote!(::core::clone::Clone::clone(#v))
     };
     let (tape_decl, push) = match mode {
         Mode::Forward => (quote!(), quote!()),

@@ -66,20 +66,20 @@ fn prim(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let private = quote!(#krate::transforms::private);
     let rule = syn::Ident::new(op.rule, *span);
     let cy = ct(f, *out);
-    let y = f.name(*out);
-    let ins: Vec<&Ident> = inputs.iter().map(|v| f.name(*v)).collect();
+    let y = f.val(*out);
+    let ins: Vec<TokenStream> = inputs.iter().map(|v| f.val(*v)).collect();
     let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
     let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
         let cx = ct(f, *v);
         if op.variadic {
-            return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(&#ins),*], &#y, #(#params,)* &__g));));
+            return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(#ins),*], #y, #(#params,)* &__g));));
         }
         if op.accumulates_own_cotangent() {
             let acc_k = format_ident!("acc_{}", k);
-            return guarded(f, *v, quote!(#krate::rules::#rule::#acc_k(&mut #cx, #(&#ins,)* &#y, #(#params,)* &__g);));
+            return guarded(f, *v, quote!(#krate::rules::#rule::#acc_k(&mut #cx, #(#ins,)* #y, #(#params,)* &__g);));
         }
         let vjp_k = format_ident!("vjp_{}", k);
-        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(&#ins,)* &#y, #(#params,)* &__g));))
+        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(#ins,)* #y, #(#params,)* &__g));))
     });
     quote! {
         if let ::core::option::Option::Some(__g) = #cy.take() {
@@ -120,8 +120,8 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let cts: Vec<Ident> = outs.iter().map(|&o| ct(f, o)).collect();
     let any = quote!(#(#cts.is_some())||*);
     let seed = if outs.len() == 1 {
-        let (c, y) = (&cts[0], f.name(outs[0]));
-        quote!(#private::or_zeros(#c.take(), &#y))
+        let (c, y) = (&cts[0], f.val(outs[0]));
+        quote!(#private::or_zeros(#c.take(), #y))
     } else {
         quote!((#(#cts.take(),)*))
     };

@@ -37,8 +37,8 @@ fn steps(f: &Function, s: &Stmt, active: &[bool]) -> (TokenStream, TokenStream) 
     let nexts: Vec<TokenStream> = carried
         .iter()
         .map(|c| {
-            let v = f.name(c.next);
-            quote!(::core::clone::Clone::clone(&#v))
+            let v = f.val(c.next);
+            quote!(::core::clone::Clone::clone(#v))
         })
         .collect();
     let plain = forward::stmts(f, body, Mode::Forward);
@@ -68,8 +68,8 @@ pub fn sweep(f: &Function, s: &Stmt, active: &[bool], snaps: usize) -> TokenStre
     let krate = &f.krate;
     let (it, t) = (iters(*id), tape(*id));
     let inits = carried.iter().map(|c| {
-        let v = f.name(c.init);
-        quote!(::core::clone::Clone::clone(&#v))
+        let v = f.val(c.init);
+        quote!(::core::clone::Clone::clone(#v))
     });
     let outs = carried.iter().map(|c| f.name(c.out));
     let (advance, record) = steps(f, s, active);

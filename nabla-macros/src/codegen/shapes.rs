@@ -75,8 +75,8 @@ fn forward_sweep(f: &Function, active: &[bool], dead: &[bool]) -> (Vec<TokenStre
         for &v in inputs {
             if !has_shape[v] {
                 has_shape[v] = true;
-                let (sv, x) = (shape(f, v), f.name(v));
-                fwd.push(quote!(let #sv = #krate::Value::shape_vec(&#x);));
+                let (sv, x) = (shape(f, v), f.val(v));
+                fwd.push(quote!(let #sv = #krate::Value::shape_vec(#x);));
             }
         }
         dtype_of[*out] = dtype_of[inputs[0]];
@@ -97,14 +97,14 @@ fn specs(f: &Function, tail: &Tail, dtype_of: &[VarId]) -> (TokenStream, TokenSt
         .iter()
         .map(|&v| {
             if tail.dead[v] {
-                let (so, src) = (shape(f, v), f.name(dtype_of[v]));
+                let (so, src) = (shape(f, v), f.val(dtype_of[v]));
                 quote!(#krate::compose::OutSpec {
                     shape: ::core::clone::Clone::clone(&#so),
-                    dtype: #krate::ArrayValue::dtype(&#src),
+                    dtype: #krate::ArrayValue::dtype(#src),
                 })
             } else {
-                let x = f.name(v);
-                quote!(#krate::compose::OutSpec::of(&#x))
+                let x = f.val(v);
+                quote!(#krate::compose::OutSpec::of(#x))
             }
         })
         .collect();
@@ -143,10 +143,7 @@ fn tail_reverse(f: &Function, active: &[bool], dead: &[bool], s: &Stmt) -> Token
         .iter()
         .zip(uses)
         .map(|(&v, u)| match u {
-            Use::Value => {
-                let x = f.name(v);
-                quote!(&#x)
-            }
+            Use::Value => f.val(v),
             Use::Shape => {
                 let s = shape(f, v);
                 quote!(&#s)

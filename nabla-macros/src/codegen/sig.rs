@@ -20,8 +20,8 @@ pub struct Sig {
     pub out_ct_ty: TokenStream,
     /// The parameters' cotangents (what a pullback returns).
     pub arg_cts_ty: TokenStream,
-    /// A `let` per value or tree parameter binding its variable to an owned
-    /// copy.
+    /// A `let` per tree parameter binding its variable to an owned copy of
+    /// its leaves (value parameters are used by reference).
     pub owned_params: Vec<TokenStream>,
     pub vis: Visibility,
 }
@@ -71,8 +71,11 @@ pub fn sig(f: &Function) -> Sig {
             }
             (Some(v), None) => {
                 generic_params.push(quote!(#id: &__V));
+                // Used by reference; renamed only if its name was taken.
                 let var = f.name(v);
-                owned_params.push(quote!(let #var: __V = ::core::clone::Clone::clone(#id);));
+                if var != id {
+                    owned_params.push(quote!(let #var: &__V = #id;));
+                }
             }
             (None, _) => {
                 let ty = with_lifetime(&p.ty);

@@ -94,11 +94,14 @@ pub fn program(f: &Function, active: &[bool], sig: &Sig, p: Program) -> TokenStr
         first,
         rev,
     } = p;
-    let (own, reborrow) = owned_statics(f);
+    let (mut own, mut reborrow) = owned_statics(f);
     let slots = slots(f, active);
     let result = result(f, active);
     let seed = seed(f, active);
     let np = f.params.len();
+    let (own_values, reborrow_values) = owned_values(f, &quote!(#(#slots)* #seed #rev #(#result)*));
+    own.extend(own_values);
+    reborrow.extend(reborrow_values);
     quote! {
         #[doc = #doc]
         #[doc(hidden)]
@@ -151,6 +154,28 @@ fn owned_statics(f: &Function) -> (Vec<TokenStream>, Vec<TokenStream>) {
     (own, reborrow)
 }
 
+/// The value parameters the pullback reads (the closure's tokens mention
+/// them): each is cloned before the closure, which owns the copy and
+/// borrows it under the parameter's name again. Parameters it does not
+/// read are not cloned.
+fn owned_values(f: &Function, closure: &TokenStream) -> (Vec<TokenStream>, Vec<TokenStream>) {
+    let mentioned = crate::ir::idents(closure.clone());
+    let read: Vec<&Ident> = (0..f.vars.len())
+        .filter(|&v| f.is_param_ref(v))
+        .map(|v| f.name(v))
+        .filter(|id| mentioned.contains(&id.to_string()))
+        .collect();
+    let own = read
+        .iter()
+        .map(|id| quote!(let #id: __V = ::core::clone::Clone::clone(#id);))
+        .collect();
+    let reborrow = read
+        .iter()
+        .map(|id| quote!(let #id: &__V = &#id;))
+        .collect();
+    (own, reborrow)
+}
+
 /// One cotangent slot per active value or tree variable (a tree's slot
 /// holds one `Option` per leaf).
 fn slots(f: &Function, active: &[bool]) -> Vec<TokenStream> {
@@ -178,12 +203,12 @@ fn result(f: &Function, active: &[bool]) -> Vec<TokenStream> {
                 quote!(#krate::tree::leaves_or_zeros(#c, &#x))
             }
             Some(v) if active[v] => {
-                let (c, x) = (ct(f, v), f.name(v));
-                quote!(#private::or_zeros(#c, &#x))
+                let (c, x) = (ct(f, v), f.val(v));
+                quote!(#private::or_zeros(#c, #x))
             }
             Some(v) => {
-                let x = f.name(v);
-                quote!(#krate::Value::zeros_like(&#x))
+                let x = f.val(v);
+                quote!(#krate::Value::zeros_like(#x))
             }
             None => quote!(#krate::transforms::Static),
         })
@@ -197,8 +222,8 @@ pub fn outputs(f: &Function) -> TokenStream {
         .iter()
         .map(|o| match o {
             Output::Value(v) => {
-                let x = f.name(*v);
-                quote!(::core::clone::Clone::clone(&#x))
+                let x = f.val(*v);
+                quote!(::core::clone::Clone::clone(#x))
             }
             Output::Static(t, _) => t.clone(),
         })

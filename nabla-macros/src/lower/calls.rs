@@ -31,21 +31,21 @@ impl Lowerer<'_> {
         };
         let krate = self.f.krate.clone();
         let ident = m.method.clone();
-        let vt = self.f.vars[v].ident.clone();
+        let vt = self.f.val(v);
         if name == "clone" && m.args.is_empty() {
             return Some(recv);
         }
         if optable::static_query(&name) {
             let q = match name.as_str() {
-                "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(&#vt)),
-                "ndim" => quote!(#krate::Value::ndim(&#vt)),
-                _ => quote!(#krate::Value::shape_vec(&#vt).iter().product::<usize>()),
+                "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(#vt)),
+                "ndim" => quote!(#krate::Value::ndim(#vt)),
+                _ => quote!(#krate::Value::shape_vec(#vt).iter().product::<usize>()),
             };
             return Some(Operand::Tok(q));
         }
         if optable::constant_method(&name) {
             let e = match name.as_str() {
-                "stop_gradient" | "detach" => quote!(#krate::Value::stop_gradient(&#vt)),
+                "stop_gradient" | "detach" => quote!(#krate::Value::stop_gradient(#vt)),
                 "full_like" => {
                     let [a] = m.args.iter().collect::<Vec<_>>()[..] else {
                         self.cx
@@ -53,10 +53,10 @@ impl Lowerer<'_> {
                         return None;
                     };
                     let a = self.static_expr(a)?;
-                    quote!(#krate::Value::full_like(&#vt, (#a) as f64))
+                    quote!(#krate::Value::full_like(#vt, (#a) as f64))
                 }
-                "zeros_like" => quote!(#krate::Value::zeros_like(&#vt)),
-                _ => quote!(#krate::Value::ones_like(&#vt)),
+                "zeros_like" => quote!(#krate::Value::zeros_like(#vt)),
+                _ => quote!(#krate::Value::ones_like(#vt)),
             };
             return Some(self.constant(e));
         }
@@ -78,7 +78,7 @@ impl Lowerer<'_> {
         if name == "item" && m.args.is_empty() {
             // A static f64 read from the data (no derivative): usable in
             // conditions; the branch taken is recorded for the reverse sweep.
-            return Some(Operand::Tok(quote!(#krate::Value::item_f64(&#vt))));
+            return Some(Operand::Tok(quote!(#krate::Value::item_f64(#vt))));
         }
         let Some(op) = optable::lookup(&name) else {
             let hint = optable::suggestion(&name)
@@ -245,8 +245,8 @@ impl Lowerer<'_> {
                 let o = self.expr(a)?;
                 return match self.value_var(&o) {
                     Some(v) => {
-                        let (krate, vt) = (self.f.krate.clone(), self.f.vars[v].ident.clone());
-                        Some(self.constant(quote!(#krate::Value::stop_gradient(&#vt))))
+                        let (krate, vt) = (self.f.krate.clone(), self.f.val(v));
+                        Some(self.constant(quote!(#krate::Value::stop_gradient(#vt))))
                     }
                     None => Some(o),
                 };

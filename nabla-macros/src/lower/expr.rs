@@ -184,8 +184,8 @@ impl Lowerer<'_> {
                 let krate = self.f.krate.clone();
                 let side = |this: &Self, o: &Operand| match this.value_var(o) {
                     Some(v) => {
-                        let id = this.f.vars[v].ident.clone();
-                        quote!(#krate::Value::item_f64(&#id))
+                        let id = this.f.val(v);
+                        quote!(#krate::Value::item_f64(#id))
                     }
                     None => {
                         let t = this.tok(o);

@@ -164,7 +164,7 @@ impl<'cx> Lowerer<'cx> {
                 list_output: false,
                 ret_ty,
                 krate: opts.krate.clone(),
-                user_idents: scope::idents(item.to_token_stream()),
+                user_idents: crate::ir::idents(item.to_token_stream()),
             },
             scopes: vec![HashMap::new()],
             names: HashMap::new(),

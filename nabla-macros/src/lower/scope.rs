@@ -6,7 +6,7 @@ use crate::ir::{Kind, Stmt, Var, VarId};
 use proc_macro2::Ident;
 use proc_macro2::{TokenStream, TokenTree};
 use quote::{ToTokens, format_ident};
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use syn::Expr;
 use syn::spanned::Spanned;
 
@@ -24,24 +24,6 @@ pub(super) fn all_names(scopes: &[Scope]) -> Vec<String> {
     names.sort();
     names.dedup();
     names
-}
-
-/// Every identifier in `ts` (the user's item: generated names avoid them).
-pub(super) fn idents(ts: TokenStream) -> HashSet<String> {
-    let mut out = HashSet::new();
-    let mut stack = vec![ts];
-    while let Some(ts) = stack.pop() {
-        for t in ts {
-            match t {
-                TokenTree::Ident(i) => {
-                    out.insert(i.to_string());
-                }
-                TokenTree::Group(g) => stack.push(g.stream()),
-                _ => {}
-            }
-        }
-    }
-    out
 }
 
 impl Lowerer<'_> {

@@ -132,6 +132,11 @@ impl Lowerer<'_> {
             }
         };
         let v = var.expect("value or tree parameter");
+        if self.f.vars[v].ident == ident {
+            // The parameter's own token (its span, hence its hygiene: the
+            // generated code names the caller's reference).
+            self.f.vars[v].ident = ident.clone();
+        }
         self.bind(&ident.to_string(), v);
         self.f.params.push(Param {
             ident,
