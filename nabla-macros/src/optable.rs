@@ -1,10 +1,23 @@
 //! The operation table: which methods and `nabla::` functions the macro
 //! knows, how many value inputs and static parameters each takes, the
 //! runtime entry point (`rules::<op>`) that holds its forward and VJP, and
-//! how its reverse step reads its inputs. All of it comes from the op
-//! registry (`nabla-ops`), expanded here by the `*_specs` callbacks.
+//! what its reverse steps read. All of it comes from the op registry
+//! (`nabla-ops`), expanded here by the `*_specs` callbacks.
 
 use crate::tail::Use;
+
+/// What a reverse step reads of one of its op's values (an input or the
+/// output): the generated call passes the value, its shape, or nothing,
+/// and the VJP keeps for its reverse sweep only what some call passes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Read {
+    /// The value (`&V`).
+    Value,
+    /// Only its shape (`&[usize]`, the sweep's `shape_<name>`).
+    Shape,
+    /// Nothing.
+    Not,
+}
 
 /// One differentiable operation.
 pub struct OpSpec {
@@ -25,6 +38,12 @@ pub struct OpSpec {
     /// output-only tail (`nabla::rules::tail::<op>`), or `None` when the op
     /// cannot be in a tail (its reverse step reads its own output).
     pub tail: Option<&'static [Use]>,
+    /// `reads[k]`: what `rules::<op>::vjp_<k>` (the reverse step for value
+    /// input `k`) reads of each value input and then of the output, in
+    /// that order; its parameters are exactly the values and shapes read,
+    /// then the static parameters, then the cotangent. A variadic op has
+    /// one entry, `[Shape]`: every part's shape.
+    pub reads: &'static [&'static [Read]],
 }
 
 impl OpSpec {
@@ -51,12 +70,16 @@ macro_rules! unary_tail {
     };
 }
 
-/// A binary op's tail uses: `shapes`, `inputs` (values), `all` (no tail).
+/// A binary op's tail uses: `shapes`, `inputs` or `cross` (values), `all`
+/// (no tail).
 macro_rules! binary_tail {
     (shapes) => {
         Some(&[Use::Shape, Use::Shape])
     };
     (inputs) => {
+        Some(&[Use::Value, Use::Value])
+    };
+    (cross) => {
         Some(&[Use::Value, Use::Value])
     };
     (all) => {
@@ -80,6 +103,68 @@ macro_rules! other_tail {
     };
 }
 
+/// What a unary op's reverse step reads, from `reads:` in the registry.
+macro_rules! unary_reads {
+    (x) => {
+        &[&[Read::Value, Read::Not]]
+    };
+    (y) => {
+        &[&[Read::Not, Read::Value]]
+    };
+    (xy) => {
+        &[&[Read::Value, Read::Value]]
+    };
+    (none) => {
+        &[&[Read::Not, Read::Not]]
+    };
+}
+
+/// What a binary op's reverse steps read: `shapes` (each its own input's
+/// shape), `cross` (its own input's shape and the other input), `inputs`
+/// (both inputs), `all` (both inputs and the output).
+macro_rules! binary_reads {
+    (shapes) => {
+        &[
+            &[Read::Shape, Read::Not, Read::Not],
+            &[Read::Not, Read::Shape, Read::Not],
+        ]
+    };
+    (cross) => {
+        &[
+            &[Read::Shape, Read::Value, Read::Not],
+            &[Read::Value, Read::Shape, Read::Not],
+        ]
+    };
+    (inputs) => {
+        &[
+            &[Read::Value, Read::Value, Read::Not],
+            &[Read::Value, Read::Value, Read::Not],
+        ]
+    };
+    (all) => {
+        &[
+            &[Read::Value, Read::Value, Read::Value],
+            &[Read::Value, Read::Value, Read::Value],
+        ]
+    };
+}
+
+/// The other ops' reads, one `[..]` per value input: `V`, `S`, `_`.
+macro_rules! other_reads {
+    ($([$($r:tt)*])*) => {
+        &[$(&[$(other_reads!(@ $r)),*]),*]
+    };
+    (@ V) => {
+        Read::Value
+    };
+    (@ S) => {
+        Read::Shape
+    };
+    (@ _) => {
+        Read::Not
+    };
+}
+
 macro_rules! unary_specs {
     ($(
         $(#[$doc:meta])*
@@ -99,6 +184,7 @@ macro_rules! unary_specs {
             leading: 0,
             variadic: false,
             tail: unary_tail!($reads),
+            reads: unary_reads!($reads),
         },)*]
     };
 }
@@ -122,12 +208,14 @@ macro_rules! binary_specs {
             leading: 0,
             variadic: false,
             tail: binary_tail!($reads),
+            reads: binary_reads!($reads),
         },)*]
     };
 }
 
 macro_rules! other_specs {
-    ($($name:ident [$($n:ident)*] $values:literal, $params:literal, tail $tail:tt;)*) => {
+    ($($name:ident [$($n:ident)*] $values:literal, $params:literal, tail $tail:tt,
+        reads $([$($reads:tt)*])+;)*) => {
         &[$(OpSpec {
             rule: stringify!($name),
             names: &[$(stringify!($n)),*],
@@ -136,6 +224,7 @@ macro_rules! other_specs {
             leading: 0,
             variadic: false,
             tail: other_tail!($tail),
+            reads: other_reads!($([$($reads)*])+),
         },)*]
     };
 }
@@ -155,6 +244,10 @@ static SPECIAL: &[OpSpec] = &[
         leading: 1,
         variadic: false,
         tail: None,
+        reads: &[
+            &[Read::Shape, Read::Not, Read::Not],
+            &[Read::Not, Read::Shape, Read::Not],
+        ],
     },
     OpSpec {
         rule: "concat",
@@ -164,6 +257,7 @@ static SPECIAL: &[OpSpec] = &[
         leading: 0,
         variadic: true,
         tail: None,
+        reads: &[&[Read::Shape]],
     },
     OpSpec {
         rule: "stack",
@@ -173,12 +267,19 @@ static SPECIAL: &[OpSpec] = &[
         leading: 0,
         variadic: true,
         tail: None,
+        reads: &[&[Read::Shape]],
     },
 ];
 
 /// Every operation the macro can differentiate.
 fn ops() -> impl Iterator<Item = &'static OpSpec> {
     UNARY.iter().chain(BINARY).chain(OTHER).chain(SPECIAL)
+}
+
+/// Every operation (for the table's own tests).
+#[cfg(test)]
+pub fn all() -> impl Iterator<Item = &'static OpSpec> {
+    ops()
 }
 
 /// Looks up an operation by method or `nabla::` function name.

@@ -37,7 +37,7 @@ macro_rules! binary_ops {
                 method: mul, func: multiply,
                 kernel: |a, b| a * b,
                 cuda: "a * b",
-                rule: (custom), reads: inputs,
+                rule: (custom), reads: cross,
                 example: (2.0, 3.0) => 6.0,
             }
             /// `a / b` (the `/` operator; `nabla::divide`).

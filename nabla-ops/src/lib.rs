@@ -38,9 +38,11 @@
 //! differentiable again); JVP and VJP are `t · dy/dx`, fused into one pass
 //! on arrays. `scale c` multiplies it in the same pass. `(custom)` means the
 //! runtime has a hand-written rule module of the same interface
-//! (`nabla-runtime/src/ops/unary.rs`). `reads` says which of `x` and `y`
-//! the derivative reads: ops that read only `x` (or nothing) can sit in an
-//! output-only tail, where `y` is never computed.
+//! (`nabla-runtime/src/primitives/unary.rs`). `reads` says which of `x` and
+//! `y` the derivative reads: generated code keeps only those for the
+//! reverse step (`rules::<op>::vjp_0` takes exactly them), and ops that
+//! read only `x` (or nothing) can sit in an output-only tail, where `y` is
+//! never computed.
 //!
 //! [`binary_ops!`] entries (broadcasting elementwise ops of two arrays):
 //!
@@ -50,17 +52,24 @@
 //!     kernel: |a, b| scalar expression,
 //!     cuda: "CUDA C expression over `a`, `b`",
 //!     rule: (|a, b, y| (∂y/∂a, ∂y/∂b)) | (custom),
-//!     reads: shapes | inputs | all,
+//!     reads: shapes | cross | inputs | all,
 //!     example: (a, b) => expected,
 //! }
 //! ```
+//!
+//! `reads` says what the reverse step for each operand reads: `shapes`,
+//! only that operand's shape (`a + b`); `cross`, its own shape and the
+//! other operand (`a * b`); `inputs`, both operands; `all`, both and the
+//! output.
 //!
 //! [`other_ops!`] lists the remaining primitives (reductions, shape ops,
 //! indexing, matmul, scalar arithmetic) with what the macro needs: their
 //! names, how many value inputs and static parameters they take, and how
 //! their reverse step reads each input when it sits in an output-only tail
-//! (`[S]`: only its shape; `[V]`: its value; `no`: never in a tail). Their
-//! kernels and rules are hand-written in the runtime's `ops` modules.
+//! (`[S]`: only its shape; `[V]`: its value; `no`: never in a tail), and
+//! what each input's reverse step reads of the inputs and the output. Their
+//! kernels and rules are hand-written in the runtime's `primitives`
+//! modules.
 //!
 //! ```
 //! // A callback that counts the unary ops.

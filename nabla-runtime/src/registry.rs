@@ -337,7 +337,9 @@ macro_rules! binary_modules {
 pub(crate) use binary_modules;
 
 /// The entry points generated code calls (`rules::<op>::forward`,
-/// `vjp_<k>`), for every op with a formula.
+/// `vjp_<k>`), for every op with a formula. `vjp_<k>` takes what the rule
+/// reads (the registry's `reads`), then the static parameters and the
+/// cotangent.
 macro_rules! entries {
     (unary $(
         $(#[$doc:meta])*
@@ -350,22 +352,45 @@ macro_rules! entries {
         }
     )*) => {
         $(
-            $crate::registry::entries!(@unary $name $method [$($p: $pt),*] ($($rule)*));
+            $crate::registry::entries!(@unary $name $method [$($p: $pt),*] ($($rule)*) $reads);
         )*
     };
-    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom)) => {};
-    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*)) => {
+    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom) $reads:ident) => {};
+    (@unary $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*) $reads:ident) => {
         pub mod $name {
             use super::*;
             #[inline]
             pub fn forward<V: Value>(x: &V $(, $p: $pt)*) -> V {
                 x.$method($($p),*)
             }
-            #[inline]
-            pub fn vjp_0<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
-                primitives::unary::$name::vjp(x, y $(, $p)*, ct)
-            }
+            $crate::registry::entries!(@unary_vjp $name [$($p: $pt),*] $reads);
         }
+    };
+    // `vjp_0` takes what the derivative reads (`reads:`): the macro passes
+    // exactly that, so the VJP keeps nothing else for this step.
+    (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] x) => {
+        #[inline]
+        pub fn vjp_0<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
+            primitives::unary::$name::vjp(x, x $(, $p)*, ct)
+        }
+    };
+    (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] y) => {
+        #[inline]
+        pub fn vjp_0<V: Value>(y: &V $(, $p: $pt)*, ct: &V) -> V {
+            primitives::unary::$name::vjp(y, y $(, $p)*, ct)
+        }
+    };
+    (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] xy) => {
+        #[inline]
+        pub fn vjp_0<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
+            primitives::unary::$name::vjp(x, y $(, $p)*, ct)
+        }
+    };
+    (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] $reads:ident) => {
+        compile_error!(concat!(
+            "op `", stringify!($name), "`: a derivative formula reads `x`, `y` or both (`reads: x | y | xy`); ",
+            "`reads: ", stringify!($reads), "` needs a `(custom)` rule"
+        ));
     };
     (binary $(
         $(#[$doc:meta])*
@@ -378,26 +403,45 @@ macro_rules! entries {
         }
     )*) => {
         $(
-            $crate::registry::entries!(@binary $name $method ($($rule)*));
+            $crate::registry::entries!(@binary $name $method ($($rule)*) $reads);
         )*
     };
-    (@binary $name:ident $method:ident (custom)) => {};
-    (@binary $name:ident $method:ident ($($rule:tt)*)) => {
+    (@binary $name:ident $method:ident (custom) $reads:ident) => {};
+    (@binary $name:ident $method:ident ($($rule:tt)*) $reads:ident) => {
         pub mod $name {
             use super::*;
             #[inline]
             pub fn forward<V: Value>(a: &V, b: &V) -> V {
                 a.$method(b)
             }
-            #[inline]
-            pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                primitives::binary::$name::vjp_0(a, b, y, ct)
-            }
-            #[inline]
-            pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                primitives::binary::$name::vjp_1(a, b, y, ct)
-            }
+            $crate::registry::entries!(@binary_vjp $name $reads);
         }
+    };
+    (@binary_vjp $name:ident inputs) => {
+        #[inline]
+        pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            primitives::binary::$name::vjp_0_from_inputs(a, b, ct)
+        }
+        #[inline]
+        pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            primitives::binary::$name::vjp_1_from_inputs(a, b, ct)
+        }
+    };
+    (@binary_vjp $name:ident all) => {
+        #[inline]
+        pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            primitives::binary::$name::vjp_0(a, b, y, ct)
+        }
+        #[inline]
+        pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            primitives::binary::$name::vjp_1(a, b, y, ct)
+        }
+    };
+    (@binary_vjp $name:ident $reads:ident) => {
+        compile_error!(concat!(
+            "op `", stringify!($name), "`: partials written as a formula read `inputs` or `all`; ",
+            "`reads: ", stringify!($reads), "` needs a `(custom)` rule"
+        ));
     };
 }
 pub(crate) use entries;

@@ -2,10 +2,14 @@
 //!
 //! `#[differentiable]` lowers every known operation to a call of
 //! `rules::<op>::forward(inputs.., params..)` in the forward sweep and
-//! `rules::<op>::vjp_<k>(inputs.., &y, params.., &ct)` (one per value input
-//! `k`) in the reverse sweep, or, for `slice_axis` and `square`,
+//! `rules::<op>::vjp_<k>(reads.., params.., &ct)` (one per value input `k`)
+//! in the reverse sweep, or, for `slice_axis` and `square`,
 //! `rules::<op>::acc_<k>(&mut slot, ..)`, which adds into an existing
-//! cotangent without a separate pass. These adapters only normalise user-facing
+//! cotangent without a separate pass. `reads..` are exactly what the rule
+//! reads, as the op registry declares it (`reads` in `nabla-ops`): values
+//! as `&V`, inputs needed only for their shape as `&[usize]`, in the order
+//! inputs then output, so the VJP keeps nothing else for its reverse
+//! sweep. These adapters only normalise user-facing
 //! parameters (negative axes, ranges) and forward to the primitives' rules
 //! in [`crate::primitives`] (or to composites); they contain no derivative of their
 //! own beyond that plumbing. Not meant to be called by hand.
@@ -32,8 +36,8 @@ pub mod neg {
         x.neg()
     }
     #[inline]
-    pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
-        primitives::unary::neg::vjp(x, y, ct)
+    pub fn vjp_0<V: Value>(ct: &V) -> V {
+        ct.neg()
     }
 }
 
@@ -46,40 +50,67 @@ pub mod square {
         x.square()
     }
     #[inline]
-    pub fn vjp_0<V: Value>(x: &V, y: &V, ct: &V) -> V {
-        primitives::unary::square::vjp(x, y, ct)
+    pub fn vjp_0<V: Value>(x: &V, ct: &V) -> V {
+        primitives::unary::square::vjp(x, x, ct)
     }
     /// The VJP accumulated into `slot` (what generated code calls).
     #[inline]
-    pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, _y: &V, ct: &V) {
+    pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, ct: &V) {
         tail::square::acc_0(slot, x, ct)
     }
 }
 
-/// `a + b`, `a - b`, `a * b`: hand-written rule modules (`(custom)`).
-macro_rules! custom_binary_entries {
-    ($($op:ident),*) => {
-        $(
-            pub mod $op {
-                use super::*;
-                #[inline]
-                pub fn forward<V: Value>(a: &V, b: &V) -> V {
-                    a.$op(b)
-                }
-                #[inline]
-                pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    primitives::binary::$op::vjp_0(a, b, y, ct)
-                }
-                #[inline]
-                pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
-                    primitives::binary::$op::vjp_1(a, b, y, ct)
-                }
-            }
-        )*
-    };
+/// `a + b`: `ȳ` summed to each operand's shape (`reads: shapes`).
+pub mod add {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(a: &V, b: &V) -> V {
+        a.add(b)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(a: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(a)
+    }
+    #[inline]
+    pub fn vjp_1<V: Value>(b: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(b)
+    }
 }
 
-custom_binary_entries!(add, sub, mul);
+/// `a - b`: `ȳ` and `−ȳ` summed to each operand's shape.
+pub mod sub {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(a: &V, b: &V) -> V {
+        a.sub(b)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(a: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(a)
+    }
+    #[inline]
+    pub fn vjp_1<V: Value>(b: &[usize], ct: &V) -> V {
+        ct.neg().sum_to_shape(b)
+    }
+}
+
+/// `a * b`: `ȳ · b` summed to `a`'s shape, `a · ȳ` to `b`'s (`reads:
+/// cross`: each step reads the other operand and its own shape).
+pub mod mul {
+    use super::*;
+    #[inline]
+    pub fn forward<V: Value>(a: &V, b: &V) -> V {
+        a.mul(b)
+    }
+    #[inline]
+    pub fn vjp_0<V: Value>(a: &[usize], b: &V, ct: &V) -> V {
+        ct.mul(b).sum_to_shape(a)
+    }
+    #[inline]
+    pub fn vjp_1<V: Value>(a: &V, b: &[usize], ct: &V) -> V {
+        ct.mul(a).sum_to_shape(b)
+    }
+}
 
 /// `x + c` for a constant `c`.
 pub mod add_scalar {
@@ -89,7 +120,7 @@ pub mod add_scalar {
         x.add_scalar(c)
     }
     #[inline]
-    pub fn vjp_0<V: Value>(_x: &V, _y: &V, _c: f64, ct: &V) -> V {
+    pub fn vjp_0<V: Value>(_c: f64, ct: &V) -> V {
         ct.clone()
     }
 }
@@ -102,7 +133,7 @@ pub mod mul_scalar {
         x.mul_scalar(c)
     }
     #[inline]
-    pub fn vjp_0<V: Value>(_x: &V, _y: &V, c: f64, ct: &V) -> V {
+    pub fn vjp_0<V: Value>(c: f64, ct: &V) -> V {
         primitives::unary::affine::vjp(c, ct)
     }
 }
@@ -116,8 +147,11 @@ fn all_axes(ndim: usize) -> Vec<usize> {
     (0..ndim).collect()
 }
 
+/// A reduction's entries: `sum` reads only its input's shape (`[S _]` in
+/// the registry), `max`, `min` and `prod` read the input and the output
+/// (`[V V]`).
 macro_rules! reduce_rules {
-    ($($all:ident, $axes:ident => $method:ident, |$x:ident, $y:ident, $ax:ident, $kd:ident, $ct:ident| $vjp:expr;)*) => {
+    ($($all:ident, $axes:ident => $method:ident, |$x:ident $(, $y:ident)?; $ax:ident, $kd:ident, $ct:ident| $vjp:expr;)*) => {
         $(
             pub mod $all {
                 use super::*;
@@ -125,13 +159,7 @@ macro_rules! reduce_rules {
                 pub fn forward<V: ArrayValue>(x: &V) -> V {
                     x.$method(&all(x), false)
                 }
-                #[inline]
-                #[allow(unused_variables)]
-                pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, $ct: &V) -> V {
-                    let $ax = all($x);
-                    let $kd = false;
-                    $vjp
-                }
+                reduce_rules!(@vjp0 |$x $(, $y)?; $ax, $kd, $ct| $vjp);
             }
             pub mod $axes {
                 use super::*;
@@ -140,23 +168,49 @@ macro_rules! reduce_rules {
                 pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
                     x.$method(&norm_axes(stringify!($all), axes, x.ndim()), keepdim)
                 }
-                #[inline]
-                #[allow(unused_variables)]
-                pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, axes: &[isize], keepdim: bool, $ct: &V) -> V {
-                    let $ax = norm_axes(stringify!($all), axes, $x.ndim());
-                    let $kd = keepdim;
-                    $vjp
-                }
+                reduce_rules!(@vjp_axes $all |$x $(, $y)?; $ax, $kd, $ct| $vjp);
             }
         )*
+    };
+    (@vjp0 |$x:ident; $ax:ident, $kd:ident, $ct:ident| $vjp:expr) => {
+        #[inline]
+        pub fn vjp_0<V: ArrayValue>($x: &[usize], $ct: &V) -> V {
+            let $ax = all_axes($x.len());
+            let $kd = false;
+            $vjp
+        }
+    };
+    (@vjp0 |$x:ident, $y:ident; $ax:ident, $kd:ident, $ct:ident| $vjp:expr) => {
+        #[inline]
+        pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, $ct: &V) -> V {
+            let $ax = all($x);
+            let $kd = false;
+            $vjp
+        }
+    };
+    (@vjp_axes $all:ident |$x:ident; $ax:ident, $kd:ident, $ct:ident| $vjp:expr) => {
+        #[inline]
+        pub fn vjp_0<V: ArrayValue>($x: &[usize], axes: &[isize], keepdim: bool, $ct: &V) -> V {
+            let $ax = norm_axes(stringify!($all), axes, $x.len());
+            let $kd = keepdim;
+            $vjp
+        }
+    };
+    (@vjp_axes $all:ident |$x:ident, $y:ident; $ax:ident, $kd:ident, $ct:ident| $vjp:expr) => {
+        #[inline]
+        pub fn vjp_0<V: ArrayValue>($x: &V, $y: &V, axes: &[isize], keepdim: bool, $ct: &V) -> V {
+            let $ax = norm_axes(stringify!($all), axes, $x.ndim());
+            let $kd = keepdim;
+            $vjp
+        }
     };
 }
 
 reduce_rules! {
-    sum, sum_axes => sum_axes, |x, y, ax, kd, ct| primitives::reduce::sum::vjp(&x.shape_vec(), &ax, kd, ct);
-    max, max_axes => max_axes, |x, y, ax, kd, ct| primitives::reduce::max::vjp(x, y, &ax, kd, ct);
-    min, min_axes => min_axes, |x, y, ax, kd, ct| primitives::reduce::min::vjp(x, y, &ax, kd, ct);
-    prod, prod_axes => prod_axes, |x, y, ax, kd, ct| primitives::reduce::prod::vjp(x, y, &ax, kd, ct);
+    sum, sum_axes => sum_axes, |x; ax, kd, ct| primitives::reduce::sum::vjp(x, &ax, kd, ct);
+    max, max_axes => max_axes, |x, y; ax, kd, ct| primitives::reduce::max::vjp(x, y, &ax, kd, ct);
+    min, min_axes => min_axes, |x, y; ax, kd, ct| primitives::reduce::min::vjp(x, y, &ax, kd, ct);
+    prod, prod_axes => prod_axes, |x, y; ax, kd, ct| primitives::reduce::prod::vjp(x, y, &ax, kd, ct);
 }
 
 pub mod cumsum {
@@ -167,8 +221,8 @@ pub mod cumsum {
         x.cumsum_axis(norm_axis("cumsum", axis, x.ndim()), false)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, ct: &V) -> V {
-        primitives::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.ndim()), false, ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, ct: &V) -> V {
+        primitives::reduce::cumsum::vjp(norm_axis("cumsum", axis, x.len()), false, ct)
     }
 }
 
@@ -179,20 +233,12 @@ pub mod matmul {
         a.matmul(b)
     }
     /// Cotangent of `a`, including NumPy's 1-D promotions.
-    pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
-        ct_a(a, b, ct)
-    }
-    /// Cotangent of `b`.
-    pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, _y: &V, ct: &V) -> V {
-        ct_b(a, b, ct)
-    }
-    /// [`vjp_0`] without the output (which it does not read).
-    pub(crate) fn ct_a<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let nd = &primitives::linalg::matmul::vjp_0;
         primitives::linalg::matmul::promoted_vjp(a, b, ct, a, nd)
     }
-    /// [`vjp_1`] without the output.
-    pub(crate) fn ct_b<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
+    /// Cotangent of `b`.
+    pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let nd = &primitives::linalg::matmul::vjp_1;
         primitives::linalg::matmul::promoted_vjp(a, b, ct, b, nd)
     }
@@ -209,8 +255,8 @@ pub mod reshape {
         x.reshape(shape)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _shape: &[usize], ct: &V) -> V {
-        primitives::shape::reshape::vjp(&x.shape_vec(), ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _shape: &[usize], ct: &V) -> V {
+        primitives::shape::reshape::vjp(x, ct)
     }
 }
 
@@ -221,8 +267,8 @@ pub mod flatten {
         x.reshape(&[x.shape_vec().iter().product()])
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
-        primitives::shape::reshape::vjp(&x.shape_vec(), ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
+        primitives::shape::reshape::vjp(x, ct)
     }
 }
 
@@ -233,7 +279,7 @@ pub mod permute {
         x.permute(perm)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(_x: &V, _y: &V, perm: &[usize], ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(perm: &[usize], ct: &V) -> V {
         primitives::shape::permute::vjp(perm, ct)
     }
 }
@@ -245,7 +291,7 @@ pub mod transpose {
         x.permute(&[1, 0])
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(_x: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(ct: &V) -> V {
         ct.permute(&[1, 0])
     }
 }
@@ -257,8 +303,8 @@ pub mod broadcast_to {
         x.broadcast_to(shape)
     }
     #[inline]
-    pub fn vjp_0<V: Value>(x: &V, _y: &V, _shape: &[usize], ct: &V) -> V {
-        ct.sum_to_shape(&x.shape_vec())
+    pub fn vjp_0<V: Value>(x: &[usize], _shape: &[usize], ct: &V) -> V {
+        ct.sum_to_shape(x)
     }
 }
 
@@ -292,8 +338,8 @@ pub mod expand_dims {
         x.reshape(&expanded(&x.shape_vec(), axis))
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _axis: isize, ct: &V) -> V {
-        ct.reshape(&x.shape_vec())
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
+        ct.reshape(x)
     }
 }
 
@@ -305,8 +351,8 @@ pub mod squeeze {
         x.reshape(&squeezed(&x.shape_vec(), axis))
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, _axis: isize, ct: &V) -> V {
-        ct.reshape(&x.shape_vec())
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], _axis: isize, ct: &V) -> V {
+        ct.reshape(x)
     }
 }
 
@@ -331,9 +377,8 @@ pub mod slice_axis {
         x.slice(&axis_slices(&x.shape_vec(), axis, &range))
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, range: Range<usize>, ct: &V) -> V {
-        let s = x.shape_vec();
-        primitives::shape::slice::vjp(&s, &axis_slices(&s, axis, &range), ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, range: Range<usize>, ct: &V) -> V {
+        primitives::shape::slice::vjp(x, &axis_slices(x, axis, &range), ct)
     }
     /// The VJP accumulated into `slot` (what generated code calls): the
     /// first contribution is the zero-padded cotangent, later ones are added
@@ -343,16 +388,14 @@ pub mod slice_axis {
     #[inline]
     pub fn acc_0<V: ArrayValue>(
         slot: &mut Option<V>,
-        x: &V,
-        _y: &V,
+        x: &[usize],
         axis: isize,
         range: Range<usize>,
         ct: &V,
     ) {
-        let s = x.shape_vec();
-        let slices = axis_slices(&s, axis, &range);
+        let slices = axis_slices(x, axis, &range);
         *slot = Some(match slot.take() {
-            None => primitives::shape::slice::vjp(&s, &slices, ct),
+            None => primitives::shape::slice::vjp(x, &slices, ct),
             Some(old) => old.add_into_slice(&slices, ct),
         });
     }
@@ -366,9 +409,8 @@ pub mod index_select {
         x.index_select(norm_axis("index_select", axis, x.ndim()), idx)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axis: isize, idx: &[usize], ct: &V) -> V {
-        let s = x.shape_vec();
-        primitives::index::index_select::vjp(&s, norm_axis("index_select", axis, s.len()), idx, ct)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, idx: &[usize], ct: &V) -> V {
+        primitives::index::index_select::vjp(x, norm_axis("index_select", axis, x.len()), idx, ct)
     }
 }
 
@@ -379,11 +421,11 @@ pub mod outer {
         primitives::linalg::outer(a, b)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_0<V: ArrayValue>(b: &V, ct: &V) -> V {
         ct.matmul(b)
     }
     #[inline]
-    pub fn vjp_1<V: ArrayValue>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
+    pub fn vjp_1<V: ArrayValue>(a: &V, ct: &V) -> V {
         a.matmul(ct)
     }
 }
@@ -401,9 +443,8 @@ pub mod mean {
         crate::composite::mean(x, &all(x), false)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
-        let s = x.shape_vec();
-        tail::fit(tail::mean::vjp_0(&s, ct), &s)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
+        tail::fit(tail::mean::vjp_0(x, ct), x)
     }
 }
 
@@ -416,9 +457,8 @@ pub mod mean_axes {
         crate::composite::mean(x, &norm_axes("mean", axes, x.ndim()), keepdim)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(x: &V, _y: &V, axes: &[isize], keepdim: bool, ct: &V) -> V {
-        let s = x.shape_vec();
-        tail::fit(tail::mean_axes::vjp_0(&s, axes, keepdim, ct), &s)
+    pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
+        tail::fit(tail::mean_axes::vjp_0(x, axes, keepdim, ct), x)
     }
 }
 
@@ -431,12 +471,12 @@ pub mod where_ {
         V::select(mask, a, b)
     }
     #[inline]
-    pub fn vjp_0<V: ArrayValue>(a: &V, _b: &V, _y: &V, mask: &Array, ct: &V) -> V {
-        primitives::index::select::vjp_0(mask, &a.shape_vec(), ct)
+    pub fn vjp_0<V: ArrayValue>(a: &[usize], mask: &Array, ct: &V) -> V {
+        primitives::index::select::vjp_0(mask, a, ct)
     }
     #[inline]
-    pub fn vjp_1<V: ArrayValue>(_a: &V, b: &V, _y: &V, mask: &Array, ct: &V) -> V {
-        primitives::index::select::vjp_1(mask, &b.shape_vec(), ct)
+    pub fn vjp_1<V: ArrayValue>(b: &[usize], mask: &Array, ct: &V) -> V {
+        primitives::index::select::vjp_1(mask, b, ct)
     }
 }
 
@@ -450,12 +490,12 @@ pub mod concat {
         let nd = owned.first().map(|p| p.ndim()).unwrap_or(0);
         V::concat(&owned, norm_axis("concat", axis, nd))
     }
-    /// Cotangent of part `k`.
+    /// Cotangent of part `k`, from the parts' shapes.
     #[inline]
-    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&V], _y: &V, axis: isize, ct: &V) -> V {
-        let nd = parts[0].ndim();
+    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&[usize]], axis: isize, ct: &V) -> V {
+        let nd = parts[0].len();
         let ax = norm_axis("concat", axis, nd);
-        let sizes: Vec<usize> = parts.iter().map(|p| p.shape_vec()[ax]).collect();
+        let sizes: Vec<usize> = parts.iter().map(|p| p[ax]).collect();
         primitives::shape::concat::vjp(&sizes, ax, k, ct)
     }
 }
@@ -473,12 +513,12 @@ pub mod stack {
         let nd = parts.first().map(|p| p.ndim()).unwrap_or(0);
         V::concat(&owned, norm_axis("stack", axis, nd + 1))
     }
-    /// Cotangent of part `k`.
+    /// Cotangent of part `k`, from the parts' shapes.
     #[inline]
-    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&V], _y: &V, axis: isize, ct: &V) -> V {
-        let shape = parts[k].shape_vec();
+    pub fn vjp<V: ArrayValue>(k: usize, parts: &[&[usize]], axis: isize, ct: &V) -> V {
+        let shape = parts[k];
         let ax = norm_axis("stack", axis, shape.len() + 1);
         let sizes = vec![1; parts.len()];
-        primitives::shape::concat::vjp(&sizes, ax, k, ct).reshape(&shape)
+        primitives::shape::concat::vjp(&sizes, ax, k, ct).reshape(shape)
     }
 }

@@ -5,7 +5,7 @@
 
 use super::held::{loop_residuals, owned_residuals, residuals, static_flags, static_residuals};
 use super::names::{branch_holders, carry, loop_iter, pullback, tape};
-use super::revolve;
+use super::{reads, revolve};
 use crate::ir::{CallArg, Function, Merge, Stmt};
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote};
@@ -57,9 +57,23 @@ pub fn stmt(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     }
 }
 
-/// The statements of a body.
+/// The statements of a body. In the sweep, a primitive is followed by the
+/// shapes its reverse steps read (`reads::shape_bindings`), each taken once
+/// per body.
 pub fn stmts(f: &Function, body: &[Stmt], mode: Mode) -> Vec<TokenStream> {
-    body.iter().map(|t| stmt(f, t, mode)).collect()
+    let mut taken = vec![false; f.vars.len()];
+    body.iter()
+        .map(|t| {
+            let s = stmt(f, t, mode);
+            match mode {
+                Mode::Forward => s,
+                Mode::Sweep { active } => {
+                    let shapes = reads::shape_bindings(f, t, active, &mut taken);
+                    quote!(#s #shapes)
+                }
+            }
+        })
+        .collect()
 }
 
 /// `let out = rules::<op>::forward(inputs.., params..);`

@@ -19,7 +19,9 @@
 //! * [`forward`]: the forward program (also the VJP's forward sweep), with
 //!   [`held`] (what branches and loop iterations keep for the reverse
 //!   sweep) and [`revolve`] (checkpointed loops);
-//! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`];
+//! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`], with
+//!   [`reads`] (what each primitive's reverse step reads, so only that is
+//!   kept);
 //! * [`shapes`]: the shape-only VJP of a function with an output-only tail;
 //! * [`entries`](mod@entries): the monomorphic entry points and transform trait impls;
 //! * [`names`]: names shared by the generated pieces.
@@ -28,6 +30,7 @@ mod entries;
 mod forward;
 mod held;
 mod names;
+mod reads;
 mod reverse;
 mod revolve;
 mod shapes;

@@ -6,7 +6,7 @@
 use super::forward;
 use super::held::{loop_residuals, rebound_residuals, residuals, static_flags, static_residuals};
 use super::names::{branch_holders, ct, flow, pullback, tape};
-use super::revolve;
+use super::{reads, revolve};
 use crate::ir::{CallArg, Carried, Function, Kind, Merge, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
@@ -50,7 +50,8 @@ pub fn stmt(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     }
 }
 
-/// `out = op(inputs..)`: `rules::<op>::vjp_<k>` for each active input.
+/// `out = op(inputs..)`: `rules::<op>::vjp_<k>` for each active input, on
+/// what that step reads.
 fn prim(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let Stmt::Prim {
         out,
@@ -66,20 +67,20 @@ fn prim(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let private = quote!(#krate::transforms::private);
     let rule = syn::Ident::new(op.rule, *span);
     let cy = ct(f, *out);
-    let y = f.val(*out);
-    let ins: Vec<TokenStream> = inputs.iter().map(|v| f.val(*v)).collect();
     let params: Vec<TokenStream> = params.iter().map(forward::param).collect();
     let updates = inputs.iter().enumerate().filter(|(_, v)| active[**v]).map(|(k, v)| {
         let cx = ct(f, *v);
+        // Exactly what the rule reads (`reads::args`).
+        let reads = reads::args(f, s, k);
         if op.variadic {
-            return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, &[#(#ins),*], #y, #(#params,)* &__g));));
+            return guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::vjp(#k, #(#reads,)* #(#params,)* &__g));));
         }
         if op.accumulates_own_cotangent() {
             let acc_k = format_ident!("acc_{}", k);
-            return guarded(f, *v, quote!(#krate::rules::#rule::#acc_k(&mut #cx, #(#ins,)* #y, #(#params,)* &__g);));
+            return guarded(f, *v, quote!(#krate::rules::#rule::#acc_k(&mut #cx, #(#reads,)* #(#params,)* &__g);));
         }
         let vjp_k = format_ident!("vjp_{}", k);
-        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(#ins,)* #y, #(#params,)* &__g));))
+        guarded(f, *v, quote!(#private::acc(&mut #cx, #krate::rules::#rule::#vjp_k(#(#reads,)* #(#params,)* &__g));))
     });
     quote! {
         if let ::core::option::Option::Some(__g) = #cy.take() {

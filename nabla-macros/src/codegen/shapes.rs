@@ -7,6 +7,7 @@
 
 use super::forward::{self, Mode};
 use super::names::{self, ct, shape};
+use super::reads;
 use super::reverse::{self, guarded};
 use super::sig::Sig;
 use super::vjp::{Program, program};
@@ -70,6 +71,7 @@ fn forward_sweep(f: &Function, active: &[bool], dead: &[bool]) -> (Vec<TokenStre
         };
         if !dead[*out] {
             fwd.push(forward::stmt(f, s, Mode::Sweep { active }));
+            fwd.push(reads::shape_bindings(f, s, active, &mut has_shape));
             continue;
         }
         for &v in inputs {

@@ -237,11 +237,11 @@ pub mod matmul {
     }
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
-        crate::rules::matmul::ct_a(a, b, &full(ct, &out))
+        crate::rules::matmul::vjp_0(a, b, &full(ct, &out))
     }
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
-        crate::rules::matmul::ct_b(a, b, &full(ct, &out))
+        crate::rules::matmul::vjp_1(a, b, &full(ct, &out))
     }
 }
 
