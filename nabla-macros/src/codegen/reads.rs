@@ -5,7 +5,7 @@
 //! mentions, and tapes and branch holders hold only that (`held`).
 
 use super::names::shape;
-use crate::ir::{Function, Stmt, VarId};
+use crate::ir::{Function, Stmt, Tier, VarId};
 use crate::optable::Read;
 use proc_macro2::TokenStream;
 use quote::quote;
@@ -19,6 +19,7 @@ fn at(inputs: &[VarId], out: VarId, j: usize) -> VarId {
 /// The read arguments of the reverse step for input `k` of
 /// `out = op(inputs..)`: values as `&V`, shapes as `&shape_<name>`, in the
 /// order inputs then output. A variadic op's step reads every part's shape.
+/// In a function of floats every value is a scalar, so a shape is `&[]`.
 pub fn args(f: &Function, s: &Stmt, k: usize) -> Vec<TokenStream> {
     let Stmt::Prim {
         out, op, inputs, ..
@@ -40,6 +41,7 @@ pub fn args(f: &Function, s: &Stmt, k: usize) -> Vec<TokenStream> {
             let v = at(inputs, *out, j);
             match r {
                 Read::Value => Some(f.val(v)),
+                Read::Shape if scalar(f) => Some(quote!(&[])),
                 Read::Shape => {
                     let sv = shape(f, v);
                     Some(quote!(&#sv))
@@ -50,16 +52,22 @@ pub fn args(f: &Function, s: &Stmt, k: usize) -> Vec<TokenStream> {
         .collect()
 }
 
-/// The variables whose shapes the reverse steps of statement `s` read:
-/// those of its active inputs' steps (none when its output is inactive).
-pub fn shapes_read(s: &Stmt, active: &[bool]) -> Vec<VarId> {
+/// Whether `f` is a function of floats (its values have no axes).
+fn scalar(f: &Function) -> bool {
+    matches!(f.tier, Tier::Scalar(_))
+}
+
+/// The variables whose shapes the reverse steps of statement `s` read and
+/// the forward sweep takes: those of its active inputs' steps (none when
+/// its output is inactive, or in a function of floats).
+pub fn shapes_read(f: &Function, s: &Stmt, active: &[bool]) -> Vec<VarId> {
     let Stmt::Prim {
         out, op, inputs, ..
     } = s
     else {
         return Vec::new();
     };
-    if !active[*out] {
+    if !active[*out] || scalar(f) {
         return Vec::new();
     }
     if op.variadic {
@@ -84,7 +92,7 @@ pub fn shapes_read(s: &Stmt, active: &[bool]) -> Vec<VarId> {
 /// read that is not yet taken in this body (`taken`, by variable).
 pub fn shape_bindings(f: &Function, s: &Stmt, active: &[bool], taken: &mut [bool]) -> TokenStream {
     let krate = &f.krate;
-    let lets = shapes_read(s, active).into_iter().filter_map(|v| {
+    let lets = shapes_read(f, s, active).into_iter().filter_map(|v| {
         if std::mem::replace(&mut taken[v], true) {
             return None;
         }
@@ -100,7 +108,7 @@ pub fn shape_names(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<proc_mac
     let mut names = Vec::new();
     let mut seen = vec![false; f.vars.len()];
     for s in body {
-        for v in shapes_read(s, active) {
+        for v in shapes_read(f, s, active) {
             if !std::mem::replace(&mut seen[v], true) {
                 names.push(shape(f, v));
             }
