@@ -57,14 +57,39 @@ pub use nabla_macros::{
 };
 pub use nabla_runtime::*;
 
-/// The names most programs need: `use nabla::prelude::*;`.
+/// The names most programs need: `use nabla::prelude::*;` brings the
+/// array and value types (`Array`, `DType`, `Device`, `Dual`, `Batched`,
+/// `Key`, the `Value`/`ArrayValue` traits), `#[differentiable]`,
+/// `#[custom_op]`, `#[derive(Tree)]`, and every transform both as a
+/// function and as a macro (`grad(f)` and `grad!(f, argnums = (0, 1))`,
+/// `vmap`, `jacfwd`, `jacrev`, `hessian`, `vjp`, `jvp`, `value_and_grad`,
+/// `checkpoint`).
 ///
 /// ```
 /// use nabla::prelude::*;
-/// let x = Array::ones(&[2], DType::F64);
-/// assert_eq!(x.device(), Device::Cpu);
+///
+/// #[differentiable]
+/// fn foo(x: &Array) -> Array {
+///     nabla::sum(&x.sin())
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![0.1f64, 0.2, 0.3, 0.4, 0.5, 0.6], &[2, 3]);
+///     assert_eq!(x.device(), Device::Cpu);
+///     let h = jacfwd!(jacrev!(vmap!(foo)))(&x);
+///     assert_eq!(h.shape(), &[2, 2, 3, 2, 3]);
+///     let (_, pullback) = vjp!(foo)(&x);
+///     let g = pullback(&Array::scalar(1.0f64));
+///     assert_eq!(g.to_vec::<f64>(), grad(foo)(&x).to_vec::<f64>());
+///     let _key: Key = Key::new(0);
+///     let _dual: Dual<Array> = Dual::new(x, None);
+/// }
 /// ```
 pub mod prelude {
-    pub use nabla_macros::{Tree, differentiable};
-    pub use nabla_runtime::{Array, ArrayValue, DType, Device, Element, Tree, Value};
+    pub use crate::{checkpoint, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap};
+    pub use nabla_macros::{Tree, custom_op, differentiable};
+    pub use nabla_runtime::random::Key;
+    pub use nabla_runtime::{
+        Array, ArrayValue, Batched, DType, Device, Dual, Element, Tree, Value,
+    };
 }

@@ -5,7 +5,7 @@
 use super::scope::{Scope, all_names, find};
 use super::{BlockValue, Lowerer, Operand, strip};
 use crate::desugar::matches;
-use crate::ir::{Merge, Stmt, VarId};
+use crate::ir::{Kind, Merge, Stmt, VarId};
 use quote::{format_ident, quote};
 use syn::Expr;
 use syn::spanned::Spanned;
@@ -28,7 +28,7 @@ impl Lowerer<'_> {
         let outer = std::mem::take(&mut self.f.body);
 
         let then_tail = self.branch_block(&ei.then_branch, want_value);
-        let then_body = std::mem::take(&mut self.f.body);
+        let mut then_body = std::mem::take(&mut self.f.body);
         let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
 
         let else_tail = match &ei.else_branch {
@@ -52,24 +52,29 @@ impl Lowerer<'_> {
                 None
             }
         };
-        let else_body = std::mem::take(&mut self.f.body);
+        let mut else_body = std::mem::take(&mut self.f.body);
         let else_scopes = std::mem::replace(&mut self.scopes, before.clone());
         self.f.body = outer;
 
-        let (mut merges, rebinds) = self.rebound_names(ei, &before, &then_scopes, &else_scopes);
+        let mut bodies = [&mut then_body, &mut else_body];
+        let (mut merges, rebinds) = self.rebound_names(
+            ei,
+            &before,
+            [&then_scopes[..], &else_scopes[..]],
+            &mut bodies,
+        );
         let mut value = None;
-        if want_value {
-            match (then_tail, else_tail) {
-                (Some(t), Some(e)) if self.kind(t) == self.kind(e) => {
+        if want_value && let (Some(t), Some(e)) = (then_tail, else_tail) {
+            match self.same_kind(t, e, &mut bodies) {
+                Some((t, e)) => {
                     let out = self.fresh("__if", self.kind(t));
                     merges.push(Merge { out, then_v: t, else_v: e });
                     value = Some(Operand::Var(out));
                 }
-                (Some(_), Some(_)) => self.cx.error(
+                None => self.cx.error(
                     ei.if_token.span(),
-                    "one branch gives a differentiable value and the other a static one; make both branches values (e.g. `x.zeros_like()` instead of `0.0`)",
+                    "one branch gives a differentiable value and the other a static one, and this function has no array or float parameter to make the static a value from; make both branches values",
                 ),
-                _ => {}
             }
         }
         let id = self.id();
@@ -90,14 +95,33 @@ impl Lowerer<'_> {
         }
     }
 
+    /// The branches' results `t` and `e` as the same kind: a static one
+    /// promoted to a value (at the end of its branch's body) when the other
+    /// is a value; `None` when that is impossible.
+    fn same_kind(
+        &mut self,
+        t: VarId,
+        e: VarId,
+        bodies: &mut [&mut Vec<Stmt>; 2],
+    ) -> Option<(VarId, VarId)> {
+        match (self.kind(t), self.kind(e)) {
+            (a, b) if a == b => Some((t, e)),
+            (Kind::Static, Kind::Value) => Some((self.promote_into(bodies[0], t)?, e)),
+            (Kind::Value, Kind::Static) => Some((t, self.promote_into(bodies[1], e)?)),
+            _ => None,
+        }
+    }
+
     /// The names either branch rebound, each merged into a fresh variable
-    /// (the merges, and the rebindings to make after the `if`).
+    /// (the merges, and the rebindings to make after the `if`). A name
+    /// that is a value in one branch and static in the other is promoted
+    /// in the static branch.
     fn rebound_names(
         &mut self,
         ei: &syn::ExprIf,
         before: &[Scope],
-        then_scopes: &[Scope],
-        else_scopes: &[Scope],
+        [then_scopes, else_scopes]: [&[Scope]; 2],
+        bodies: &mut [&mut Vec<Stmt>; 2],
     ) -> (Vec<Merge>, Vec<(String, VarId)>) {
         let mut merges = Vec::new();
         let mut rebinds = Vec::new();
@@ -113,10 +137,10 @@ impl Lowerer<'_> {
             if t == b && e == b {
                 continue;
             }
-            if self.kind(t) != self.kind(e) {
-                self.cx.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other; make both branches give the same kind"));
+            let Some((t, e)) = self.same_kind(t, e, bodies) else {
+                self.cx.error(ei.if_token.span(), format!("`{n}` is a differentiable value in one branch and static in the other, and this function has no array or float parameter to make the static a value from; make both branches give the same kind"));
                 continue;
-            }
+            };
             let out = self.fresh(&n, self.kind(t));
             merges.push(Merge {
                 out,

@@ -223,23 +223,42 @@ impl Lowerer<'_> {
         span: Span,
         mut lower_body: impl FnMut(&mut Self) -> Option<R>,
     ) -> Option<(R, Vec<Stmt>, Vec<Carried>)> {
-        let before = self.scopes.clone();
-        let outer = std::mem::take(&mut self.f.body);
-        // Pass 1: which outer names does the loop rebind?
-        lower_body(self);
-        let probe = std::mem::replace(&mut self.scopes, before.clone());
-        self.f.body = Vec::new();
-        if !self.cx.is_empty() {
-            self.f.body = outer;
-            return None;
-        }
-        let carried_names: Vec<(String, VarId)> = all_names(&before)
-            .into_iter()
-            .filter_map(|n| {
-                let b = find(&before, &n)?;
-                (find(&probe, &n)? != b).then_some((n, b))
-            })
-            .collect();
+        let mut before = self.scopes.clone();
+        let mut outer = std::mem::take(&mut self.f.body);
+        // Pass 1: which outer names does the loop rebind? A static that the
+        // body turns into a value is promoted before the loop (`promote`),
+        // and pass 1 runs again until no more are.
+        let carried_names: Vec<(String, VarId)> = loop {
+            lower_body(self);
+            let probe = std::mem::replace(&mut self.scopes, before.clone());
+            self.f.body = Vec::new();
+            if !self.cx.is_empty() {
+                self.f.body = outer;
+                return None;
+            }
+            let carried: Vec<(String, VarId)> = all_names(&before)
+                .into_iter()
+                .filter_map(|n| {
+                    let b = find(&before, &n)?;
+                    (find(&probe, &n)? != b).then_some((n, b))
+                })
+                .collect();
+            let mut promoted = false;
+            for (n, init) in &carried {
+                let becomes_value = find(&probe, n).is_some_and(|v| self.kind(v) == Kind::Value);
+                if self.kind(*init) == Kind::Static
+                    && becomes_value
+                    && let Some(v) = self.promote_into(&mut outer, *init)
+                {
+                    self.rebind(n, v);
+                    promoted = true;
+                }
+            }
+            if !promoted {
+                break carried;
+            }
+            before = self.scopes.clone();
+        };
         // Pass 2: loop-start variables, then the body.
         let mut phis = Vec::new();
         for (n, init) in &carried_names {
@@ -257,7 +276,7 @@ impl Lowerer<'_> {
             // Pass 2 binds every name pass 1 did; if not, an error was reported.
             let next = find(&after, &n)?;
             if self.kind(next) != self.kind(init) {
-                self.cx.error(span, format!("`{n}` changes between a differentiable value and a static one inside the loop"));
+                self.cx.error(span, format!("`{n}` changes between a differentiable value and a static one inside the loop; start it from a value (e.g. `x * 0.0` for a parameter `x`) or keep it static"));
                 continue;
             }
             let out = self.fresh(&n, self.kind(init));

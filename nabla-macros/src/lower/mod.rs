@@ -17,6 +17,7 @@
 //!   functions;
 //! * [`control`]: `if` and `match`;
 //! * [`loops`]: `for` and `while` (with their carried values);
+//! * [`promote`]: statics that a loop or a branch turns into values;
 //! * [`tree`]: reads of tree parameters' leaves;
 //! * [`outputs`]: the returned value(s).
 //!
@@ -29,6 +30,7 @@ mod control;
 mod expr;
 mod loops;
 mod outputs;
+mod promote;
 mod scope;
 mod signature;
 mod stmt;

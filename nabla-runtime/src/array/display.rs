@@ -9,7 +9,10 @@ const SUMMARY_THRESHOLD: usize = 1000;
 /// Items kept at each end of a summarised axis.
 const EDGE_ITEMS: usize = 3;
 
-fn fmt_float(v: f64, precision: usize) -> String {
+/// One float as NumPy prints it (`precision` digits at most, trailing
+/// zeros dropped, `1.` for whole numbers), or with exactly `fixed` digits
+/// when the format asks for a precision (`{:.2}`).
+fn fmt_float(v: f64, precision: usize, fixed: Option<usize>) -> String {
     if v.is_nan() {
         return "nan".into();
     }
@@ -17,27 +20,31 @@ fn fmt_float(v: f64, precision: usize) -> String {
         return if v > 0.0 { "inf".into() } else { "-inf".into() };
     }
     let a = v.abs();
+    let p = fixed.unwrap_or(precision);
     if a != 0.0 && !(1e-4..1e8).contains(&a) {
-        return format!("{v:.precision$e}");
+        return format!("{v:.p$e}");
     }
-    let s = format!("{v:.precision$}");
+    let s = format!("{v:.p$}");
+    if fixed.is_some() {
+        return s;
+    }
     let s = s.trim_end_matches('0');
     // NumPy keeps the point: `1.` not `1`.
     s.to_string()
 }
 
 impl Array {
-    fn element_strings(&self) -> Vec<String> {
+    fn element_strings(&self, fixed: Option<usize>) -> Vec<String> {
         match &*self.data {
-            Data::F32(a) => a.iter().map(|&v| fmt_float(v as f64, 4)).collect(),
-            Data::F64(a) => a.iter().map(|&v| fmt_float(v, 4)).collect(),
+            Data::F32(a) => a.iter().map(|&v| fmt_float(v as f64, 4, fixed)).collect(),
+            Data::F64(a) => a.iter().map(|&v| fmt_float(v, 4, fixed)).collect(),
             Data::I64(a) => a.iter().map(|v| v.to_string()).collect(),
             Data::Bool(a) => a
                 .iter()
                 .map(|&v| if v { "true".into() } else { "false".into() })
                 .collect(),
             #[cfg(feature = "cuda")]
-            Data::Cuda(g) => Array::from_data(crate::device::download(g)).element_strings(),
+            Data::Cuda(g) => Array::from_data(crate::device::download(g)).element_strings(fixed),
         }
     }
 }
@@ -91,15 +98,18 @@ fn write_nested(
 
 impl fmt::Display for Array {
     /// Prints like NumPy: nested brackets, aligned columns, `...` for large
-    /// arrays.
+    /// arrays. A precision (`{:.2}`) prints every float with exactly that
+    /// many digits; a width (`{:8}`) is the least width of every element.
     ///
     /// ```
     /// use nabla_runtime::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.5, -3.0, 4.0], &[2, 2]);
     /// assert_eq!(format!("{x}"), "[[ 1.   2.5]\n [-3.   4. ]]");
+    /// assert_eq!(format!("{x:.2}"), "[[ 1.00  2.50]\n [-3.00  4.00]]");
+    /// assert_eq!(format!("{:6.1}", Array::from_vec(vec![0.25f64, 10.0], &[2])), "[   0.2   10.0]");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let cells = self.element_strings();
+        let cells = self.element_strings(f.precision());
         let summarise = cells.len() > SUMMARY_THRESHOLD;
         // Pad fractional parts so decimal points line up, as NumPy does.
         let frac = |s: &str| {
@@ -119,6 +129,7 @@ impl fmt::Display for Array {
             None => cells,
         };
         let width = cells.iter().map(|s| s.len()).max().unwrap_or(0);
+        let width = width.max(f.width().unwrap_or(0));
         write_nested(f, &cells, self.shape(), width, 0, summarise)
     }
 }

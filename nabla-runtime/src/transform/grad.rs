@@ -176,6 +176,27 @@ transform!(
     "jvp needs a #[differentiable] function with a single differentiable output"
 );
 
+/// Implemented by `#[differentiable]` functions for `jvp(grad(f))` (and
+/// `jvp!(grad!(f, argnums = ..))`): forward-over-reverse, the gradient and
+/// its tangent (a Hessian-vector product) in one pass.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`jvp(grad({Self}))` is not available for this function",
+    label = "jvp of grad needs this function's own rules",
+    note = "jvp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output"
+)]
+pub trait GradJvpFn<A>: Copy {
+    /// The function pointer type of `jvp(grad(f))`.
+    type Ptr: Copy + 'static;
+    /// The generated, monomorphic `jvp(grad(f))`.
+    const PTR: &'static Self::Ptr;
+}
+
+impl<F: GradJvpFn<A>, A> JvpFn for Grad<F, A, NoAux> {
+    type Ptr = F::Ptr;
+    const PTR: &'static F::Ptr = F::PTR;
+}
+
 /// The gradient of `f` with respect to its first argument. `f` must return
 /// a scalar (a one-element array, `f32` or `f64`).
 ///
@@ -326,6 +347,33 @@ pub mod private {
         fn seed(&self, _: &str) -> Self {
             1.0
         }
+    }
+
+    /// A static that a loop or branch turns into a differentiable value,
+    /// as a constant of `like`'s value type (see [`promote`]).
+    pub trait Promote<V> {
+        /// The constant.
+        fn promote(&self, like: &V) -> V;
+    }
+    macro_rules! promote_numbers {
+        ($($t:ty),*) => {
+            $(impl<V: Value> Promote<V> for $t {
+                fn promote(&self, like: &V) -> V {
+                    like.full_like(*self as f64)
+                }
+            })*
+        };
+    }
+    promote_numbers!(f64, f32, i64, i32, usize, isize, u32, u64);
+    impl<V: crate::ArrayValue> Promote<V> for Array {
+        fn promote(&self, like: &V) -> V {
+            like.lift(self)
+        }
+    }
+    /// `s` as a constant value with `like`'s type (dtype, device, batch,
+    /// tangents): a number is `full_like`, an array is lifted.
+    pub fn promote<V, S: Promote<V>>(like: &V, s: &S) -> V {
+        s.promote(like)
     }
 
     /// Adds `v` into a cotangent slot (`None` is a symbolic zero).

@@ -7,5 +7,6 @@
 mod argnums;
 mod checkpoint;
 mod compose;
+mod newcomer;
 mod output_tails;
 mod revolve;

@@ -7,12 +7,15 @@
 //!   `jacrev`, `hessian`, nested `grad`), for a function of one to six
 //!   arrays or a list function, with `vjp_masked_shapes` when it has an
 //!   output-only tail; `ScalarFn1` for a function of one float;
-//! * [`vjp_jvp`]: `VjpFn` / `JvpFn` (`vjp`, `jvp`), for one output.
+//! * [`vjp_jvp`]: `VjpFn` / `JvpFn` (`vjp`, `jvp`), for one output;
+//! * [`second`]: `GradJvpFn` (`jvp(grad(f))`), for one output and no tree
+//!   arguments.
 //!
 //! They share the pieces in [`Entries`].
 
 mod compose;
 mod grad;
+mod second;
 mod vjp_jvp;
 
 use super::names;
@@ -48,6 +51,9 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
     if e.single {
         out.extend(e.vjp_entry());
         out.extend(e.jvp_entry());
+        if f.params.iter().all(|p| p.tree.is_none()) && f.params.iter().any(|p| p.var.is_some()) {
+            out.extend(e.grad_jvp());
+        }
     }
     out
 }

@@ -1,0 +1,190 @@
+//! The code a new user writes first: the prelude's transform macros,
+//! `jvp(grad(f))` for Hessian-vector products, loops and branches that
+//! start from constants, and printing with a precision. Each is checked
+//! against a closed form or central finite differences in f64.
+
+use crate::common::*;
+use nabla::prelude::*;
+
+#[differentiable]
+fn quartic(x: &Array) -> Array {
+    nabla::sum(&(x * x * x * x)) + nabla::sum(&x.sin())
+}
+
+/// `Σ x⁴ + Σ sin x`: its gradient and Hessian-vector product by hand.
+fn quartic_hvp_by_hand(x: &[f64], v: &[f64]) -> (Vec<f64>, Vec<f64>) {
+    let g = x.iter().map(|x| 4.0 * x * x * x + x.cos()).collect();
+    let hv = x
+        .iter()
+        .zip(v)
+        .map(|(x, v)| (12.0 * x * x - x.sin()) * v)
+        .collect();
+    (g, hv)
+}
+
+#[test]
+fn jvp_of_grad_is_the_gradient_and_a_hessian_vector_product() {
+    let x = Array::from_vec(vec![0.3f64, -1.2, 2.0], &[3]);
+    let v = Array::from_vec(vec![1.0f64, 0.5, -2.0], &[3]);
+    let (g, hv) = jvp(grad(quartic))((&x,), (&v,));
+    let (g_want, hv_want) = quartic_hvp_by_hand(&x.to_vec(), &v.to_vec());
+    assert_close(&g, &Array::from_vec(g_want, &[3]), 1e-12, "grad");
+    assert_close(&hv, &Array::from_vec(hv_want, &[3]), 1e-12, "hvp");
+    // The same through the macros.
+    let (_, hv2) = jvp!(grad!(quartic))((&x,), (&v,));
+    assert_close(&hv2, &hv, 0.0, "macro form");
+}
+
+#[differentiable]
+fn weighted(w: &Array, x: &Array, #[nondiff] scale: f64) -> Array {
+    nabla::sum(&(w.matmul(x).tanh() * scale))
+}
+
+#[test]
+fn jvp_of_grad_with_argnums_matches_finite_differences() {
+    let _g = seeded(3);
+    let w = nabla::randn(&[2, 3], DType::F64);
+    let x = nabla::randn(&[3, 2], DType::F64);
+    let (tw, tx) = (
+        nabla::randn(&[2, 3], DType::F64),
+        nabla::randn(&[3, 2], DType::F64),
+    );
+    // d/dε grad_w f(w + ε tw, x + ε tx) by central differences.
+    let gw = |w: &Array, x: &Array| grad(weighted)(w, x, 1.5);
+    let eps = 1e-5;
+    let fd = (gw(&(&w + &(&tw * eps)), &(&x + &(&tx * eps)))
+        - gw(&(&w - &(&tw * eps)), &(&x - &(&tx * eps))))
+        * (0.5 / eps);
+    let (g, t) = jvp(grad(weighted))((&w, &x, 1.5), (&tw, &tx));
+    assert_close(&g, &gw(&w, &x), 1e-12, "primal is the gradient");
+    assert_close(&t, &fd, 1e-7, "tangent of the gradient");
+    // Both gradients at once: argnums = (0, 1).
+    let ((gw2, gx2), (tw2, tx2)) =
+        jvp!(grad!(weighted, argnums = (0, 1)))((&w, &x, 1.5), (&tw, &tx));
+    assert_close(&gw2, &g, 1e-12, "argnums (0, 1): w");
+    assert_close(&tw2, &t, 1e-12, "argnums (0, 1): w tangent");
+    let gx = |w: &Array, x: &Array| grad!(weighted, argnums = 1)(w, x, 1.5);
+    let fdx = (gx(&(&w + &(&tw * eps)), &(&x + &(&tx * eps)))
+        - gx(&(&w - &(&tw * eps)), &(&x - &(&tx * eps))))
+        * (0.5 / eps);
+    assert_close(&gx2, &gx(&w, &x), 1e-12, "argnums (0, 1): x");
+    assert_close(&tx2, &fdx, 1e-7, "argnums (0, 1): x tangent");
+}
+
+#[differentiable]
+fn rosen2(a: f64, b: f64) -> f64 {
+    (1.0 - a) * (1.0 - a) + 100.0 * (b - a * a) * (b - a * a)
+}
+
+#[test]
+fn jvp_of_grad_of_a_float_function() {
+    let (a, b) = (0.5, 2.0);
+    let (g, t) = jvp(grad(rosen2))((a, b), (1.0, 0.0));
+    // ∂f/∂a and ∂²f/∂a².
+    let ga = -2.0 * (1.0 - a) - 400.0 * a * (b - a * a);
+    let haa = 2.0 - 400.0 * (b - 3.0 * a * a);
+    assert!((g - ga).abs() < 1e-12 && (t - haa).abs() < 1e-9, "{g} {t}");
+}
+
+/// A damped oscillator integrated from constants: `x` and `v` start as
+/// numbers and become differentiable through `k` and `c`.
+#[differentiable]
+fn oscillator(k: f64, c: f64) -> f64 {
+    let dt = 0.01;
+    let mut x = 1.0;
+    let mut v = 0.0;
+    for _ in 0..100 {
+        let a = -k * x - c * v;
+        x += dt * v;
+        v += dt * a;
+    }
+    0.5 * v * v + 0.5 * k * x * x
+}
+
+fn oscillator_by_hand(k: f64, c: f64) -> f64 {
+    let (dt, mut x, mut v) = (0.01, 1.0, 0.0);
+    for _ in 0..100 {
+        let a = -k * x - c * v;
+        x += dt * v;
+        v += dt * a;
+    }
+    0.5 * v * v + 0.5 * k * x * x
+}
+
+#[test]
+fn a_loop_from_constants_is_differentiable() {
+    let (k, c) = (2.0, 0.3);
+    assert_eq!(oscillator(k, c), oscillator_by_hand(k, c));
+    let (gk, gc) = grad!(oscillator, argnums = (0, 1))(k, c);
+    let eps = 1e-6;
+    let fk = (oscillator_by_hand(k + eps, c) - oscillator_by_hand(k - eps, c)) / (2.0 * eps);
+    let fc = (oscillator_by_hand(k, c + eps) - oscillator_by_hand(k, c - eps)) / (2.0 * eps);
+    assert!(
+        (gk - fk).abs() < 1e-7 && (gc - fc).abs() < 1e-7,
+        "{gk} {fk} {gc} {fc}"
+    );
+}
+
+/// An accumulator that starts from a constant array.
+#[differentiable]
+fn accumulate(x: &Array) -> Array {
+    let mut s = Array::zeros(&[3], DType::F64);
+    for i in 0..3 {
+        s = &s + &(x * x * (i as f64 + 1.0));
+    }
+    nabla::sum(&s)
+}
+
+#[test]
+fn an_array_accumulator_from_a_constant_is_differentiable() {
+    let x = Array::from_vec(vec![1.0f64, -2.0, 0.5], &[3]);
+    // s = 6 x², Σ s = 6 Σ x², d/dx = 12 x.
+    assert_close(&accumulate(&x), &Array::scalar(6.0 * 5.25), 1e-12, "value");
+    assert_close(&grad(accumulate)(&x), &(&x * 12.0), 1e-12, "grad");
+}
+
+/// Differentiable on one path only.
+#[differentiable]
+fn one_path(x: f64, on: bool) -> f64 {
+    let mut y = 0.5;
+    if on {
+        y = x * x;
+    }
+    let z = if on { y * 3.0 } else { 2.0 };
+    y + z
+}
+
+#[test]
+fn a_branch_that_is_differentiable_on_one_path_only() {
+    // on: y = x², z = 3x², f = 4x², f' = 8x; off: constant.
+    assert_eq!(grad(one_path)(1.5, true), 12.0);
+    assert_eq!(grad(one_path)(1.5, false), 0.0);
+    assert_eq!(one_path(1.5, false), 2.5);
+}
+
+#[differentiable]
+fn sines(x: &Array) -> Array {
+    nabla::sum(&x.sin())
+}
+
+#[test]
+fn the_prelude_brings_the_transform_macros() {
+    let x = Array::from_vec(vec![0.1f64, 0.2, 0.3, 0.4, 0.5, 0.6], &[2, 3]);
+    let h = jacfwd!(jacrev!(vmap!(sines)))(&x);
+    assert_eq!(h.shape(), &[2, 2, 3, 2, 3]);
+    let g = grad!(sines)(&x);
+    assert_close(&g, &x.cos(), 1e-12, "grad!");
+    let (_, gv) = value_and_grad(sines)(&x);
+    assert_close(&gv, &g, 0.0, "value_and_grad");
+    let d: Dual<Array> = Dual::new(x.clone(), None);
+    assert_eq!(d.primal.shape(), &[2, 3]);
+}
+
+#[test]
+fn display_honours_precision_and_width() {
+    let x = Array::from_vec(vec![1.0f64, 2.5, -3.125], &[3]);
+    assert_eq!(format!("{x}"), "[ 1.     2.5   -3.125]");
+    assert_eq!(format!("{x:.2}"), "[ 1.00  2.50 -3.12]");
+    assert_eq!(format!("{x:7.1}"), "[    1.0     2.5    -3.1]");
+    assert_eq!(format!("{:.3}", Array::scalar(2.0f32)), "2.000");
+}
