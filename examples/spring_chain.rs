@@ -128,7 +128,14 @@ fn main() {
         println!("max |gradient difference|, {what}: {diff:e}");
         assert_eq!(diff, 0.0, "checkpointing must not change the gradient");
     }
-    assert!(peak_ckpt < peak_plain / 2);
+    // Per-step checkpointing keeps the state between steps (STEPS states
+    // of 2 × N f64) and one step's residuals at a time; the tape keeps
+    // more than that.
+    let states = STEPS * 2 * N * std::mem::size_of::<f64>();
+    assert!(
+        peak_ckpt < states + states / 4 && peak_ckpt < peak_plain,
+        "checkpointed peak {peak_ckpt} B: states {states} B, tape {peak_plain} B"
+    );
     assert!(peak_rev * 10 <= peak_plain, "binomial schedule within 10%");
     // Spot-check the gradient with a central difference.
     let h = 1e-6;
