@@ -101,6 +101,45 @@ macro_rules! select_tuple {
         }
     };
 }
+/// The inverse of [`Select`] when every selected argument has the value
+/// type `C`: the selected values with their argument indices (what the
+/// pullback of `vjp(grad(f))` puts on the tangents).
+#[doc(hidden)]
+pub trait Scatter<C> {
+    /// The selected values: one, or a tuple for tuple argnums.
+    type Out;
+    /// Each selected value with its argument's index.
+    fn scatter(out: &Self::Out) -> Vec<(usize, C)>;
+}
+
+impl<C: Clone, const I: usize> Scatter<C> for Argnum<I> {
+    type Out = C;
+    fn scatter(out: &C) -> Vec<(usize, C)> {
+        vec![(I, out.clone())]
+    }
+}
+
+macro_rules! scatter_tuple {
+    ($($i:ident $a:ident),*) => {
+        impl<C: Clone, $(const $i: usize),*> Scatter<C> for ($(Argnum<$i>,)*) {
+            type Out = ($(scatter_tuple!(@ty $i C),)*);
+            fn scatter(out: &Self::Out) -> Vec<(usize, C)> {
+                let ($($a,)*) = out;
+                vec![$(($i, $a.clone())),*]
+            }
+        }
+    };
+    (@ty $i:ident $c:ident) => {
+        $c
+    };
+}
+scatter_tuple!(I0 a0);
+scatter_tuple!(I0 a0, I1 a1);
+scatter_tuple!(I0 a0, I1 a1, I2 a2);
+scatter_tuple!(I0 a0, I1 a1, I2 a2, I3 a3);
+scatter_tuple!(I0 a0, I1 a1, I2 a2, I3 a3, I4 a4);
+scatter_tuple!(I0 a0, I1 a1, I2 a2, I3 a3, I4 a4, I5 a5);
+
 select_tuple!(I0);
 select_tuple!(I0, I1);
 select_tuple!(I0, I1, I2);
@@ -193,6 +232,29 @@ pub trait GradJvpFn<A>: Copy {
 }
 
 impl<F: GradJvpFn<A>, A> JvpFn for Grad<F, A, NoAux> {
+    type Ptr = F::Ptr;
+    const PTR: &'static F::Ptr = F::PTR;
+}
+
+/// Implemented by `#[differentiable]` functions for `vjp(grad(f))`: the
+/// gradient, and a pullback mapping a cotangent `u` of the gradient to
+/// `H[:, argnums] · u` for every differentiable argument (by the symmetry
+/// of second derivatives, one forward-over-reverse pass with `u` as the
+/// tangent).
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`vjp(grad({Self}))` is not available for this function",
+    label = "vjp of grad needs this function's own rules",
+    note = "vjp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output, whose static arguments are references or numbers"
+)]
+pub trait GradVjpFn<A>: Copy {
+    /// The function pointer type of `vjp(grad(f))`.
+    type Ptr: Copy + 'static;
+    /// The generated, monomorphic `vjp(grad(f))`.
+    const PTR: &'static Self::Ptr;
+}
+
+impl<F: GradVjpFn<A>, A> VjpFn for Grad<F, A, NoAux> {
     type Ptr = F::Ptr;
     const PTR: &'static F::Ptr = F::PTR;
 }

@@ -71,6 +71,69 @@ fn jvp_of_grad_with_argnums_matches_finite_differences() {
     assert_close(&tx2, &fdx, 1e-7, "argnums (0, 1): x tangent");
 }
 
+#[test]
+fn vjp_of_grad_pulls_back_through_the_hessian() {
+    let x = Array::from_vec(vec![0.3f64, -1.2, 2.0], &[3]);
+    let u = Array::from_vec(vec![1.0f64, 0.5, -2.0], &[3]);
+    let (g, pullback) = vjp(grad(quartic))(&x);
+    let (g_want, hu) = quartic_hvp_by_hand(&x.to_vec(), &u.to_vec());
+    assert_close(&g, &Array::from_vec(g_want, &[3]), 1e-12, "grad");
+    // The Hessian is symmetric: uᵀH = Hu.
+    assert_close(&pullback(&u), &Array::from_vec(hu, &[3]), 1e-12, "pullback");
+}
+
+#[test]
+fn vjp_of_grad_with_argnums_matches_finite_differences() {
+    let _g = seeded(4);
+    let w = nabla::randn(&[2, 3], DType::F64);
+    let x = nabla::randn(&[3, 2], DType::F64);
+    let u = nabla::randn(&[2, 3], DType::F64);
+    // <u, grad_w f(w, x)> differentiated by central differences, w.r.t.
+    // every element of w and of x.
+    let obj = |w: &Array, x: &Array| (&grad(weighted)(w, x, 1.5) * &u).sum().item();
+    let fd = |which: usize| {
+        let base = [w.to_vec::<f64>(), x.to_vec::<f64>()];
+        let shape = [w.shape().to_vec(), x.shape().to_vec()];
+        let eps = 1e-6;
+        let d: Vec<f64> = (0..base[which].len())
+            .map(|k| {
+                let at = |h: f64| {
+                    let mut v = base.clone();
+                    v[which][k] += h;
+                    obj(
+                        &Array::from_vec(v[0].clone(), &shape[0]),
+                        &Array::from_vec(v[1].clone(), &shape[1]),
+                    )
+                };
+                (at(eps) - at(-eps)) / (2.0 * eps)
+            })
+            .collect();
+        Array::from_vec(d, &shape[which])
+    };
+    let (g, pullback) = vjp(grad(weighted))(&w, &x, 1.5);
+    assert_close(&g, &grad(weighted)(&w, &x, 1.5), 1e-12, "grad");
+    let (cw, cx) = pullback(&u);
+    assert_close(&cw, &fd(0), 1e-7, "cotangent of w");
+    assert_close(&cx, &fd(1), 1e-7, "cotangent of x");
+    // argnums = (0, 1): the cotangent of both gradients.
+    let ux = nabla::randn(&[3, 2], DType::F64);
+    let ((gw, gx), pb2) = vjp!(grad!(weighted, argnums = (0, 1)))(&w, &x, 1.5);
+    assert_close(&gw, &g, 1e-12, "argnums (0, 1): w");
+    assert_close(
+        &gx,
+        &grad!(weighted, argnums = 1)(&w, &x, 1.5),
+        1e-12,
+        "argnums (0, 1): x",
+    );
+    let (cw2, cx2) = pb2(&(u.clone(), ux.clone()));
+    // Linear in the cotangent: the w part is (cw, cx) above, plus the
+    // pullback of the x gradient's cotangent.
+    let (_, pbx) = vjp!(grad!(weighted, argnums = 1))(&w, &x, 1.5);
+    let (cwx, cxx) = pbx(&ux);
+    assert_close(&cw2, &(&cw + &cwx), 1e-12, "argnums (0, 1): w cotangent");
+    assert_close(&cx2, &(&cx + &cxx), 1e-12, "argnums (0, 1): x cotangent");
+}
+
 #[differentiable]
 fn rosen2(a: f64, b: f64) -> f64 {
     (1.0 - a) * (1.0 - a) + 100.0 * (b - a * a) * (b - a * a)
@@ -84,6 +147,15 @@ fn jvp_of_grad_of_a_float_function() {
     let ga = -2.0 * (1.0 - a) - 400.0 * a * (b - a * a);
     let haa = 2.0 - 400.0 * (b - 3.0 * a * a);
     assert!((g - ga).abs() < 1e-12 && (t - haa).abs() < 1e-9, "{g} {t}");
+    // vjp(grad): the column of the Hessian for a cotangent of 1.
+    let (g2, pullback) = vjp(grad(rosen2))(a, b);
+    let (paa, pab) = pullback(&1.0);
+    let hab = -400.0 * a;
+    assert!((g2 - ga).abs() < 1e-12, "{g2}");
+    assert!(
+        (paa - haa).abs() < 1e-9 && (pab - hab).abs() < 1e-9,
+        "{paa} {pab}"
+    );
 }
 
 /// A damped oscillator integrated from constants: `x` and `v` start as

@@ -8,8 +8,8 @@
 //!   arrays or a list function, with `vjp_masked_shapes` when it has an
 //!   output-only tail; `ScalarFn1` for a function of one float;
 //! * [`vjp_jvp`]: `VjpFn` / `JvpFn` (`vjp`, `jvp`), for one output;
-//! * [`second`]: `GradJvpFn` (`jvp(grad(f))`), for one output and no tree
-//!   arguments.
+//! * [`second`]: `GradJvpFn` / `GradVjpFn` (`jvp(grad(f))`,
+//!   `vjp(grad(f))`), for one output and no tree arguments.
 //!
 //! They share the pieces in [`Entries`].
 
@@ -53,6 +53,9 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
         out.extend(e.jvp_entry());
         if f.params.iter().all(|p| p.tree.is_none()) && f.params.iter().any(|p| p.var.is_some()) {
             out.extend(e.grad_jvp());
+            if e.has_grad_vjp() {
+                out.extend(e.grad_vjp());
+            }
         }
     }
     out
