@@ -1,0 +1,134 @@
+//! Second-order derivatives without forming the Hessian: Hessian-vector
+//! products with `jvp(grad(f))` (forward-over-reverse, one pass), and
+//! Newton's method with conjugate gradients on them (Newton-CG) for the
+//! Rosenbrock function in 20 dimensions. `vjp(grad(f))` gives the same
+//! products as a pullback; both are checked against central differences of
+//! the gradient. A damped oscillator integrated from constants shows a
+//! simulation whose state starts as plain numbers.
+//!
+//! Run: `cargo run --release --example second_order`
+
+use nabla::prelude::*;
+
+/// Rosenbrock: `Σ 100 (x_{i+1} − x_i²)² + (1 − x_i)²`.
+#[differentiable]
+fn rosenbrock(x: &Array) -> Array {
+    let n = x.shape()[0];
+    let head = x.slice_axis(0, 0..n - 1);
+    let tail = x.slice_axis(0, 1..n);
+    let d = &tail - &head.square();
+    nabla::sum(&(d.square() * 100.0 + (1.0 - &head).square()))
+}
+
+/// `H v` by forward-over-reverse.
+fn hvp(x: &Array, v: &Array) -> Array {
+    jvp(grad(rosenbrock))((x,), (v,)).1
+}
+
+fn dot(a: &Array, b: &Array) -> f64 {
+    nabla::sum(&(a * b)).item()
+}
+
+/// Solves `H p = -g` approximately by conjugate gradients on `hvp`.
+fn newton_direction(x: &Array, g: &Array) -> Array {
+    let mut p = g.zeros_like();
+    let mut r = -g;
+    let mut d = r.clone();
+    for _ in 0..x.shape()[0] {
+        let hd = hvp(x, &d);
+        let curvature = dot(&d, &hd);
+        if curvature <= 0.0 {
+            // Not positive definite along d: fall back to steepest descent.
+            return if dot(&p, &p) == 0.0 { -g } else { p };
+        }
+        let alpha = dot(&r, &r) / curvature;
+        p = &p + &(&d * alpha);
+        let r_next = &r - &(&hd * alpha);
+        if dot(&r_next, &r_next).sqrt() < 1e-10 {
+            break;
+        }
+        let beta = dot(&r_next, &r_next) / dot(&r, &r);
+        d = &r_next + &(&d * beta);
+        r = r_next;
+    }
+    p
+}
+
+/// A damped oscillator from rest: `x` and `v` start as numbers.
+#[differentiable]
+fn oscillator(k: f64, c: f64) -> f64 {
+    let dt = 0.01;
+    let mut x = 1.0;
+    let mut v = 0.0;
+    for _ in 0..500 {
+        let a = -k * x - c * v;
+        x += dt * v;
+        v += dt * a;
+    }
+    0.5 * v * v + 0.5 * k * x * x
+}
+
+fn main() {
+    let n = 20;
+    let x0 = Array::from_vec((0..n).map(|i| -1.2 + 0.1 * (i % 3) as f64).collect(), &[n]);
+
+    // Check H v against central differences of the gradient.
+    let v = Array::from_vec((0..n).map(|i| ((i * 7) % 5) as f64 - 2.0).collect(), &[n]);
+    let eps = 1e-6;
+    let fd = (grad(rosenbrock)(&(&x0 + &(&v * eps))) - grad(rosenbrock)(&(&x0 - &(&v * eps))))
+        * (0.5 / eps);
+    let hv = hvp(&x0, &v);
+    let err = (&hv - &fd).abs().max().item();
+    println!("|H v - finite difference|_max = {err:.2e}");
+    assert!(err < 1e-4, "H v against finite differences");
+    let (_, pullback) = vjp(grad(rosenbrock))(&x0);
+    let err_vjp = (&pullback(&v) - &hv).abs().max().item();
+    println!("|vjp(grad) - jvp(grad)|_max = {err_vjp:.2e} (H is symmetric)");
+    assert!(err_vjp < 1e-9);
+
+    // Newton-CG with a backtracking line search.
+    let mut x = x0;
+    let mut f = rosenbrock(&x).item();
+    println!("step  0: f = {f:.6e}");
+    for step in 1..=100 {
+        let g = grad(rosenbrock)(&x);
+        if dot(&g, &g).sqrt() < 1e-10 {
+            break;
+        }
+        let p = newton_direction(&x, &g);
+        let mut t = 1.0;
+        while rosenbrock(&(&x + &(&p * t))).item() > f + 1e-4 * t * dot(&g, &p) && t > 1e-8 {
+            t *= 0.5;
+        }
+        x = &x + &(&p * t);
+        f = rosenbrock(&x).item();
+        if step % 5 == 0 || f < 1e-20 {
+            println!("step {step:2}: f = {f:.6e}");
+        }
+        if f < 1e-20 {
+            break;
+        }
+    }
+    let dist = (&x - 1.0).abs().max().item();
+    println!("minimiser within {dist:.1e} of [1, 1, ..., 1]");
+    assert!(dist < 1e-6, "Newton-CG converges to the minimiser");
+
+    // The oscillator's energy sensitivities and its Hessian in (k, c).
+    let (k, c) = (2.0, 0.3);
+    let (dk, dc) = grad!(oscillator, argnums = (0, 1))(k, c);
+    let (_, pb) = vjp!(grad!(oscillator, argnums = (0, 1)))(k, c);
+    let (hkk, hck) = pb(&(1.0, 0.0));
+    let fd_k = (oscillator(k + 1e-6, c) - oscillator(k - 1e-6, c)) / 2e-6;
+    println!("oscillator: dE/dk = {dk:.6} (finite difference {fd_k:.6}), dE/dc = {dc:.6}");
+    println!("            d²E/dk² = {hkk:.6}, d²E/dk dc = {hck:.6}");
+    assert!((dk - fd_k).abs() < 1e-6);
+    let g = grad!(oscillator, argnums = (0, 1));
+    let (hkk_fd, hck_fd) = {
+        let (a, b) = (g(k + 1e-5, c), g(k - 1e-5, c));
+        ((a.0 - b.0) / 2e-5, (a.1 - b.1) / 2e-5)
+    };
+    assert!(
+        (hkk - hkk_fd).abs() < 1e-5 && (hck - hck_fd).abs() < 1e-5,
+        "{hkk_fd} {hck_fd}"
+    );
+}
