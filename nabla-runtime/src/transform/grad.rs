@@ -215,49 +215,49 @@ transform!(
     "jvp needs a #[differentiable] function with a single differentiable output"
 );
 
-/// Implemented by `#[differentiable]` functions for `jvp(grad(f))` (and
-/// `jvp!(grad!(f, argnums = ..))`): forward-over-reverse, the gradient and
-/// its tangent (a Hessian-vector product) in one pass.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "`jvp(grad({Self}))` is not available for this function",
-    label = "jvp of grad needs this function's own rules",
-    note = "jvp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output"
-)]
-pub trait GradJvpFn<A>: Copy {
-    /// The function pointer type of `jvp(grad(f))`.
-    type Ptr: Copy + 'static;
-    /// The generated, monomorphic `jvp(grad(f))`.
-    const PTR: &'static Self::Ptr;
+/// A transform of `grad(f)`: the trait `#[differentiable]` implements on
+/// the function value, and the outer transform's trait for `Grad` through
+/// it (an impl for `Grad<f::Function, ..>` in the user's crate would break
+/// the orphan rule).
+macro_rules! of_grad {
+    ($(#[$doc:meta])* $tr:ident => $outer:ident, $msg:literal, $note:literal) => {
+        $(#[$doc])*
+        #[doc(hidden)]
+        #[diagnostic::on_unimplemented(
+            message = $msg,
+            label = "this transform of grad needs the function's own generated rules",
+            note = $note
+        )]
+        pub trait $tr<A>: Copy {
+            /// The function pointer type of the transform.
+            type Ptr: Copy + 'static;
+            /// The generated, monomorphic transform.
+            const PTR: &'static Self::Ptr;
+        }
+
+        impl<F: $tr<A>, A> $outer for Grad<F, A, NoAux> {
+            type Ptr = F::Ptr;
+            const PTR: &'static F::Ptr = F::PTR;
+        }
+    };
 }
 
-impl<F: GradJvpFn<A>, A> JvpFn for Grad<F, A, NoAux> {
-    type Ptr = F::Ptr;
-    const PTR: &'static F::Ptr = F::PTR;
-}
-
-/// Implemented by `#[differentiable]` functions for `vjp(grad(f))`: the
-/// gradient, and a pullback mapping a cotangent `u` of the gradient to
-/// `H[:, argnums] · u` for every differentiable argument (by the symmetry
-/// of second derivatives, one forward-over-reverse pass with `u` as the
-/// tangent).
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "`vjp(grad({Self}))` is not available for this function",
-    label = "vjp of grad needs this function's own rules",
-    note = "vjp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output, whose static arguments are references or numbers"
-)]
-pub trait GradVjpFn<A>: Copy {
-    /// The function pointer type of `vjp(grad(f))`.
-    type Ptr: Copy + 'static;
-    /// The generated, monomorphic `vjp(grad(f))`.
-    const PTR: &'static Self::Ptr;
-}
-
-impl<F: GradVjpFn<A>, A> VjpFn for Grad<F, A, NoAux> {
-    type Ptr = F::Ptr;
-    const PTR: &'static F::Ptr = F::PTR;
-}
+of_grad!(
+    /// Implemented by `#[differentiable]` functions for `jvp(grad(f))` (and
+    /// `jvp!(grad!(f, argnums = ..))`): forward-over-reverse, the gradient
+    /// and its tangent (a Hessian-vector product) in one pass.
+    GradJvpFn => JvpFn, "`jvp(grad(f))` is not available for `{Self}`",
+    "jvp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output"
+);
+of_grad!(
+    /// Implemented by `#[differentiable]` functions for `vjp(grad(f))`: the
+    /// gradient, and a pullback mapping a cotangent `u` of the gradient to
+    /// `H[:, argnums] · u` for every differentiable argument (by the
+    /// symmetry of second derivatives, one forward-over-reverse pass with
+    /// `u` as the tangent).
+    GradVjpFn => VjpFn, "`vjp(grad(f))` is not available for `{Self}`",
+    "vjp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output, whose static arguments are references or numbers"
+);
 
 /// The gradient of `f` with respect to its first argument. `f` must return
 /// a scalar (a one-element array, `f32` or `f64`).

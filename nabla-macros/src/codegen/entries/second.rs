@@ -52,15 +52,7 @@ impl Entries<'_> {
                 );
             }
         });
-        let args = f.params.iter().map(|p| {
-            if p.var.is_some() {
-                let d = format_ident!("__dual_{}", p.ident);
-                quote!(&#d)
-            } else {
-                let id = &p.ident;
-                quote!(#id)
-            }
-        });
+        let args = dual_args(f);
         let all: Vec<syn::Ident> = (0..f.params.len())
             .map(|i| format_ident!("__ct{}", i))
             .collect();
@@ -111,6 +103,23 @@ impl Entries<'_> {
             }
         }
     }
+}
+
+/// The arguments of the masked VJP at `Dual<V>`: each differentiable
+/// parameter's dual number (`__dual_<name>`), the statics as they are.
+fn dual_args(f: &crate::ir::Function) -> Vec<TokenStream> {
+    f.params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            if p.var.is_some() {
+                let d = format_ident!("__dual_{}", id);
+                quote!(&#d)
+            } else {
+                quote!(#id)
+            }
+        })
+        .collect()
 }
 
 /// Whether a static parameter of this type can be used twice without a
@@ -192,15 +201,7 @@ impl Entries<'_> {
             );
             quote!(let #d: #dual = #krate::Dual::new(#o, __t[#i].take());)
         });
-        let args = f.params.iter().map(|p| {
-            if p.var.is_some() {
-                let d = format_ident!("__dual_{}", p.ident);
-                quote!(&#d)
-            } else {
-                let id = &p.ident;
-                quote!(#id)
-            }
-        });
+        let args = dual_args(f);
         let all: Vec<syn::Ident> = (0..f.params.len())
             .map(|i| format_ident!("__ct{}", i))
             .collect();
