@@ -360,6 +360,7 @@ macro_rules! entries {
         pub mod $name {
             use super::*;
             #[inline]
+            #[track_caller]
             pub fn forward<V: Value>(x: &V $(, $p: $pt)*) -> V {
                 x.$method($($p),*)
             }
@@ -411,6 +412,7 @@ macro_rules! entries {
         pub mod $name {
             use super::*;
             #[inline]
+            #[track_caller]
             pub fn forward<V: Value>(a: &V, b: &V) -> V {
                 a.$method(b)
             }

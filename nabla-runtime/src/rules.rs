@@ -32,6 +32,7 @@ nabla_ops::binary_ops!(entries binary);
 pub mod neg {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(x: &V) -> V {
         x.neg()
     }
@@ -46,6 +47,7 @@ pub mod neg {
 pub mod square {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(x: &V) -> V {
         x.square()
     }
@@ -64,6 +66,7 @@ pub mod square {
 pub mod add {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(a: &V, b: &V) -> V {
         a.add(b)
     }
@@ -81,6 +84,7 @@ pub mod add {
 pub mod sub {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(a: &V, b: &V) -> V {
         a.sub(b)
     }
@@ -99,6 +103,7 @@ pub mod sub {
 pub mod mul {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(a: &V, b: &V) -> V {
         a.mul(b)
     }
@@ -116,6 +121,7 @@ pub mod mul {
 pub mod add_scalar {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(x: &V, c: f64) -> V {
         x.add_scalar(c)
     }
@@ -129,6 +135,7 @@ pub mod add_scalar {
 pub mod mul_scalar {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(x: &V, c: f64) -> V {
         x.mul_scalar(c)
     }
@@ -156,6 +163,7 @@ macro_rules! reduce_rules {
             pub mod $all {
                 use super::*;
                 #[inline]
+                #[track_caller]
                 pub fn forward<V: ArrayValue>(x: &V) -> V {
                     x.$method(&all(x), false)
                 }
@@ -229,6 +237,7 @@ pub mod cumsum {
 pub mod matmul {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(a: &V, b: &V) -> V {
         a.matmul(b)
     }
@@ -251,6 +260,7 @@ pub mod dot {
 pub mod reshape {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V, shape: &[usize]) -> V {
         x.reshape(shape)
     }
@@ -263,6 +273,7 @@ pub mod reshape {
 pub mod flatten {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V) -> V {
         x.reshape(&[x.shape_vec().iter().product()])
     }
@@ -275,6 +286,7 @@ pub mod flatten {
 pub mod permute {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V, perm: &[usize]) -> V {
         x.permute(perm)
     }
@@ -287,6 +299,7 @@ pub mod permute {
 pub mod transpose {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V) -> V {
         x.permute(&[1, 0])
     }
@@ -299,6 +312,7 @@ pub mod transpose {
 pub mod broadcast_to {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: Value>(x: &V, shape: &[usize]) -> V {
         x.broadcast_to(shape)
     }
@@ -417,6 +431,7 @@ pub mod index_select {
 pub mod outer {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(a: &V, b: &V) -> V {
         primitives::linalg::outer(a, b)
     }
@@ -439,6 +454,7 @@ fn count_of(shape: &[usize], axes: &[usize]) -> f64 {
 pub mod mean {
     use super::*;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V) -> V {
         crate::composite::mean(x, &all(x), false)
     }
@@ -467,6 +483,7 @@ pub mod where_ {
     use super::*;
     use crate::Array;
     #[inline]
+    #[track_caller]
     pub fn forward<V: ArrayValue>(a: &V, b: &V, mask: &Array) -> V {
         V::select(mask, a, b)
     }

@@ -8,7 +8,7 @@ use super::names::{branch_holders, carry, loop_iter, pullback, tape};
 use super::{reads, revolve};
 use crate::ir::{CallArg, Function, Merge, Stmt};
 use proc_macro2::{Ident, TokenStream};
-use quote::{ToTokens, quote};
+use quote::{ToTokens, quote, quote_spanned};
 
 /// Which program a statement is generated for.
 #[derive(Clone, Copy)]
@@ -93,10 +93,14 @@ fn prim(f: &Function, s: &Stmt) -> TokenStream {
     let rule = syn::Ident::new(op.rule, *span);
     let ins = inputs.iter().map(|v| f.val(*v));
     let params = params.iter().map(param);
+    // The call carries the operation's span, its path included: a shape
+    // or dtype panic (`#[track_caller]` down to the check) points at the
+    // user's code.
+    let krate = respanned(krate, *span);
     if op.variadic {
-        quote!(let #out = #krate::rules::#rule::forward(&[#(#ins),*], #(#params),*);)
+        quote_spanned!(*span=> let #out = #krate::rules::#rule::forward(&[#(#ins),*], #(#params),*);)
     } else {
-        quote!(let #out = #krate::rules::#rule::forward(#(#ins,)* #(#params),*);)
+        quote_spanned!(*span=> let #out = #krate::rules::#rule::forward(#(#ins,)* #(#params),*);)
     }
 }
 
@@ -348,6 +352,23 @@ fn while_loop(
         }
         #(let #outs = #cs;)*
     }
+}
+
+/// `tokens` with every span set to `span`.
+fn respanned(tokens: &TokenStream, span: proc_macro2::Span) -> TokenStream {
+    tokens
+        .clone()
+        .into_iter()
+        .map(|mut t| {
+            if let proc_macro2::TokenTree::Group(g) = &t {
+                let mut g2 = proc_macro2::Group::new(g.delimiter(), respanned(&g.stream(), span));
+                g2.set_span(span);
+                return proc_macro2::TokenTree::Group(g2);
+            }
+            t.set_span(span);
+            t
+        })
+        .collect()
 }
 
 /// A static parameter of an operation. Parameters are evaluated in the

@@ -260,3 +260,46 @@ fn display_honours_precision_and_width() {
     assert_eq!(format!("{x:7.1}"), "[    1.0     2.5    -3.1]");
     assert_eq!(format!("{:.3}", Array::scalar(2.0f32)), "2.000");
 }
+
+#[differentiable]
+fn scaled(w: &Array, x: &Array) -> Array {
+    let y = w * x; // the line the panic names
+    nabla::sum(&y)
+}
+
+#[test]
+fn a_dtype_panic_inside_grad_points_at_the_users_operation() {
+    use std::sync::{Arc, Mutex};
+    let seen: Arc<Mutex<Option<(String, u32)>>> = Arc::new(Mutex::new(None));
+    let me = std::thread::current().id();
+    let prev: Arc<dyn Fn(&std::panic::PanicHookInfo<'_>) + Send + Sync> =
+        Arc::from(std::panic::take_hook());
+    {
+        let (seen, prev) = (seen.clone(), prev.clone());
+        std::panic::set_hook(Box::new(move |info| {
+            if std::thread::current().id() == me {
+                let loc = info.location().map(|l| (l.file().to_string(), l.line()));
+                *seen.lock().unwrap() = loc;
+            } else {
+                prev(info);
+            }
+        }));
+    }
+    let w = Array::ones(&[3], DType::F32);
+    let x = Array::ones(&[3], DType::F64);
+    let r = std::panic::catch_unwind(|| grad(scaled)(&w, &x));
+    let prev2 = prev.clone();
+    std::panic::set_hook(Box::new(move |info| prev2(info)));
+    assert!(r.is_err(), "mixing f32 and f64 panics");
+    let (file, line) = seen.lock().unwrap().clone().expect("a location");
+    let src = include_str!("newcomer.rs");
+    let want = src
+        .lines()
+        .position(|l| l.contains("the line the panic names"))
+        .unwrap() as u32
+        + 1;
+    assert!(
+        file.ends_with("newcomer.rs") && line == want,
+        "{file}:{line}, want line {want}"
+    );
+}
