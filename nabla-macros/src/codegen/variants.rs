@@ -86,15 +86,7 @@ pub fn jvp_fn(f: &Function, sig: &Sig) -> TokenStream {
         .cloned()
         .chain(tangent_params)
         .collect();
-    let dual_args = f.params.iter().map(|p| {
-        let id = &p.ident;
-        if p.var.is_some() {
-            let d = format_ident!("__dual_{}", id);
-            quote!(&#d)
-        } else {
-            quote!(#id)
-        }
-    });
+    let dual_args = dual_args(f);
     let dual_binds = dual_binds(f);
     let (jvp_ret, jvp_split) = split_duals(f, out_ty);
     quote! {
@@ -167,4 +159,21 @@ fn split_duals(f: &Function, out_ty: &TokenStream) -> (TokenStream, TokenStream)
         quote!((#out_ty, (#(#tan_ty,)*))),
         quote!({ let __t = (#(#tan,)*); ((#(#prim,)*), __t) }),
     )
+}
+
+/// The arguments of a generic variant at `Dual<V>`: each differentiable
+/// parameter's dual number (`__dual_<name>`), the statics as they are.
+pub(crate) fn dual_args(f: &Function) -> Vec<TokenStream> {
+    f.params
+        .iter()
+        .map(|p| {
+            let id = &p.ident;
+            if p.var.is_some() {
+                let d = format_ident!("__dual_{}", id);
+                quote!(&#d)
+            } else {
+                quote!(#id)
+            }
+        })
+        .collect()
 }

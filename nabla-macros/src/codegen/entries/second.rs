@@ -7,6 +7,7 @@
 
 use super::Entries;
 use crate::codegen::names;
+use crate::codegen::variants::dual_args;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
 
@@ -103,23 +104,6 @@ impl Entries<'_> {
             }
         }
     }
-}
-
-/// The arguments of the masked VJP at `Dual<V>`: each differentiable
-/// parameter's dual number (`__dual_<name>`), the statics as they are.
-fn dual_args(f: &crate::ir::Function) -> Vec<TokenStream> {
-    f.params
-        .iter()
-        .map(|p| {
-            let id = &p.ident;
-            if p.var.is_some() {
-                let d = format_ident!("__dual_{}", id);
-                quote!(&#d)
-            } else {
-                quote!(#id)
-            }
-        })
-        .collect()
 }
 
 /// Whether a static parameter of this type can be used twice without a
