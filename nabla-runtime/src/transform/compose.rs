@@ -151,7 +151,7 @@ pub fn is_wanted(want: &[bool], i: usize) -> bool {
 pub trait Caller<G>: Arity {
     /// `fn(&Array, ..) -> Array` with this arity (`fn(&[Array]) -> ..` for
     /// lists; `Vec<Array>` results for list outputs).
-    type Ptr: 'static;
+    type Ptr: Copy + 'static;
     /// `G` evaluated on arrays.
     const PTR: &'static Self::Ptr;
 }

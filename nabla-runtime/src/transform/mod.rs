@@ -7,11 +7,13 @@
 //!   `hessian` and `grad` of scalar functions, nested to any depth, over
 //!   the [`DiffFn`](compose::DiffFn) trait; argument and output structure
 //!   (`structure`), Jacobian assembly and pullbacks (`jacobian`), and
-//!   Jacobians for several arguments (`many`).
+//!   Jacobians for several arguments (`many`); `grad`, `value_and_grad`,
+//!   `jvp` and `vjp` of those transforms (`outer`).
 
 mod argnums;
 pub mod compose;
 pub mod grad;
 mod jacobian;
 mod many;
+mod outer;
 mod structure;

@@ -7,6 +7,7 @@
 mod argnums;
 mod checkpoint;
 mod compose;
+mod every;
 mod newcomer;
 mod output_tails;
 mod revolve;

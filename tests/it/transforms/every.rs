@@ -1,0 +1,154 @@
+//! Every transform takes every function: `jvp`, `vjp`, `grad` and
+//! `value_and_grad` of `vmap`, `jacfwd`, `jacrev` and `hessian`; `grad` of
+//! a checkpointed function; Jacobians and Hessians of gradients with
+//! `argnums`. Each is checked against central finite differences of the
+//! inner transform, in f64.
+
+use crate::common::*;
+use nabla::prelude::*;
+
+#[differentiable]
+fn bowl(x: &Array) -> Array {
+    nabla::sum(&(x * x * x + x.sin())) * nabla::sum(&x.tanh())
+}
+
+#[differentiable]
+fn wave(x: &Array) -> Array {
+    x.sin() * nabla::sum(&(x * x)) + x * x * x
+}
+
+#[differentiable]
+fn pair(x: &Array, a: &Array) -> Array {
+    nabla::sum(&(x * a).tanh()) + nabla::sum(&(x * x * a))
+}
+
+#[differentiable]
+fn bump(x: &Array) -> Array {
+    x.sin() * x * x + (x * 0.5).exp()
+}
+
+fn vec3(v: [f64; 3]) -> Array {
+    Array::from_vec(v.to_vec(), &[3])
+}
+
+/// `(g(x + εt) − g(x − εt)) / 2ε`.
+fn fd_tangent(g: &dyn Fn(&Array) -> Array, x: &Array, t: &Array) -> Array {
+    let eps = 1e-5;
+    (g(&(x + &(t * eps))) - g(&(x - &(t * eps)))) * (0.5 / eps)
+}
+
+#[test]
+fn jvp_and_vjp_of_vmap_match_the_loop() {
+    let xs = Array::from_vec(vec![0.3f64, -1.2, 2.0, 0.5, 0.1, -0.7], &[2, 3]);
+    let ts = Array::from_vec(vec![1.0f64, 0.5, -2.0, 0.0, 1.0, 3.0], &[2, 3]);
+    let (y, t) = nabla::jvp(nabla::vmap(wave))((&xs,), (&ts,));
+    assert_close(&y, &nabla::vmap(wave)(&xs), 0.0, "primal");
+    let want = fd_tangent(&|x| nabla::vmap(wave)(x), &xs, &ts);
+    assert_close(&t, &want, 1e-8, "tangent of vmap");
+    // vjp: the cotangent of each row through its own Jacobian.
+    let (y2, pullback) = nabla::vjp(nabla::vmap(wave))(&xs);
+    assert_close(&y2, &y, 0.0, "vjp primal");
+    let ct = ts.cos();
+    let f = |v: &[Array]| nabla::vmap(wave)(&v[0]);
+    let fd = fd_grad(&f, std::slice::from_ref(&xs), &ct, 0, 1e-6);
+    assert_close(&pullback(&ct), &fd, 1e-8, "pullback of vmap");
+}
+
+#[test]
+fn jvp_and_vjp_of_jacobians_match_finite_differences() {
+    let x = vec3([0.3, -1.2, 2.0]);
+    let v = vec3([1.0, 0.5, -2.0]);
+    // jvp(hessian(f)): the third derivative along v.
+    let (h, dh) = nabla::jvp(nabla::hessian(bowl))((&x,), (&v,));
+    assert_close(&h, &nabla::hessian(bowl)(&x), 0.0, "primal hessian");
+    let want = fd_tangent(&|x| nabla::hessian(bowl)(x), &x, &v);
+    assert_close(&dh, &want, 1e-7, "tangent of the hessian");
+    // jvp(jacrev(f)) of a vector function.
+    let (_, dj) = nabla::jvp(nabla::jacrev(wave))((&x,), (&v,));
+    let want = fd_tangent(&|x| nabla::jacrev(wave)(x), &x, &v);
+    assert_close(&dj, &want, 1e-7, "tangent of jacrev");
+    // vjp(jacfwd(f)): a cotangent of the Jacobian's shape.
+    let (j, pullback) = nabla::vjp(nabla::jacfwd(wave))(&x);
+    assert_eq!(j.shape(), &[3, 3]);
+    let ct = Array::from_vec((0..9).map(|k| (k as f64 * 0.7).sin()).collect(), &[3, 3]);
+    let f = |a: &[Array]| nabla::jacfwd(wave)(&a[0]);
+    let fd = fd_grad(&f, std::slice::from_ref(&x), &ct, 0, 1e-6);
+    assert_close(&pullback(&ct), &fd, 1e-7, "pullback of jacfwd");
+}
+
+#[test]
+fn grad_of_jacobians_of_a_scalar_function_is_the_second_derivative() {
+    // bump: R → R on 0-d arrays, so its derivative is a scalar function.
+    let x = Array::scalar(0.7f64);
+    let d2 = |x: f64| {
+        // (sin x · x² + e^{x/2})'' by hand.
+        -x.sin() * x * x + 4.0 * x * x.cos() + 2.0 * x.sin() + 0.25 * (0.5 * x).exp()
+    };
+    let g1 = nabla::grad(nabla::jacfwd(bump))(&x);
+    let g2 = nabla::grad(nabla::jacrev(bump))(&x);
+    assert!((g1.item() - d2(0.7)).abs() < 1e-12, "{}", g1.item());
+    assert!((g2.item() - d2(0.7)).abs() < 1e-12, "{}", g2.item());
+    let (y, g) = nabla::value_and_grad(nabla::jacrev(bump))(&x);
+    assert_close(&y, &nabla::jacrev(bump)(&x), 0.0, "value");
+    assert!((g.item() - d2(0.7)).abs() < 1e-12);
+    // jvp and vjp of that gradient: the third derivative.
+    let d3 = fd_tangent(
+        &|x| nabla::grad(nabla::jacfwd(bump))(x),
+        &x,
+        &Array::scalar(1.0f64),
+    );
+    let (_, t) = nabla::jvp(nabla::grad(nabla::jacfwd(bump)))((&x,), (&Array::scalar(1.0f64),));
+    assert_close(&t, &d3, 1e-7, "jvp(grad(jacfwd))");
+    let (_, pullback) = nabla::vjp(nabla::grad(nabla::jacrev(bump)))(&x);
+    assert_close(
+        &pullback(&Array::scalar(1.0f64)),
+        &d3,
+        1e-7,
+        "vjp(grad(jacrev))",
+    );
+}
+
+#[test]
+fn grad_of_checkpoint_and_jacobians_of_gradients() {
+    let x = vec3([0.3, -1.2, 2.0]);
+    let a = vec3([0.5, 2.0, -1.0]);
+    assert_close(
+        &nabla::grad(nabla::checkpoint(bowl))(&x),
+        &nabla::grad(bowl)(&x),
+        0.0,
+        "grad(checkpoint(f))",
+    );
+    // The Hessian w.r.t. x, three ways.
+    let h1 = jacfwd!(nabla::grad(pair), argnums = 0)(&x, &a);
+    let h2 = hessian!(pair, argnums = 0)(&x, &a);
+    assert_eq!(h1.shape(), &[3, 3]);
+    assert_close(&h1, &h2, 1e-12, "jacfwd(grad) = hessian");
+    let fd = nabla::stack(
+        &(0..3)
+            .map(|k| {
+                let mut e = vec![0.0; 3];
+                e[k] = 1.0;
+                fd_tangent(&|x| nabla::grad(pair)(x, &a), &x, &vec3([e[0], e[1], e[2]]))
+            })
+            .collect::<Vec<_>>(),
+        1,
+    );
+    assert_close(&h1, &fd, 1e-7, "hessian vs finite differences");
+    // jacrev(jacfwd(g)) = jacfwd(jacrev(g)) for a vector function.
+    let rf = nabla::jacrev(nabla::jacfwd(wave))(&x);
+    let fr = nabla::jacfwd(nabla::jacrev(wave))(&x);
+    assert_eq!(rf.shape(), &[3, 3, 3]);
+    assert_close(&rf, &fr, 1e-12, "rf = fr");
+}
+
+#[test]
+fn vmap_of_hessian_is_the_loop_of_hessians() {
+    let xs = Array::from_vec(vec![0.3f64, -1.2, 2.0, 0.5, 0.1, -0.7], &[2, 3]);
+    let hs = nabla::vmap(nabla::hessian(bowl))(&xs);
+    assert_eq!(hs.shape(), &[2, 3, 3]);
+    for b in 0..2 {
+        let xb = xs.index_select(0, &[b]).reshape(&[3]);
+        let hb = hs.index_select(0, &[b]).reshape(&[3, 3]);
+        assert_close(&hb, &nabla::hessian(bowl)(&xb), 1e-12, "row");
+    }
+}
