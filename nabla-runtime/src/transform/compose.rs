@@ -41,6 +41,7 @@
 use crate::transform::grad::Argnum;
 pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
 pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
+pub use crate::transform::outer::{ArrayTier, ScalarTier, Tiered};
 pub use crate::transform::structure::{
     A1, A2, A3, A4, A5, A6, AList, ArgIndices, Arity, FixedArity, Leaves, List, One, Structure,
     check_cotangents, list_skeleton,
@@ -515,7 +516,7 @@ pub trait ScalarFn1: Copy + 'static {
     fn vjp<V: Value>(x: &V) -> (V, impl FnOnce(V) -> V + use<V, Self>);
 }
 
-use crate::transform::grad::{Grad, GradFn, NoAux};
+use crate::transform::grad::{Grad, NoAux};
 
 impl<F: ScalarFn1> ScalarFn1 for Grad<F, Argnum<0>, NoAux> {
     type S = F::S;
@@ -532,14 +533,4 @@ impl<F: ScalarFn1> ScalarFn1 for Grad<F, Argnum<0>, NoAux> {
             pullback(Dual::constant(y.primal.ones_like())).tangent_or_zero()
         })
     }
-}
-
-fn scalar_grad_entry<G: ScalarFn1>(x: G::S) -> G::S {
-    let (y, pullback) = G::vjp::<G::S>(&x);
-    pullback(y.ones_like())
-}
-
-impl<F: ScalarFn1> GradFn<Argnum<0>, NoAux> for Grad<F, Argnum<0>, NoAux> {
-    type Ptr = fn(F::S) -> F::S;
-    const PTR: &'static Self::Ptr = &(scalar_grad_entry::<Self> as fn(F::S) -> F::S);
 }

@@ -15,5 +15,5 @@ pub mod compose;
 pub mod grad;
 mod jacobian;
 mod many;
-mod outer;
+pub(crate) mod outer;
 mod structure;

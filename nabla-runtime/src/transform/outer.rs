@@ -30,12 +30,12 @@
 
 use crate::compose::{
     A1, A2, A3, A4, A5, A6, ArgIndex, ArgsOf, Arity, Caller, DiffFn, FixedArity, Jacfwd, Jacrev,
-    One, OutOf, Structure, Vmap,
+    One, OutOf, ScalarFn1, Structure, Vmap,
 };
 use crate::transform::grad::{
     Argnum, Grad, GradFn, GradJvpFn, GradVjpFn, JvpFn, NoAux, ValueAndGradFn, VjpFn,
 };
-use crate::{Array, Dual};
+use crate::{Array, Dual, Value};
 
 /// The pullback `vjp(g)` returns: the output's cotangent to the
 /// arguments' (one, or a tuple).
@@ -201,3 +201,91 @@ macro_rules! every_transform {
     )*};
 }
 every_transform!(Vmap<In, Out>, Jacfwd<In>, Jacrev<In>);
+
+/// Which generic programs a function value has: [`ScalarTier`] for
+/// functions of one float ([`ScalarFn1`]), [`ArrayTier`] for functions of
+/// arrays ([`DiffFn`]). `#[differentiable]` implements it; a transform has
+/// its function's tier. It tells `grad(grad(f))` which programs to use.
+#[doc(hidden)]
+pub trait Tiered {
+    /// [`ScalarTier`] or [`ArrayTier`].
+    type Tier;
+}
+/// See [`Tiered`].
+#[doc(hidden)]
+pub struct ScalarTier;
+/// See [`Tiered`].
+#[doc(hidden)]
+pub struct ArrayTier;
+
+impl<F: Tiered, A, X> Tiered for Grad<F, A, X> {
+    type Tier = F::Tier;
+}
+impl<F, In, Out> Tiered for Vmap<F, In, Out> {
+    type Tier = ArrayTier;
+}
+impl<F, In> Tiered for Jacfwd<F, In> {
+    type Tier = ArrayTier;
+}
+impl<F, In> Tiered for Jacrev<F, In> {
+    type Tier = ArrayTier;
+}
+
+/// `grad` of the gradient `G` (argument `A`), by `G`'s tier `T`: the entry
+/// point of `grad(grad(f))`.
+#[doc(hidden)]
+pub trait NestedGrad<A> {
+    /// The entry point's type.
+    type Ptr: Copy + 'static;
+    /// The entry point.
+    const PTR: &'static Self::Ptr;
+}
+
+fn scalar_grad_entry<G: ScalarFn1>(x: G::S) -> G::S {
+    let (y, pullback) = G::vjp::<G::S>(&x);
+    pullback(y.ones_like())
+}
+
+impl<G: ScalarFn1> NestedGrad<Argnum<0>> for (ScalarTier, G) {
+    type Ptr = fn(G::S) -> G::S;
+    const PTR: &'static Self::Ptr = &(scalar_grad_entry::<G> as fn(G::S) -> G::S);
+}
+
+impl<G: DiffFn<Out = One>, const K: usize> NestedGrad<Argnum<K>> for (ArrayTier, G)
+where
+    Argnum<K>: ArgIndex<G::Arity>,
+    G::Arity: FixedArity + Caller<GradOf<G, K>>,
+{
+    type Ptr = <G::Arity as Caller<GradOf<G, K>>>::Ptr;
+    const PTR: &'static Self::Ptr = <G::Arity as Caller<GradOf<G, K>>>::PTR;
+}
+
+impl<F: Tiered + Copy, A, B> GradFn<B, NoAux> for Grad<F, A, NoAux>
+where
+    (F::Tier, Self): NestedGrad<B>,
+{
+    type Ptr = <(F::Tier, Self) as NestedGrad<B>>::Ptr;
+    const PTR: &'static Self::Ptr = <(F::Tier, Self) as NestedGrad<B>>::PTR;
+}
+
+/// `jvp` and `vjp` of `grad(grad(f))` for functions of arrays.
+impl<F: Tiered<Tier = ArrayTier> + Copy, A, const K: usize> GradJvpFn<Argnum<K>>
+    for Grad<F, A, NoAux>
+where
+    Self: DiffFn,
+    GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
+    ArityOf<Self>: Entries<GradOf<Self, K>>,
+{
+    type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Jvp;
+    const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::JVP;
+}
+impl<F: Tiered<Tier = ArrayTier> + Copy, A, const K: usize> GradVjpFn<Argnum<K>>
+    for Grad<F, A, NoAux>
+where
+    Self: DiffFn,
+    GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
+    ArityOf<Self>: Entries<GradOf<Self, K>>,
+{
+    type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Vjp;
+    const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::VJP;
+}

@@ -126,9 +126,9 @@ fn grad_of_checkpoint_and_jacobians_of_gradients() {
     let fd = nabla::stack(
         &(0..3)
             .map(|k| {
-                let mut e = vec![0.0; 3];
+                let mut e = [0.0; 3];
                 e[k] = 1.0;
-                fd_tangent(&|x| nabla::grad(pair)(x, &a), &x, &vec3([e[0], e[1], e[2]]))
+                fd_tangent(&|x| nabla::grad(pair)(x, &a), &x, &vec3(e))
             })
             .collect::<Vec<_>>(),
         1,

@@ -34,6 +34,9 @@ impl Entries<'_> {
             }
         });
         quote! {
+            impl #krate::compose::Tiered for #name::Function {
+                type Tier = #krate::compose::ArrayTier;
+            }
             impl #krate::compose::DiffFn for #name::Function {
                 type Arity = #krate::compose::#arity;
                 type Out = #krate::compose::One;
@@ -104,6 +107,9 @@ impl Entries<'_> {
             }
         });
         quote! {
+            impl #krate::compose::Tiered for #name::Function {
+                type Tier = #krate::compose::ArrayTier;
+            }
             impl #krate::compose::DiffFn for #name::Function {
                 type Arity = #krate::compose::AList;
                 type Out = #krate::compose::List;
@@ -136,6 +142,9 @@ impl Entries<'_> {
             ..
         } = self;
         quote! {
+            impl #krate::compose::Tiered for #name::Function {
+                type Tier = #krate::compose::ScalarTier;
+            }
             impl #krate::compose::ScalarFn1 for #name::Function {
                 type S = #c;
                 fn eval<__V: #krate::Value>(x: &__V) -> __V {

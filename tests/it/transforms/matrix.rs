@@ -1,0 +1,243 @@
+//! The composition matrix: every single transform, every pair and a set
+//! of triples of `grad`, `vmap`, `jacfwd`, `jacrev`, `hessian`, `jvp` and
+//! `vjp`, applied to a scalar function, a vector→scalar and a
+//! vector→vector function, a function of two arrays, one with a loop and
+//! one calling a custom op, against JAX (`tests/fixtures/jax_compositions.json`,
+//! written by `scripts/jax_compositions.py`) in f64. Chains JAX rejects
+//! (`grad` of a non-scalar) panic here too. The mixed orders of second
+//! derivatives (ff, fr, rf, rr) each match JAX's Hessian, so they agree
+//! with each other.
+
+use crate::common::*;
+use nabla::prelude::*;
+use std::collections::BTreeSet;
+
+#[differentiable]
+fn bump(x: &Array) -> Array {
+    x.sin() * x * x + (x * 0.5).exp()
+}
+
+#[differentiable]
+fn bowl(x: &Array) -> Array {
+    nabla::sum(&(x * x * x + x.sin())) * nabla::sum(&x.tanh())
+}
+
+#[differentiable]
+fn wave(x: &Array) -> Array {
+    x.sin() * nabla::sum(&(x * x)) + x * x * x
+}
+
+#[differentiable]
+fn pair(x: &Array, a: &Array) -> Array {
+    nabla::sum(&(x * a).tanh()) + nabla::sum(&(x * x * a))
+}
+
+#[differentiable]
+fn looped(x: &Array) -> Array {
+    let mut h = x * 1.0;
+    for _ in 0..4 {
+        h = (h * 0.9).sin() + x * 0.1;
+    }
+    nabla::sum(&(&h * &h))
+}
+
+/// `ln(1 + eˣ)` as a custom op with its own rules.
+#[nabla::custom_op(jvp = softplus_jvp, vjp = softplus_vjp)]
+fn softplus_op(x: &Array) -> Array {
+    nabla::softplus(x)
+}
+
+fn softplus_jvp<V: ArrayValue>(x: &V, _y: &V, dx: Option<&V>) -> V {
+    match dx {
+        Some(d) => d.mul(&x.sigmoid()),
+        None => x.zeros_like(),
+    }
+}
+
+fn softplus_vjp<V: ArrayValue>(x: &V, _y: &V, ct: &V) -> V {
+    ct.mul(&x.sigmoid())
+}
+
+#[differentiable]
+fn soft(x: &Array) -> Array {
+    nabla::sum(&(softplus_op(&(x * x)) * x))
+}
+
+/// A chain evaluated on the fixture's inputs, giving its outputs.
+type Case = (&'static str, Box<dyn Fn(&[Array]) -> Vec<Array>>);
+
+/// `t1(t2(..(f)))`.
+macro_rules! nest {
+    ($f:expr;) => { $f };
+    ($f:expr; $t:ident $(, $rest:ident)*) => { nabla::$t(nest!($f; $($rest),*)) };
+}
+
+/// One chain of a function of `$n` arrays: a plain transform, or `jvp` /
+/// `vjp` of one (the tangents or the cotangent follow the arguments).
+macro_rules! case {
+    (1, $f:ident, plain[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| vec![nest!($f; $($t),*)(&x[0])])
+    };
+    (2, $f:ident, plain[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| vec![nest!($f; $($t),*)(&x[0], &x[1])])
+    };
+    (1, $f:ident, jvp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, t) = nabla::jvp(nest!($f; $($t),*))((&x[0],), (&x[1],));
+            vec![y, t]
+        })
+    };
+    (2, $f:ident, jvp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, t) = nabla::jvp(nest!($f; $($t),*))((&x[0], &x[1]), (&x[2], &x[3]));
+            vec![y, t]
+        })
+    };
+    (1, $f:ident, vjp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, pullback) = nabla::vjp(nest!($f; $($t),*))(&x[0]);
+            vec![y, pullback(&x[1])]
+        })
+    };
+    (2, $f:ident, vjp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, pullback) = nabla::vjp(nest!($f; $($t),*))(&x[0], &x[1]);
+            let (ca, cb) = pullback(&x[2]);
+            vec![y, ca, cb]
+        })
+    };
+}
+
+/// Every chain of the matrix for `$f`, a function of `$n` arrays.
+macro_rules! matrix {
+    ($n:tt, $f:ident) => {{
+        let cases: Vec<Case> = vec![
+            ("grad", case!($n, $f, plain[grad])),
+            ("vmap", case!($n, $f, plain[vmap])),
+            ("jacfwd", case!($n, $f, plain[jacfwd])),
+            ("jacrev", case!($n, $f, plain[jacrev])),
+            ("hessian", case!($n, $f, plain[hessian])),
+            ("jvp", case!($n, $f, jvp[])),
+            ("vjp", case!($n, $f, vjp[])),
+            ("grad.grad", case!($n, $f, plain[grad, grad])),
+            ("grad.vmap", case!($n, $f, plain[grad, vmap])),
+            ("grad.jacfwd", case!($n, $f, plain[grad, jacfwd])),
+            ("grad.jacrev", case!($n, $f, plain[grad, jacrev])),
+            ("grad.hessian", case!($n, $f, plain[grad, hessian])),
+            ("vmap.grad", case!($n, $f, plain[vmap, grad])),
+            ("vmap.vmap", case!($n, $f, plain[vmap, vmap])),
+            ("vmap.jacfwd", case!($n, $f, plain[vmap, jacfwd])),
+            ("vmap.jacrev", case!($n, $f, plain[vmap, jacrev])),
+            ("vmap.hessian", case!($n, $f, plain[vmap, hessian])),
+            ("jacfwd.grad", case!($n, $f, plain[jacfwd, grad])),
+            ("jacfwd.vmap", case!($n, $f, plain[jacfwd, vmap])),
+            ("jacfwd.jacfwd", case!($n, $f, plain[jacfwd, jacfwd])),
+            ("jacfwd.jacrev", case!($n, $f, plain[jacfwd, jacrev])),
+            ("jacfwd.hessian", case!($n, $f, plain[jacfwd, hessian])),
+            ("jacrev.grad", case!($n, $f, plain[jacrev, grad])),
+            ("jacrev.vmap", case!($n, $f, plain[jacrev, vmap])),
+            ("jacrev.jacfwd", case!($n, $f, plain[jacrev, jacfwd])),
+            ("jacrev.jacrev", case!($n, $f, plain[jacrev, jacrev])),
+            ("jacrev.hessian", case!($n, $f, plain[jacrev, hessian])),
+            ("hessian.grad", case!($n, $f, plain[hessian, grad])),
+            ("hessian.vmap", case!($n, $f, plain[hessian, vmap])),
+            ("hessian.jacfwd", case!($n, $f, plain[hessian, jacfwd])),
+            ("hessian.jacrev", case!($n, $f, plain[hessian, jacrev])),
+            ("hessian.hessian", case!($n, $f, plain[hessian, hessian])),
+            ("jvp.grad", case!($n, $f, jvp[grad])),
+            ("jvp.vmap", case!($n, $f, jvp[vmap])),
+            ("jvp.jacfwd", case!($n, $f, jvp[jacfwd])),
+            ("jvp.jacrev", case!($n, $f, jvp[jacrev])),
+            ("jvp.hessian", case!($n, $f, jvp[hessian])),
+            ("vjp.grad", case!($n, $f, vjp[grad])),
+            ("vjp.vmap", case!($n, $f, vjp[vmap])),
+            ("vjp.jacfwd", case!($n, $f, vjp[jacfwd])),
+            ("vjp.jacrev", case!($n, $f, vjp[jacrev])),
+            ("vjp.hessian", case!($n, $f, vjp[hessian])),
+            ("jacfwd.jacrev.vmap", case!($n, $f, plain[jacfwd, jacrev, vmap])),
+            ("vmap.jacfwd.grad", case!($n, $f, plain[vmap, jacfwd, grad])),
+            ("jvp.vmap.grad", case!($n, $f, jvp[vmap, grad])),
+            ("vjp.jacrev.vmap", case!($n, $f, vjp[jacrev, vmap])),
+            ("jacrev.jacrev.jacrev", case!($n, $f, plain[jacrev, jacrev, jacrev])),
+            ("jacfwd.jacfwd.jacfwd", case!($n, $f, plain[jacfwd, jacfwd, jacfwd])),
+            ("vmap.vmap.hessian", case!($n, $f, plain[vmap, vmap, hessian])),
+            ("grad.jacfwd.jacrev", case!($n, $f, plain[grad, jacfwd, jacrev])),
+            ("grad.grad.grad", case!($n, $f, plain[grad, grad, grad])),
+            ("jvp.jacfwd.grad", case!($n, $f, jvp[jacfwd, grad])),
+            ("vjp.hessian.vmap", case!($n, $f, vjp[hessian, vmap])),
+            ("hessian.vmap.grad", case!($n, $f, plain[hessian, vmap, grad])),
+        ];
+        cases
+    }};
+}
+
+/// Checks every chain of `name` against the fixture, and that the chains
+/// JAX rejects panic; returns how many chains matched JAX.
+fn check(name: &str, cases: Vec<Case>) -> usize {
+    let all = fixture("jax_compositions.json");
+    let f = &all["functions"][name];
+    let ours: BTreeSet<&str> = cases.iter().map(|(c, _)| *c).collect();
+    let theirs: BTreeSet<&str> = f["cases"]
+        .as_object()
+        .unwrap()
+        .keys()
+        .chain(f["rejected"].as_object().unwrap().keys())
+        .map(String::as_str)
+        .collect();
+    assert_eq!(ours, theirs, "{name}: the chains here and in the fixture");
+    let mut matched = 0;
+    for (chain, run) in &cases {
+        let inputs = |c: &serde_json::Value| -> Vec<Array> {
+            c["inputs"].as_array().unwrap().iter().map(arr).collect()
+        };
+        if let Some(c) = f["rejected"].get(*chain) {
+            let x = inputs(c);
+            let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&x)));
+            assert!(r.is_err(), "{name}: {chain} runs, but JAX rejects it");
+            continue;
+        }
+        let c = &f["cases"][*chain];
+        let got = run(&inputs(c));
+        let want: Vec<Array> = c["outputs"].as_array().unwrap().iter().map(arr).collect();
+        assert_eq!(got.len(), want.len(), "{name}: {chain}: number of outputs");
+        // Second and higher derivatives: 1e-7; first: 1e-9 (fixtures' README).
+        let order = chain.split('.').filter(|t| *t != "vmap").count()
+            + usize::from(chain.contains("hessian"));
+        let tol = if order >= 2 { 1e-7 } else { 1e-9 };
+        for (k, (g, w)) in got.iter().zip(&want).enumerate() {
+            assert_close(g, w, tol, &format!("{name}: {chain}: output {k}"));
+        }
+        matched += 1;
+    }
+    matched
+}
+
+#[test]
+fn scalar_function() {
+    assert_eq!(check("bump", matrix!(1, bump)), 53);
+}
+
+#[test]
+fn vector_to_scalar() {
+    assert_eq!(check("bowl", matrix!(1, bowl)), 47);
+}
+
+#[test]
+fn vector_to_vector() {
+    assert_eq!(check("wave", matrix!(1, wave)), 36);
+}
+
+#[test]
+fn two_arguments() {
+    assert_eq!(check("pair", matrix!(2, pair)), 47);
+}
+
+#[test]
+fn a_loop() {
+    assert_eq!(check("looped", matrix!(1, looped)), 47);
+}
+
+#[test]
+fn a_custom_op() {
+    assert_eq!(check("soft", matrix!(1, soft)), 47);
+}
