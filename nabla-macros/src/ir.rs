@@ -66,6 +66,19 @@ pub enum Output {
     Static(TokenStream, Box<Type>),
 }
 
+/// What a [`Stmt::Call`] calls.
+pub enum Callee {
+    /// A `#[differentiable]` function or custom op, by its path: its
+    /// `forward` and `vjp` variants.
+    Fn(Path),
+    /// A transformed function value (`nabla::vmap(f)`, `grad!(f, argnums =
+    /// 1)`), through its composable programs (`nabla::compose::apply`).
+    Value(TokenStream),
+    /// `nabla::jvp(g)((x, ..), (t, ..))`: the arguments are `g`'s primals
+    /// then its tangents; the outputs are `g`'s output and its tangent.
+    Jvp(TokenStream),
+}
+
 /// An argument of a call to another differentiable function.
 pub enum CallArg {
     Value(VarId),
@@ -82,11 +95,12 @@ pub enum Stmt {
         params: Vec<TokenStream>,
         span: Span,
     },
-    /// `let outs = path::forward(args..)`: another differentiable function.
-    /// `id` names its pullback in the VJP.
+    /// `let outs = path::forward(args..)`: another differentiable function
+    /// (or a transformed function value, see [`Callee`]). `id` names its
+    /// pullback in the VJP.
     Call {
         outs: Vec<VarId>,
-        path: Path,
+        callee: Callee,
         args: Vec<CallArg>,
         span: Span,
         id: usize,

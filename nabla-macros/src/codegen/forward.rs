@@ -6,7 +6,7 @@
 use super::held::{loop_residuals, owned_residuals, residuals, static_flags, static_residuals};
 use super::names::{branch_holders, carry, loop_iter, pullback, tape};
 use super::{reads, revolve};
-use crate::ir::{CallArg, Function, Merge, Stmt};
+use crate::ir::{CallArg, Callee, Function, Merge, Stmt};
 use proc_macro2::{Ident, TokenStream};
 use quote::{ToTokens, quote, quote_spanned};
 
@@ -110,7 +110,7 @@ fn prim(f: &Function, s: &Stmt) -> TokenStream {
 fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     let Stmt::Call {
         outs,
-        path,
+        callee,
         args,
         span,
         id,
@@ -125,20 +125,72 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     } else {
         quote!((#(#names),*))
     };
-    let args = call_args(f, args);
-    // `forward`/`vjp` carry the call's span, so calling a function
-    // that is not #[differentiable] is reported at the call.
-    let (fwd, vjp) = (
-        syn::Ident::new("forward", *span),
-        syn::Ident::new("vjp", *span),
-    );
     match mode {
         Mode::Sweep { active } if !*checkpoint && outs.iter().any(|&o| active[o]) => {
             let pb = pullback(*id);
-            quote!(let (#pat, #pb) = #path::#vjp::<__V>(#(#args),*);)
+            let vjp = callee_call(f, callee, args, true, *span);
+            quote!(let (#pat, #pb) = #vjp;)
         }
-        _ => quote!(let #pat = #path::#fwd::<__V>(#(#args),*);),
+        _ => {
+            let fwd = callee_call(f, callee, args, false, *span);
+            quote!(let #pat = #fwd;)
+        }
     }
+}
+
+/// The call of `callee` on `args` at `__V`: its forward program, or (with
+/// `vjp`) its output and pullback. A function's `forward`/`vjp` carry the
+/// call's span, so calling a function that is not #[differentiable] is
+/// reported at the call; a transformed function value runs through
+/// `nabla::compose::apply*`, which takes its arguments as owned values (a
+/// static argument lifted to a constant value).
+pub fn callee_call(
+    f: &Function,
+    callee: &Callee,
+    args: &[CallArg],
+    vjp: bool,
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let krate = &f.krate;
+    let program =
+        |plain: &str, with_vjp: &str| Ident::new(if vjp { with_vjp } else { plain }, span);
+    match callee {
+        Callee::Fn(path) => {
+            let a = call_args(f, args);
+            let name = program("forward", "vjp");
+            quote!(#path::#name::<__V>(#(#a),*))
+        }
+        Callee::Value(g) => {
+            let a = owned_args(f, args);
+            let name = program("apply", "apply_vjp");
+            quote_spanned!(span=> #krate::compose::#name::<__V, _>(#g, (#(#a,)*)))
+        }
+        Callee::Jvp(g) => {
+            let a = owned_args(f, args);
+            let (primals, tangents) = a.split_at(a.len() / 2);
+            let name = program("apply_jvp", "apply_jvp_vjp");
+            quote_spanned!(span=> #krate::compose::#name::<__V, _>(#g, (#(#primals,)*), (#(#tangents,)*)))
+        }
+    }
+}
+
+/// The arguments of a transformed function value, owned: values cloned,
+/// statics lifted to constants like the first value argument.
+fn owned_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
+    let krate = &f.krate;
+    let like = args.iter().find_map(|a| match a {
+        CallArg::Value(v) => Some(f.val(*v)),
+        CallArg::Static(_) => None,
+    });
+    args.iter()
+        .map(|a| match a {
+            CallArg::Value(v) => {
+                let x = f.val(*v);
+                quote!(::core::clone::Clone::clone(#x))
+            }
+            CallArg::Static(t) => quote!(#krate::transforms::private::promote(#like, &(#t))),
+        })
+        .collect()
 }
 
 /// An `if`: the merged variables from the branch taken; in the sweep also

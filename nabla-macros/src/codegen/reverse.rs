@@ -7,7 +7,7 @@ use super::forward;
 use super::held::{loop_residuals, rebound_residuals, residuals, static_flags, static_residuals};
 use super::names::{branch_holders, ct, flow, pullback, tape};
 use super::{reads, revolve};
-use crate::ir::{CallArg, Carried, Function, Kind, Merge, Stmt, VarId};
+use crate::ir::{CallArg, Callee, Carried, Function, Kind, Merge, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
 use quote::{format_ident, quote};
 
@@ -96,7 +96,7 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
         outs,
         args,
         id,
-        path,
+        callee,
         span,
         checkpoint,
     } = s
@@ -108,15 +108,16 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let pb = pullback(*id);
     // A checkpointed call kept only its arguments: recompute its
     // forward sweep now to get the pullback.
-    let recompute = if *checkpoint {
-        let vjp = syn::Ident::new("vjp", *span);
-        let a = forward::call_args(f, args)
-            .iter()
-            .map(forward::param)
-            .collect::<Vec<_>>();
-        quote!(let (_, #pb) = #path::#vjp::<__V>(#(#a),*);)
-    } else {
-        quote!()
+    let recompute = match callee {
+        Callee::Fn(path) if *checkpoint => {
+            let vjp = syn::Ident::new("vjp", *span);
+            let a = forward::call_args(f, args)
+                .iter()
+                .map(forward::param)
+                .collect::<Vec<_>>();
+            quote!(let (_, #pb) = #path::#vjp::<__V>(#(#a),*);)
+        }
+        _ => quote!(),
     };
     let cts: Vec<Ident> = outs.iter().map(|&o| ct(f, o)).collect();
     let any = quote!(#(#cts.is_some())||*);
@@ -129,7 +130,7 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let updates = args.iter().enumerate().filter_map(|(k, a)| match a {
         CallArg::Value(v) if active[*v] => {
             let cx = ct(f, *v);
-            let idx = syn::Index::from(k);
+            let idx = arg_ct_index(callee, k, args.len());
             if f.vars[*v].kind == Kind::Tree {
                 Some(quote!(#krate::tree::acc_leaves(&mut #cx, __arg_cts.#idx);))
             } else {
@@ -143,6 +144,26 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             #recompute
             let __arg_cts = #pb(#seed);
             #(#updates)*
+        }
+    }
+}
+
+/// Where argument `k` of `n` finds its cotangent in a call's pullback
+/// result: position `k`, or for `jvp(g)` (primals, then tangents) in the
+/// primals' or the tangents' tuple.
+fn arg_ct_index(callee: &Callee, k: usize, n: usize) -> TokenStream {
+    match callee {
+        Callee::Jvp(_) if k < n / 2 => {
+            let i = syn::Index::from(k);
+            quote!(0.#i)
+        }
+        Callee::Jvp(_) => {
+            let i = syn::Index::from(k - n / 2);
+            quote!(1.#i)
+        }
+        _ => {
+            let i = syn::Index::from(k);
+            quote!(#i)
         }
     }
 }

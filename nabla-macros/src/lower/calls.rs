@@ -4,7 +4,7 @@
 //! differentiable function (`nabla::checkpoint(f)(..)` too).
 
 use super::{Lowerer, Operand, strip};
-use crate::ir::{CallArg, Kind, Stmt, VarId};
+use crate::ir::{CallArg, Callee, Kind, Stmt, VarId};
 use crate::optable::{self, OpSpec};
 use proc_macro2::{Span, TokenStream};
 use quote::quote;
@@ -188,13 +188,15 @@ impl Lowerer<'_> {
         Some(self.prim(op, inputs, params, span))
     }
 
-    /// Whether `path` names something in the facade (`nabla::..`, or
-    /// `crate::..` inside the runtime).
-    fn is_nabla_path(&self, path: &syn::Path) -> bool {
+    /// Whether `path` names something in the facade (`nabla::..`, or the
+    /// crate named by the `crate` option: `crate::..` inside the runtime).
+    pub(super) fn is_nabla_path(&self, path: &syn::Path) -> bool {
         let first = path.segments.first().map(|s| s.ident.to_string());
+        // The crate option's name (`crate = nabla_runtime`) counts too.
+        let krate = self.f.krate.to_string().replace(' ', "");
+        let named = krate.trim_start_matches("::");
         path.segments.len() >= 2
-            && (first.as_deref() == Some("nabla")
-                || (self.f.krate.to_string() == "crate" && first.as_deref() == Some("crate")))
+            && (first.as_deref() == Some("nabla") || first.as_deref() == Some(named))
     }
 
     /// `f(args..)`: `nabla::checkpoint(f)(..)`, `nabla::stop_gradient`, an
@@ -223,10 +225,15 @@ impl Lowerer<'_> {
             let outs = self.emit_call(&fp.path, lowered, 1, c.span());
             return Some(Operand::Var(outs[0]));
         }
+        // `nabla::vmap(f)(..)`, `grad!(f, argnums = 1)(..)`: a transformed
+        // function value.
+        if let Some(outs) = self.transform_call(c, 1) {
+            return outs.into_iter().next();
+        }
         let Expr::Path(fp) = strip(&c.func) else {
             self.cx.error(
                 c.func.span(),
-                "only calls of named functions are supported in differentiable functions",
+                "only calls of named functions and of transformed functions (`nabla::grad(f)(x)`, `nabla::vmap(f)(xs)`) are supported in differentiable functions",
             );
             return None;
         };
@@ -271,6 +278,22 @@ impl Lowerer<'_> {
 
     /// A call of a differentiable function with `n` outputs, if `c` is one.
     pub(super) fn diff_call(&mut self, c: &syn::ExprCall, n: usize) -> Option<Vec<VarId>> {
+        if let Some(outs) = self.transform_call(c, n) {
+            return match outs
+                .iter()
+                .map(|o| self.value_var(o))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(vs) => Some(vs),
+                None => {
+                    self.cx.error(
+                        c.span(),
+                        "destructuring a static call: bind the tuple first, then its fields",
+                    );
+                    None
+                }
+            };
+        }
         let Expr::Path(fp) = strip(&c.func) else {
             return None;
         };
@@ -305,6 +328,23 @@ impl Lowerer<'_> {
                 "a differentiable function cannot call itself (its generated variants would nest without end); write the recursion as a loop with carried values (`for`/`while`, with `break` if needed)",
             );
         }
+        let base = path
+            .segments
+            .last()
+            .map(|s| s.ident.to_string())
+            .unwrap_or_else(|| "call".into());
+        self.emit_callee(Callee::Fn(path.clone()), &base, args, n, span)
+    }
+
+    /// Emits a call of `callee` with `n` outputs named after `base`.
+    pub(super) fn emit_callee(
+        &mut self,
+        callee: Callee,
+        base: &str,
+        args: Vec<Operand>,
+        n: usize,
+        span: Span,
+    ) -> Vec<VarId> {
         let args = args
             .into_iter()
             .map(|o| match o {
@@ -312,11 +352,6 @@ impl Lowerer<'_> {
                 o => CallArg::Static(self.tok(&o)),
             })
             .collect();
-        let base = path
-            .segments
-            .last()
-            .map(|s| s.ident.to_string())
-            .unwrap_or_else(|| "call".into());
         let outs: Vec<VarId> = (0..n)
             .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
             .collect();
@@ -325,7 +360,7 @@ impl Lowerer<'_> {
         self.f.body.push(Stmt::Call {
             checkpoint,
             outs: outs.clone(),
-            path: path.clone(),
+            callee,
             args,
             span,
             id,

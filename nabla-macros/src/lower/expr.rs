@@ -74,7 +74,15 @@ impl Lowerer<'_> {
                 Some(Operand::Tok(quote!((#bt)[#it])))
             }
             Expr::Field(fe) => {
+                if let Some(o) = self.transform_field(&fe.base, &fe.member) {
+                    return Some(o);
+                }
                 let base = self.expr(&fe.base)?;
+                if let Operand::Var(v) = base
+                    && self.placeholders.contains(&v)
+                {
+                    return Some(base);
+                }
                 if self.is_value(&base) {
                     self.cx.error(
                         fe.span(),

@@ -17,6 +17,8 @@
 //!   functions;
 //! * [`control`]: `if` and `match`;
 //! * [`loops`]: `for` and `while` (with their carried values);
+//! * [`transforms`]: transformed functions called inside the body
+//!   (`nabla::vmap(f)(z)`, `let (y, t) = nabla::jvp(g)((x,), (v,))`);
 //! * [`promote`]: statics that a loop or a branch turns into values;
 //! * [`tree`]: reads of tree parameters' leaves;
 //! * [`outputs`]: the returned value(s).
@@ -34,6 +36,7 @@ mod promote;
 mod scope;
 mod signature;
 mod stmt;
+mod transforms;
 mod tree;
 
 use crate::errors::Errors;
@@ -144,6 +147,9 @@ struct Lowerer<'cx> {
     next_id: usize,
     /// Set while lowering `nabla::checkpoint(f)(..)`.
     checkpoint_next: bool,
+    /// Stand-ins for the results of calls already reported as errors:
+    /// uses of them report nothing more.
+    placeholders: std::collections::HashSet<VarId>,
 }
 
 impl<'cx> Lowerer<'cx> {
@@ -174,6 +180,7 @@ impl<'cx> Lowerer<'cx> {
             cx,
             next_id: 0,
             checkpoint_next: false,
+            placeholders: Default::default(),
         }
     }
 }

@@ -39,6 +39,7 @@
 //! ```
 
 use crate::transform::grad::Argnum;
+pub use crate::transform::inside::{apply, apply_jvp, apply_jvp_vjp, apply_vjp};
 pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
 pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
 pub use crate::transform::outer::{ArrayTier, ScalarTier, Tiered};

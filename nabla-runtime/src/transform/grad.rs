@@ -432,6 +432,11 @@ pub mod private {
             like.lift(self)
         }
     }
+    impl<V, T: Promote<V> + ?Sized> Promote<V> for &T {
+        fn promote(&self, like: &V) -> V {
+            (**self).promote(like)
+        }
+    }
     /// `s` as a constant value with `like`'s type (dtype, device, batch,
     /// tangents): a number is `full_like`, an array is lifted.
     pub fn promote<V, S: Promote<V>>(like: &V, s: &S) -> V {

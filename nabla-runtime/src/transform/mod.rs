@@ -8,11 +8,13 @@
 //!   the [`DiffFn`](compose::DiffFn) trait; argument and output structure
 //!   (`structure`), Jacobian assembly and pullbacks (`jacobian`), and
 //!   Jacobians for several arguments (`many`); `grad`, `value_and_grad`,
-//!   `jvp` and `vjp` of those transforms (`outer`).
+//!   `jvp` and `vjp` of those transforms (`outer`); transformed functions
+//!   called inside differentiable code (`inside`).
 
 mod argnums;
 pub mod compose;
 pub mod grad;
+mod inside;
 mod jacobian;
 mod many;
 pub(crate) mod outer;
