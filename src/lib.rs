@@ -1,11 +1,14 @@
 //! # Nabla — differentiable programming for Rust
 //!
-//! Arrays with NumPy semantics, a small set of primitives whose derivative
-//! rules are written once (the op registry, `nabla-ops`) and shared by every
-//! front end: PyTorch-style imperative autograd on the same [`Array`] type,
-//! and JAX-style transforms generated at compile time (`#[differentiable]`,
-//! [`grad()`], [`vjp()`], [`jvp()`], [`vmap()`], [`jacfwd()`], [`jacrev()`],
-//! [`hessian()`], [`checkpoint()`]). See `docs/design.md`.
+//! Arrays with NumPy semantics (f32/f64 and integer dtypes, broadcasting,
+//! CPU and, with feature `cuda`, NVIDIA GPUs), and two ways to
+//! differentiate code written with them. Every primitive's derivative rules
+//! are written once (the op registry, `nabla-ops`) and shared by both.
+//!
+//! ## Two styles
+//!
+//! **Imperative, as in PyTorch**: mark leaves with `requires_grad()`, run
+//! ordinary code, call `backward()` on a scalar, read `grad()`.
 //!
 //! ```
 //! use nabla::prelude::*;
@@ -18,6 +21,116 @@
 //! w -= 0.01 * w.grad();
 //! assert!(w.is_leaf());
 //! ```
+//!
+//! **Functional, as in JAX, generated at compile time**:
+//! `#[differentiable]` reads the function's body and emits its forward,
+//! JVP, VJP and batched programs as Rust code. A transform of the function
+//! is a value that calls that code; nothing is traced or interpreted when
+//! it runs.
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! #[differentiable]
+//! fn loss(w: &Array, x: &Array) -> Array {
+//!     nabla::sum(&x.matmul(w).tanh())
+//! }
+//!
+//! fn main() {
+//!     let w = Array::from_vec(vec![0.1f64, -0.2, 0.3, 0.4], &[2, 2]);
+//!     let x = Array::from_vec(vec![1.0f64, 2.0], &[1, 2]);
+//!     let g = grad(loss)(&w, &x); // ∂loss/∂w, the shape of w
+//!     let (value, gx) = value_and_grad!(loss, argnums = 1)(&w, &x);
+//!     assert_eq!(g.shape(), &[2, 2]);
+//!     assert_eq!((value.shape(), gx.shape()), (&[][..], &[1, 2][..]));
+//! }
+//! ```
+//!
+//! ## The transforms
+//!
+//! Each is a function (`grad(f)`) and a macro with options
+//! (`grad!(f, argnums = (0, 1))`, `vmap!(f, in_axes = (0, None))`).
+//!
+//! | transform | gives | notes |
+//! |---|---|---|
+//! | [`grad()`] | `∂f/∂x` for a scalar `f` | `argnums`, `has_aux` |
+//! | [`value_and_grad()`] | `(f(x), ∂f/∂x)` | `argnums`, `has_aux` |
+//! | [`vjp()`] | `(f(x), pullback)`; `pullback(&ct)` gives the cotangents | reverse mode |
+//! | [`jvp()`] | `jvp(f)((x,), (t,)) = (f(x), J·t)` | forward mode |
+//! | [`vmap()`] | `f` mapped over an axis | `in_axes`, `out_axes` |
+//! | [`jacfwd()`], [`jacrev()`] | the Jacobian, shape `out ++ in` | `argnums` |
+//! | [`hessian()`] | `jacfwd(jacrev(f))` | `argnums` |
+//! | [`checkpoint()`] | `f`, recomputed in the reverse sweep | also `#[nabla::checkpoint(snapshots = s)]` on loops |
+//!
+//! Every transform takes every function value: a `#[differentiable]`
+//! function, a custom op, or another transform, to any depth
+//! (`jacfwd(jacrev(vmap(f)))`, `vmap(hessian(f))`, `grad(grad(grad(f)))`).
+//! A Hessian-vector product is `jvp(grad(f))`:
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! #[differentiable]
+//! fn f(x: &Array) -> Array {
+//!     nabla::sum(&(x * x * x))
+//! }
+//!
+//! fn main() {
+//!     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+//!     let v = Array::from_vec(vec![1.0f64, 1.0], &[2]);
+//!     let (g, hv) = jvp(grad(f))((&x,), (&v,)); // 3x² and diag(6x)·v
+//!     assert_eq!(g.to_vec::<f64>(), vec![3.0, 12.0]);
+//!     assert_eq!(hv.to_vec::<f64>(), vec![6.0, 12.0]);
+//!     let hs = vmap(hessian(f))(&Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]));
+//!     assert_eq!(hs.shape(), &[2, 2, 2]);
+//! }
+//! ```
+//!
+//! Transforms may be called **inside** differentiable code, and the result
+//! is differentiable again: a loss with a gradient penalty, `sum(vmap(f)(z))`,
+//! `let (y, y_dot) = nabla::jvp(g)((x,), (t,))`.
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! #[differentiable]
+//! fn critic(x: &Array) -> Array {
+//!     nabla::sum(&x.tanh())
+//! }
+//!
+//! #[differentiable]
+//! fn penalised(x: &Array) -> Array {
+//!     let g = nabla::grad(critic)(x);
+//!     critic(x) + nabla::sum(&(&g * &g))
+//! }
+//!
+//! fn main() {
+//!     let x = Array::from_vec(vec![0.5f64, -1.0], &[2]);
+//!     assert_eq!(grad(penalised)(&x).shape(), &[2]);
+//! }
+//! ```
+//!
+//! ## What `#[differentiable]` accepts
+//!
+//! - **Parameters**: `Array`/`&Array`, or `f32`/`f64` (a function of
+//!   floats compiles to scalar code, no arrays); trees of arrays
+//!   (`#[derive(Tree)]` structs, `Vec<Array>`, tuples; the gradient has the
+//!   same type); `&[Array]` returning `vec![..]`; anything else (integers,
+//!   shapes, flags, `#[nondiff]` parameters) is static and passes through.
+//! - **Bodies**: `let` and `let mut` with reassignment and `+=`;
+//!   arithmetic; the array methods and `nabla::` functions of the op table;
+//!   calls of other differentiable functions, custom ops and transforms;
+//!   `if`/`match` on static conditions (data-dependent ones too, such as
+//!   `if x.item() > 0.0`); `for` and `while` loops with `break` and
+//!   `continue`; an early `return`. A variable that starts from a constant
+//!   and becomes differentiable in a loop or a branch is differentiable.
+//! - **Returns**: one value, a tuple of values (or with static parts),
+//!   `(value, aux)` for `has_aux`.
+//!
+//! What it cannot differentiate (closures, recursion, indexing a value
+//! with `[]`, `unsafe`, generic parameters, methods) is a compile error at
+//! the construct that says what to write instead. `docs/generated-code.md`
+//! shows what the macro emits.
 //!
 //! ## Custom primitives
 //!
@@ -51,6 +164,29 @@
 //!     assert_eq!(nabla::hessian(total)(&x).to_vec::<f64>(), vec![6.0, 0.0, 0.0, 12.0]);
 //! }
 //! ```
+//!
+//! A custom op may run its own kernels: `nabla::custom::cpu_kernel` on the
+//! host and, with feature `cuda`, `nabla::custom::CudaKernel` (CUDA C,
+//! compiled with NVRTC).
+//!
+//! ## GPUs
+//!
+//! Feature `cuda` (off by default) adds `Device::Cuda(n)`: `x.to_device(
+//! Device::Cuda(0))` moves an array, every primitive has a CUDA kernel, and
+//! both styles run there unchanged. The build needs no CUDA toolkit; the
+//! libraries load at run time, and `nabla::cuda::is_available()` says
+//! whether a GPU is present.
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! let x = Array::ones(&[2], DType::F32);
+//! let on = if nabla::cuda::is_available() { Device::Cuda(0) } else { Device::Cpu };
+//! assert_eq!(x.to_device(on).device(), on);
+//! ```
+//!
+//! `docs/design.md` explains the design; `docs/performance.md` has the
+//! measurements.
 
 pub use nabla_macros::{
     Tree, custom_op, differentiable, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap,

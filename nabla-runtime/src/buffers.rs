@@ -17,7 +17,7 @@
 //!
 //! ```
 //! // Happens on the first array; calling it again does nothing.
-//! nabla_runtime::keep_freed_buffers();
+//! nabla::keep_freed_buffers();
 //! ```
 
 use std::sync::Once;

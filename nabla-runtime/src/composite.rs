@@ -3,14 +3,14 @@
 //! their own; the macro generates their forward, JVP and VJP code from the
 //! primitives they call, exactly as for user functions.
 //!
-//! Each is a function value: `nabla_runtime::softmax(&x, -1)` calls it on arrays,
-//! `nabla_runtime::softmax::forward::<V>(..)` is the generic variant, and
+//! Each is a function value: `nabla::softmax(&x, -1)` calls it on arrays,
+//! `nabla::softmax::forward::<V>(..)` is the generic variant, and
 //! differentiable user code calls it like any other function.
 //!
 //! ```
-//! use nabla_runtime::Array;
+//! use nabla::Array;
 //! let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
-//! let p = nabla_runtime::softmax(&x, -1);
+//! let p = nabla::softmax(&x, -1);
 //! assert!((p.sum().item() - 1.0).abs() < 1e-15);
 //! ```
 
@@ -60,9 +60,9 @@ pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
 /// `log Σ exp x` over `axes`, stabilised by the (constant) maximum.
 ///
 /// ```
-/// # use nabla_runtime::*;
+/// # use nabla::*;
 /// let x = Array::from_vec(vec![1000.0f64, 1000.0], &[2]);
-/// assert!((nabla_runtime::logsumexp_axes(&x, &[0], false).item() - (1000.0 + 2f64.ln())).abs() < 1e-9);
+/// assert!((nabla::logsumexp_axes(&x, &[0], false).item() - (1000.0 + 2f64.ln())).abs() < 1e-9);
 /// ```
 #[differentiable(crate = crate)]
 pub fn logsumexp_axes(x: &Array, axes: &[isize], keepdim: bool) -> Array {
@@ -74,8 +74,8 @@ pub fn logsumexp_axes(x: &Array, axes: &[isize], keepdim: bool) -> Array {
 /// `log Σ exp x` over all elements.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// assert_eq!(nabla_runtime::logsumexp(&Array::from_vec(vec![0.0f64, 0.0], &[2])).item(), 2f64.ln());
+/// # use nabla::*;
+/// assert_eq!(nabla::logsumexp(&Array::from_vec(vec![0.0f64, 0.0], &[2])).item(), 2f64.ln());
 /// ```
 #[differentiable(crate = crate)]
 pub fn logsumexp(x: &Array) -> Array {
@@ -86,8 +86,8 @@ pub fn logsumexp(x: &Array) -> Array {
 /// `exp x / Σ exp x` along `axis`.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// let p = nabla_runtime::softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
+/// # use nabla::*;
+/// let p = nabla::softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
 /// assert_eq!(p.to_vec::<f64>(), vec![0.5, 0.5]);
 /// ```
 #[differentiable(crate = crate)]
@@ -101,8 +101,8 @@ pub fn softmax(x: &Array, axis: isize) -> Array {
 /// `x - logsumexp(x)` along `axis`.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// let p = nabla_runtime::log_softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
+/// # use nabla::*;
+/// let p = nabla::log_softmax(&Array::from_vec(vec![0.0f64, 0.0], &[2]), -1);
 /// assert_eq!(p.to_vec::<f64>()[0], 0.5f64.ln());
 /// ```
 #[differentiable(crate = crate)]
@@ -115,9 +115,9 @@ pub fn log_softmax(x: &Array, axis: isize) -> Array {
 /// is NumPy's default).
 ///
 /// ```
-/// # use nabla_runtime::*;
+/// # use nabla::*;
 /// let x = Array::from_vec(vec![1.0f64, 3.0], &[2]);
-/// assert_eq!(nabla_runtime::var_axes(&x, &[0], false, 0).item(), 1.0);
+/// assert_eq!(nabla::var_axes(&x, &[0], false, 0).item(), 1.0);
 /// ```
 #[differentiable(crate = crate)]
 pub fn var_axes(x: &Array, axes: &[isize], keepdim: bool, ddof: usize) -> Array {
@@ -129,8 +129,8 @@ pub fn var_axes(x: &Array, axes: &[isize], keepdim: bool, ddof: usize) -> Array 
 /// Exact GELU: `x · Φ(x)` with the erf form of the normal CDF.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// assert_eq!(nabla_runtime::gelu(&Array::scalar(0.0f64)).item(), 0.0);
+/// # use nabla::*;
+/// assert_eq!(nabla::gelu(&Array::scalar(0.0f64)).item(), 0.0);
 /// ```
 #[differentiable(crate = crate)]
 pub fn gelu(x: &Array) -> Array {
@@ -141,8 +141,8 @@ pub fn gelu(x: &Array) -> Array {
 /// GELU with the tanh approximation.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// assert_eq!(nabla_runtime::gelu_tanh(&Array::scalar(0.0f64)).item(), 0.0);
+/// # use nabla::*;
+/// assert_eq!(nabla::gelu_tanh(&Array::scalar(0.0f64)).item(), 0.0);
 /// ```
 #[differentiable(crate = crate)]
 pub fn gelu_tanh(x: &Array) -> Array {
@@ -154,8 +154,8 @@ pub fn gelu_tanh(x: &Array) -> Array {
 /// SiLU (swish): `x · sigmoid(x)`.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// assert_eq!(nabla_runtime::silu(&Array::scalar(0.0f64)).item(), 0.0);
+/// # use nabla::*;
+/// assert_eq!(nabla::silu(&Array::scalar(0.0f64)).item(), 0.0);
 /// ```
 #[differentiable(crate = crate)]
 pub fn silu(x: &Array) -> Array {
@@ -165,8 +165,8 @@ pub fn silu(x: &Array) -> Array {
 /// `ln(1 + e^x)`, computed stably as `relu(x) + ln(1 + e^-|x|)`.
 ///
 /// ```
-/// # use nabla_runtime::*;
-/// assert_eq!(nabla_runtime::softplus(&Array::scalar(1000.0f64)).item(), 1000.0);
+/// # use nabla::*;
+/// assert_eq!(nabla::softplus(&Array::scalar(1000.0f64)).item(), 1000.0);
 /// ```
 #[differentiable(crate = crate)]
 pub fn softplus(x: &Array) -> Array {
@@ -176,9 +176,9 @@ pub fn softplus(x: &Array) -> Array {
 /// Mean squared error `mean((pred - target)²)` over all elements.
 ///
 /// ```
-/// # use nabla_runtime::*;
+/// # use nabla::*;
 /// let (p, t) = (Array::from_vec(vec![1.0f64, 2.0], &[2]), Array::from_vec(vec![0.0f64, 0.0], &[2]));
-/// assert_eq!(nabla_runtime::mse_loss(&p, &t).item(), 2.5);
+/// assert_eq!(nabla::mse_loss(&p, &t).item(), 2.5);
 /// ```
 #[differentiable(crate = crate)]
 pub fn mse_loss(pred: &Array, target: &Array) -> Array {
@@ -189,10 +189,10 @@ pub fn mse_loss(pred: &Array, target: &Array) -> Array {
 /// probability) `targets` `[N, C]`.
 ///
 /// ```
-/// # use nabla_runtime::*;
+/// # use nabla::*;
 /// let logits = Array::from_vec(vec![0.0f64, 0.0], &[1, 2]);
 /// let t = Array::from_vec(vec![1.0f64, 0.0], &[1, 2]);
-/// assert!((nabla_runtime::cross_entropy(&logits, &t).item() - 2f64.ln()).abs() < 1e-15);
+/// assert!((nabla::cross_entropy(&logits, &t).item() - 2f64.ln()).abs() < 1e-15);
 /// ```
 #[differentiable(crate = crate)]
 pub fn cross_entropy(logits: &Array, targets: &Array) -> Array {
@@ -204,7 +204,7 @@ impl Array {
     /// Mean of all elements.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]).mean().item(), 2.0);
     /// ```
     #[track_caller]
@@ -216,7 +216,7 @@ impl Array {
     /// Mean over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(x.mean_axes(&[1], false).to_vec::<f64>(), vec![1.5, 3.5]);
     /// ```
@@ -228,7 +228,7 @@ impl Array {
     /// Variance over `axes` (see [`var_axes`](const@var_axes)).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f64, 3.0], &[2]).var_axes(&[0], false, 0).item(), 1.0);
     /// ```
     #[track_caller]
@@ -239,7 +239,7 @@ impl Array {
     /// `log Σ exp` over `axes`, computed stably.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![0.0f64, 0.0], &[2]).logsumexp_axes(&[0], false).item(), 2f64.ln());
     /// ```
     #[track_caller]
@@ -250,7 +250,7 @@ impl Array {
     /// Softmax along `axis`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f64, 1.0], &[2]).softmax(-1).to_vec::<f64>(), vec![0.5, 0.5]);
     /// ```
     #[track_caller]
@@ -261,7 +261,7 @@ impl Array {
     /// Log-softmax along `axis`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let p = Array::from_vec(vec![1.0f64, 1.0], &[2]).log_softmax(-1);
     /// assert!((p.to_vec::<f64>()[0] - 0.5f64.ln()).abs() < 1e-15);
     /// ```
@@ -273,7 +273,7 @@ impl Array {
     /// Exact (erf) GELU.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(0.0f64).gelu().item(), 0.0);
     /// ```
     pub fn gelu(&self) -> Array {
@@ -283,7 +283,7 @@ impl Array {
     /// GELU, tanh approximation.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(0.0f64).gelu_tanh().item(), 0.0);
     /// ```
     pub fn gelu_tanh(&self) -> Array {
@@ -293,7 +293,7 @@ impl Array {
     /// SiLU / swish.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(0.0f64).silu().item(), 0.0);
     /// ```
     pub fn silu(&self) -> Array {
@@ -303,7 +303,7 @@ impl Array {
     /// `ln(1 + e^x)`, stable for large `|x|`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(1000.0f64).softplus().item(), 1000.0);
     /// ```
     pub fn softplus(&self) -> Array {

@@ -1,8 +1,8 @@
 //! GPU availability, usable with or without the `cuda` feature.
 //!
 //! ```
-//! use nabla_runtime::{Array, DType, Device};
-//! let device = if nabla_runtime::cuda::is_available() { Device::Cuda(0) } else { Device::Cpu };
+//! use nabla::{Array, DType, Device};
+//! let device = if nabla::cuda::is_available() { Device::Cuda(0) } else { Device::Cpu };
 //! let x = Array::ones(&[2, 2], DType::F32).to_device(device);
 //! assert_eq!(x.sum().item(), 4.0);
 //! ```
@@ -28,7 +28,7 @@ pub fn device_count() -> usize {
 /// Why no GPU can be used, for a skip message (`None` when one can).
 ///
 /// ```
-/// if let Some(why) = nabla_runtime::cuda::unavailable_reason() {
+/// if let Some(why) = nabla::cuda::unavailable_reason() {
 ///     println!("running on the CPU: {why}");
 /// }
 /// ```

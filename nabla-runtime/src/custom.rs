@@ -133,17 +133,17 @@ pub(crate) fn apply_batched<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
 /// runs once on the stacked arrays.
 ///
 /// ```
-/// use nabla_runtime::{custom::elementwise_batch, Array, ArrayValue};
-/// # use nabla_runtime::compose::A2;
+/// use nabla::{custom::elementwise_batch, Array, ArrayValue};
+/// # use nabla::compose::A2;
 /// # #[derive(Clone)] struct Add;
-/// # impl nabla_runtime::custom::CustomOp<A2> for Add {
+/// # impl nabla::custom::CustomOp<A2> for Add {
 /// #     const NAME: &'static str = "add";
 /// #     fn forward(&self, x: &(Array, Array)) -> Array { &x.0 + &x.1 }
 /// #     fn jvp<V: ArrayValue>(&self, _: &(V, V), y: &V, _: &(Option<V>, Option<V>)) -> V { y.zeros_like() }
 /// #     fn vjp<V: ArrayValue>(&self, _: &(V, V), _: &V, ct: &V) -> (V, V) { (ct.clone(), ct.clone()) }
 /// # }
-/// let a = Array::ones(&[4, 3], nabla_runtime::DType::F64); // batch of 4
-/// let b = Array::ones(&[3], nabla_runtime::DType::F64); // unbatched
+/// let a = Array::ones(&[4, 3], nabla::DType::F64); // batch of 4
+/// let b = Array::ones(&[3], nabla::DType::F64); // unbatched
 /// let y = elementwise_batch(&Add, &(a, b), &[true, false]);
 /// assert_eq!(y.shape(), &[4, 3]);
 /// ```

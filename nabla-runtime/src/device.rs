@@ -143,7 +143,7 @@ impl Array {
     /// The device holding the storage.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, Device};
+    /// # use nabla::{Array, Device};
     /// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
     /// ```
     pub fn device(&self) -> Device {
@@ -161,9 +161,9 @@ impl Array {
     /// panics saying so.
     ///
     /// ```
-    /// use nabla_runtime::{Array, Device};
+    /// use nabla::{Array, Device};
     /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
-    /// if nabla_runtime::cuda::is_available() {
+    /// if nabla::cuda::is_available() {
     ///     let g = x.to_device(Device::Cuda(0));
     ///     assert_eq!(g.device(), Device::Cuda(0));
     ///     assert_eq!((&g * 2.0).to_vec::<f32>(), vec![2.0, 4.0]);

@@ -9,7 +9,7 @@ use std::fmt;
 /// are not.
 ///
 /// ```
-/// use nabla_runtime::{Array, DType};
+/// use nabla::{Array, DType};
 /// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
 /// assert!(DType::F32.is_float() && !DType::Bool.is_float());
 /// ```
@@ -47,7 +47,7 @@ impl fmt::Display for DType {
 /// Where an array's storage lives.
 ///
 /// ```
-/// use nabla_runtime::{Array, Device};
+/// use nabla::{Array, Device};
 /// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -118,7 +118,7 @@ impl Data {
 /// `f32`, `f64`, `i64` or `bool`.
 ///
 /// ```
-/// use nabla_runtime::{Array, DType};
+/// use nabla::{Array, DType};
 /// let x = Array::from_vec(vec![1i64, 2, 3], &[3]);
 /// assert_eq!(x.dtype(), DType::I64);
 /// assert_eq!(x.to_vec::<i64>(), vec![1, 2, 3]);

@@ -4,7 +4,7 @@
 //! sense, and inside differentiable code on the interpretation types.
 //!
 //! ```
-//! use nabla_runtime::{functions as nb, Array};
+//! use nabla::{functions as nb, Array};
 //! let x = Array::from_vec(vec![0.0f64, 1.0], &[2]);
 //! assert_eq!(nb::sum(&nb::exp(&x)).item(), 1.0 + 1f64.exp());
 //! assert_eq!(nb::sin(&0.0f64), 0.0); // scalars too
@@ -21,7 +21,7 @@ nabla_ops::binary_ops!(free_fns binary);
 /// The same value, treated as a constant by every derivative.
 ///
 /// ```
-/// assert_eq!(nabla_runtime::functions::stop_gradient(&2.0f64), 2.0);
+/// assert_eq!(nabla::functions::stop_gradient(&2.0f64), 2.0);
 /// ```
 pub fn stop_gradient<V: Value>(x: &V) -> V {
     x.stop_gradient()
@@ -61,14 +61,14 @@ reductions! {
     /// Sum of all elements.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::sum, Array};
+    /// # use nabla::{functions::sum, Array};
     /// assert_eq!(sum(&Array::from_vec(vec![1.0f32, 2.0], &[2])).item(), 3.0);
     /// ```
     sum,
     /// Sum over `axes` (negative axes count from the end).
     ///
     /// ```
-    /// # use nabla_runtime::{functions::sum_axes, Array};
+    /// # use nabla::{functions::sum_axes, Array};
     /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(sum_axes(&x, &[-1], false).to_vec::<f32>(), vec![3.0, 7.0]);
     /// ```
@@ -76,56 +76,56 @@ reductions! {
     /// Mean of all elements.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::mean, Array};
+    /// # use nabla::{functions::mean, Array};
     /// assert_eq!(mean(&Array::from_vec(vec![1.0f32, 2.0], &[2])).item(), 1.5);
     /// ```
     mean,
     /// Mean over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::mean_axes, Array};
+    /// # use nabla::{functions::mean_axes, Array};
     /// assert_eq!(mean_axes(&Array::from_vec(vec![1.0f32, 2.0], &[2]), &[0], true).shape(), &[1]);
     /// ```
     mean_axes => |x, axes, keepdim| composite::mean(x, &axes, keepdim);
     /// Largest element.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::max, Array};
+    /// # use nabla::{functions::max, Array};
     /// assert_eq!(max(&Array::from_vec(vec![1.0f32, 2.0], &[2])).item(), 2.0);
     /// ```
     max,
     /// Maximum over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::max_axes, Array};
+    /// # use nabla::{functions::max_axes, Array};
     /// assert_eq!(max_axes(&Array::from_vec(vec![1.0f32, 2.0], &[2]), &[0], false).item(), 2.0);
     /// ```
     max_axes => |x, axes, keepdim| x.max_axes(&axes, keepdim);
     /// Smallest element.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::min, Array};
+    /// # use nabla::{functions::min, Array};
     /// assert_eq!(min(&Array::from_vec(vec![1.0f32, 2.0], &[2])).item(), 1.0);
     /// ```
     min,
     /// Minimum over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::min_axes, Array};
+    /// # use nabla::{functions::min_axes, Array};
     /// assert_eq!(min_axes(&Array::from_vec(vec![1.0f32, 2.0], &[2]), &[0], false).item(), 1.0);
     /// ```
     min_axes => |x, axes, keepdim| x.min_axes(&axes, keepdim);
     /// Product of all elements.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::prod, Array};
+    /// # use nabla::{functions::prod, Array};
     /// assert_eq!(prod(&Array::from_vec(vec![3.0f32, 2.0], &[2])).item(), 6.0);
     /// ```
     prod,
     /// Product over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::{functions::prod_axes, Array};
+    /// # use nabla::{functions::prod_axes, Array};
     /// assert_eq!(prod_axes(&Array::from_vec(vec![3.0f32, 2.0], &[2]), &[0], false).item(), 6.0);
     /// ```
     prod_axes => |x, axes, keepdim| x.prod_axes(&axes, keepdim);
@@ -134,7 +134,7 @@ reductions! {
 /// Cumulative sum along `axis`.
 ///
 /// ```
-/// # use nabla_runtime::{functions::cumsum, Array};
+/// # use nabla::{functions::cumsum, Array};
 /// assert_eq!(cumsum(&Array::from_vec(vec![1.0f64, 2.0], &[2]), 0).to_vec::<f64>(), vec![1.0, 3.0]);
 /// ```
 #[track_caller]
@@ -145,7 +145,7 @@ pub fn cumsum<V: ArrayValue>(x: &V, axis: isize) -> V {
 /// Matrix product with NumPy semantics.
 ///
 /// ```
-/// # use nabla_runtime::{functions::matmul, Array, DType};
+/// # use nabla::{functions::matmul, Array, DType};
 /// assert_eq!(matmul(&Array::ones(&[2, 3], DType::F32), &Array::ones(&[3], DType::F32)).shape(), &[2]);
 /// ```
 #[track_caller]
@@ -156,7 +156,7 @@ pub fn matmul<V: ArrayValue>(a: &V, b: &V) -> V {
 /// Inner product of two vectors.
 ///
 /// ```
-/// # use nabla_runtime::{functions::dot, Array, DType};
+/// # use nabla::{functions::dot, Array, DType};
 /// assert_eq!(dot(&Array::ones(&[3], DType::F32), &Array::ones(&[3], DType::F32)).item(), 3.0);
 /// ```
 #[track_caller]
@@ -167,7 +167,7 @@ pub fn dot<V: ArrayValue>(a: &V, b: &V) -> V {
 /// Outer product of two vectors.
 ///
 /// ```
-/// # use nabla_runtime::{functions::outer, Array, DType};
+/// # use nabla::{functions::outer, Array, DType};
 /// assert_eq!(outer(&Array::ones(&[3], DType::F32), &Array::ones(&[4], DType::F32)).shape(), &[3, 4]);
 /// ```
 #[track_caller]
@@ -178,7 +178,7 @@ pub fn outer<V: ArrayValue>(a: &V, b: &V) -> V {
 /// Reshape (row-major).
 ///
 /// ```
-/// # use nabla_runtime::{functions::reshape, Array, DType};
+/// # use nabla::{functions::reshape, Array, DType};
 /// assert_eq!(reshape(&Array::zeros(&[6], DType::F32), &[2, 3]).shape(), &[2, 3]);
 /// ```
 #[track_caller]
@@ -189,7 +189,7 @@ pub fn reshape<V: ArrayValue>(x: &V, shape: &[usize]) -> V {
 /// Axis permutation.
 ///
 /// ```
-/// # use nabla_runtime::{functions::permute, Array, DType};
+/// # use nabla::{functions::permute, Array, DType};
 /// assert_eq!(permute(&Array::zeros(&[2, 3], DType::F32), &[1, 0]).shape(), &[3, 2]);
 /// ```
 #[track_caller]
@@ -200,7 +200,7 @@ pub fn permute<V: ArrayValue>(x: &V, perm: &[usize]) -> V {
 /// Matrix transpose (2-D).
 ///
 /// ```
-/// # use nabla_runtime::{functions::transpose, Array, DType};
+/// # use nabla::{functions::transpose, Array, DType};
 /// assert_eq!(transpose(&Array::zeros(&[2, 3], DType::F32)).shape(), &[3, 2]);
 /// ```
 #[track_caller]
@@ -211,7 +211,7 @@ pub fn transpose(x: &Array) -> Array {
 /// Broadcast to a shape.
 ///
 /// ```
-/// # use nabla_runtime::{functions::broadcast_to, Array, DType};
+/// # use nabla::{functions::broadcast_to, Array, DType};
 /// assert_eq!(broadcast_to(&Array::zeros(&[3], DType::F32), &[2, 3]).shape(), &[2, 3]);
 /// ```
 #[track_caller]
@@ -222,7 +222,7 @@ pub fn broadcast_to<V: Value>(x: &V, shape: &[usize]) -> V {
 /// Inserts a length-1 axis.
 ///
 /// ```
-/// # use nabla_runtime::{functions::expand_dims, Array, DType};
+/// # use nabla::{functions::expand_dims, Array, DType};
 /// assert_eq!(expand_dims(&Array::zeros(&[3], DType::F32), 0).shape(), &[1, 3]);
 /// ```
 #[track_caller]
@@ -233,7 +233,7 @@ pub fn expand_dims(x: &Array, axis: isize) -> Array {
 /// Removes a length-1 axis.
 ///
 /// ```
-/// # use nabla_runtime::{functions::squeeze, Array, DType};
+/// # use nabla::{functions::squeeze, Array, DType};
 /// assert_eq!(squeeze(&Array::zeros(&[1, 3], DType::F32), 0).shape(), &[3]);
 /// ```
 #[track_caller]
@@ -244,7 +244,7 @@ pub fn squeeze(x: &Array, axis: isize) -> Array {
 /// Casts to another dtype.
 ///
 /// ```
-/// # use nabla_runtime::{functions::cast, Array, DType};
+/// # use nabla::{functions::cast, Array, DType};
 /// assert_eq!(cast(&Array::scalar(1.0f32), DType::F64).dtype(), DType::F64);
 /// ```
 pub fn cast(x: &Array, dtype: crate::DType) -> Array {

@@ -6,7 +6,7 @@
 //! this next to the `#[differentiable]` macro and the transforms.
 //!
 //! ```
-//! use nabla_runtime::{Array, DType};
+//! use nabla::{Array, DType};
 //! let w = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
 //! let loss = (&w * &w).sum();
 //! loss.backward();

@@ -22,7 +22,7 @@ fn mix(mut z: u64) -> u64 {
 /// independent keys.
 ///
 /// ```
-/// use nabla_runtime::{random::Key, DType};
+/// use nabla::{random::Key, DType};
 /// let key = Key::new(0);
 /// let [a, b] = key.split2();
 /// assert_eq!(a.normal(&[3], DType::F64).to_vec::<f64>(), a.normal(&[3], DType::F64).to_vec::<f64>());
@@ -40,7 +40,7 @@ impl Key {
     /// `n` new keys, independent of each other and of `self`.
     ///
     /// ```
-    /// let keys = nabla_runtime::random::Key::new(1).split(3);
+    /// let keys = nabla::random::Key::new(1).split(3);
     /// assert_eq!(keys.len(), 3);
     /// ```
     pub fn split(self, n: usize) -> Vec<Key> {
@@ -50,7 +50,7 @@ impl Key {
     /// Two new keys.
     ///
     /// ```
-    /// let [a, b] = nabla_runtime::random::Key::new(1).split2();
+    /// let [a, b] = nabla::random::Key::new(1).split2();
     /// assert_ne!(a, b);
     /// ```
     pub fn split2(self) -> [Key; 2] {
@@ -60,7 +60,7 @@ impl Key {
     /// A new key derived from `self` and `data`.
     ///
     /// ```
-    /// use nabla_runtime::random::Key;
+    /// use nabla::random::Key;
     /// assert_ne!(Key::new(0).fold_in(1), Key::new(0).fold_in(2));
     /// ```
     pub fn fold_in(self, data: u64) -> Key {
@@ -81,7 +81,7 @@ impl Key {
     /// Uniform samples in `[0, 1)`.
     ///
     /// ```
-    /// use nabla_runtime::{random::Key, DType};
+    /// use nabla::{random::Key, DType};
     /// let u = Key::new(3).uniform(&[1000], DType::F64).to_vec::<f64>();
     /// assert!(u.iter().all(|&v| (0.0..1.0).contains(&v)));
     /// ```
@@ -94,7 +94,7 @@ impl Key {
     /// Standard normal samples (Box–Muller on pairs of uniforms).
     ///
     /// ```
-    /// use nabla_runtime::{random::Key, DType};
+    /// use nabla::{random::Key, DType};
     /// let x = Key::new(3).normal(&[20000], DType::F64);
     /// assert!(x.mean().item().abs() < 0.05);
     /// ```
@@ -143,7 +143,7 @@ fn next_key() -> Key {
 /// `torch.manual_seed`.
 ///
 /// ```
-/// use nabla_runtime::{manual_seed, randn, DType};
+/// use nabla::{manual_seed, randn, DType};
 /// manual_seed(7);
 /// let a = randn(&[4], DType::F32).to_vec::<f32>();
 /// manual_seed(7);
@@ -158,7 +158,7 @@ pub fn manual_seed(seed: u64) {
 /// Standard normal samples from the global generator.
 ///
 /// ```
-/// use nabla_runtime::{randn, DType};
+/// use nabla::{randn, DType};
 /// assert_eq!(randn(&[2, 3], DType::F32).shape(), &[2, 3]);
 /// ```
 #[track_caller]
@@ -169,7 +169,7 @@ pub fn randn(shape: &[usize], dtype: DType) -> Array {
 /// Uniform `[0, 1)` samples from the global generator.
 ///
 /// ```
-/// use nabla_runtime::{rand, DType};
+/// use nabla::{rand, DType};
 /// assert!(rand(&[5], DType::F64).to_vec::<f64>().iter().all(|&v| (0.0..1.0).contains(&v)));
 /// ```
 #[track_caller]
@@ -184,7 +184,7 @@ pub fn rand(shape: &[usize], dtype: DType) -> Array {
 /// (reproducible CPU/GPU comparisons); the cost is one host→device copy.
 ///
 /// ```
-/// use nabla_runtime::{manual_seed, randn, randn_on, DType, Device};
+/// use nabla::{manual_seed, randn, randn_on, DType, Device};
 /// manual_seed(1);
 /// let a = randn(&[3], DType::F32).to_vec::<f32>();
 /// manual_seed(1);
@@ -199,7 +199,7 @@ pub fn randn_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
 /// (same values as [`rand`] for the same seed; see [`randn_on`]).
 ///
 /// ```
-/// use nabla_runtime::{rand_on, DType, Device};
+/// use nabla::{rand_on, DType, Device};
 /// assert_eq!(rand_on(&[4], DType::F64, Device::Cpu).shape(), &[4]);
 /// ```
 #[track_caller]

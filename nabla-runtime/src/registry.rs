@@ -102,28 +102,28 @@ pub(crate) use value_methods;
 macro_rules! unary_example {
     (method $method:ident ($x:literal $(, $a:literal)*) => $out:expr) => {
         concat!(
-            "\n```\n# use nabla_runtime::Array;\nlet y = Array::scalar(",
+            "\n```\n# use nabla::Array;\nlet y = Array::scalar(",
             stringify!($x), "f64).", stringify!($method), "(", $(stringify!($a), ", ",)* ");\n",
             "assert!((y.item() - (", stringify!($out), ")).abs() < 1e-12);\n```"
         )
     };
     (func $func:ident ($x:literal $(, $a:literal)*) => $out:expr) => {
         concat!(
-            "\n```\nlet y = nabla_runtime::functions::", stringify!($func), "(&", stringify!($x),
+            "\n```\nlet y = nabla::functions::", stringify!($func), "(&", stringify!($x),
             "f64", $(", ", stringify!($a),)* ");\n",
             "assert!((y - (", stringify!($out), ")).abs() < 1e-12);\n```"
         )
     };
     (method2 $method:ident ($a:literal, $b:literal) => $out:expr) => {
         concat!(
-            "\n```\n# use nabla_runtime::Array;\nlet y = Array::scalar(", stringify!($a), "f64).",
+            "\n```\n# use nabla::Array;\nlet y = Array::scalar(", stringify!($a), "f64).",
             stringify!($method), "(&Array::scalar(", stringify!($b), "f64));\n",
             "assert!((y.item() - (", stringify!($out), ")).abs() < 1e-12);\n```"
         )
     };
     (func2 $func:ident ($a:literal, $b:literal) => $out:expr) => {
         concat!(
-            "\n```\nlet y = nabla_runtime::functions::", stringify!($func), "(&", stringify!($a),
+            "\n```\nlet y = nabla::functions::", stringify!($func), "(&", stringify!($a),
             "f64, &", stringify!($b), "f64);\n",
             "assert!((y - (", stringify!($out), ")).abs() < 1e-12);\n```"
         )

@@ -15,9 +15,9 @@
 //!   cotangent after the iteration in, the one before it out.
 //!
 //! ```
-//! use nabla_runtime::Value;
+//! use nabla::Value;
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn decay(x: f64) -> f64 {
 //!     let mut y = x;
 //!     #[nabla::checkpoint(snapshots = 4)]
@@ -27,7 +27,7 @@
 //!     y
 //! }
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn decay_taped(x: f64) -> f64 {
 //!     let mut y = x;
 //!     for _ in 0..1000 {
@@ -38,8 +38,8 @@
 //!
 //! fn main() {
 //!     // Four stored states instead of a 1000-entry tape; same gradient.
-//!     let g = nabla_runtime::grad(decay)(0.5);
-//!     assert_eq!(g, nabla_runtime::grad(decay_taped)(0.5));
+//!     let g = nabla::grad(decay)(0.5);
+//!     assert_eq!(g, nabla::grad(decay_taped)(0.5));
 //! }
 //! ```
 //!
@@ -91,7 +91,7 @@ fn repetitions(l: usize, s: usize) -> i64 {
 /// residuals kept (`n` more step evaluations), as in a plain taped loop.
 ///
 /// ```
-/// use nabla_runtime::revolve::min_forward_steps;
+/// use nabla::revolve::min_forward_steps;
 ///
 /// assert_eq!(min_forward_steps(10, 1), 45); // one slot: quadratic
 /// assert_eq!(min_forward_steps(10, 10), 9); // enough slots: each step once
@@ -143,7 +143,7 @@ fn mul_div(a: u64, b: u64, c: u64) -> u64 {
 /// The snapshots of one loop between its forward and reverse sweeps.
 ///
 /// ```
-/// use nabla_runtime::revolve::Revolve;
+/// use nabla::revolve::Revolve;
 ///
 /// // y = x · 2ⁿ, computed step by step; dy/dx by reverse mode.
 /// let (n, snapshots) = (100, 4);
@@ -168,7 +168,7 @@ impl<S: Clone, R> Revolve<S, R> {
     /// the snapshots the reverse sweep needs (at most `snapshots` states).
     ///
     /// ```
-    /// use nabla_runtime::revolve::Revolve;
+    /// use nabla::revolve::Revolve;
     ///
     /// let (y, tape) = Revolve::forward(3, 2, 1.0, |_, x: f64| x + 1.0, |_, x: f64| (x + 1.0, x));
     /// assert_eq!(y, 4.0);
@@ -227,7 +227,7 @@ impl<S: Clone, R> Revolve<S, R> {
     /// compute what they computed in [`forward`](Self::forward).
     ///
     /// ```
-    /// use nabla_runtime::revolve::Revolve;
+    /// use nabla::revolve::Revolve;
     ///
     /// // y = x², three times: dy/dx = 8 x⁷; the residual is the input.
     /// let step = |_: usize, x: f64| x * x;

@@ -7,7 +7,7 @@
 //! original value as a *skeleton* that gives each field's position.
 //!
 //! ```
-//! use nabla_runtime::{tree::{Seg, Tree}, Array, DType};
+//! use nabla::{tree::{Seg, Tree}, Array, DType};
 //! let layers = vec![Array::zeros(&[2], DType::F64), Array::ones(&[3], DType::F64)];
 //! assert_eq!(layers.num_leaves(), 2);
 //! assert_eq!(layers.leaf_index(&[Seg::Index(1)]), 1);
@@ -43,7 +43,7 @@ pub trait Tree {
 /// The leaves of a tree, in order.
 ///
 /// ```
-/// use nabla_runtime::{tree::leaves, Array};
+/// use nabla::{tree::leaves, Array};
 /// assert_eq!(leaves(&vec![Array::scalar(1.0f64), Array::scalar(2.0f64)]).len(), 2);
 /// ```
 pub fn leaves<T: Tree + ?Sized>(t: &T) -> Vec<Array> {

@@ -8,7 +8,7 @@ impl Array {
     /// The elements in row-major order, converted to `T`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
     /// assert_eq!(x.to_vec::<f64>(), vec![1.0, 2.0]);
     /// ```
@@ -35,7 +35,7 @@ impl Array {
     /// The elements as an owned ndarray of `T`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(x.to_ndarray::<f64>()[[1, 0]], 3.0);
     /// ```
@@ -48,7 +48,7 @@ impl Array {
     /// Panics unless the array has exactly one element.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![2.5f32], &[1, 1]).item(), 2.5);
     /// ```
     #[track_caller]
@@ -67,7 +67,7 @@ impl Array {
     /// nonzero → `true` for bool). Differentiable between `F32` and `F64`.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// let x = Array::from_vec(vec![1.7f64, -0.2], &[2]);
     /// assert_eq!(x.cast(DType::I64).to_vec::<i64>(), vec![1, 0]);
     /// assert_eq!(x.cast(DType::F32).dtype(), DType::F32);
@@ -81,7 +81,7 @@ impl<T: Element> From<ArrayD<T>> for Array {
     /// Wraps an ndarray (no copy).
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from(ndarray::arr2(&[[1.0f32, 2.0]]).into_dyn());
     /// assert_eq!(x.shape(), &[1, 2]);
     /// ```

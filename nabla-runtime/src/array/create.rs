@@ -20,7 +20,7 @@ impl Array {
     /// Panics if `data.len()` differs from the product of `shape`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(x.shape(), &[2, 2]);
     /// ```
@@ -40,7 +40,7 @@ impl Array {
     /// A zero-dimensional array holding `v`; its dtype follows `T`.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::scalar(3.0f64).dtype(), DType::F64);
     /// assert_eq!(Array::scalar(3.0f64).item(), 3.0);
     /// ```
@@ -51,7 +51,7 @@ impl Array {
     /// Zeros.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2], DType::F32).to_vec::<f32>(), vec![0.0, 0.0]);
     /// ```
     pub fn zeros(shape: &[usize], dtype: DType) -> Array {
@@ -61,7 +61,7 @@ impl Array {
     /// Ones.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::ones(&[2], DType::F64).to_vec::<f64>(), vec![1.0, 1.0]);
     /// ```
     pub fn ones(shape: &[usize], dtype: DType) -> Array {
@@ -71,7 +71,7 @@ impl Array {
     /// An array of `shape` filled with `value` (converted to `dtype`).
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::full(&[2], 7.0, DType::F64).to_vec::<f64>(), vec![7.0, 7.0]);
     /// ```
     pub fn full(shape: &[usize], value: f64, dtype: DType) -> Array {
@@ -81,7 +81,7 @@ impl Array {
     /// `0, 1, …, n-1`.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::arange(3, DType::I64).to_vec::<i64>(), vec![0, 1, 2]);
     /// ```
     pub fn arange(n: usize, dtype: DType) -> Array {
@@ -91,7 +91,7 @@ impl Array {
     /// `n` evenly spaced values from `start` to `end` inclusive.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::linspace(0.0, 1.0, 3, DType::F64).to_vec::<f64>(), vec![0.0, 0.5, 1.0]);
     /// ```
     pub fn linspace(start: f64, end: f64, n: usize, dtype: DType) -> Array {
@@ -115,7 +115,7 @@ impl Array {
     /// The `n × n` identity matrix.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType};
+    /// use nabla::{Array, DType};
     /// assert_eq!(Array::eye(2, DType::F32).to_vec::<f32>(), vec![1.0, 0.0, 0.0, 1.0]);
     /// ```
     pub fn eye(n: usize, dtype: DType) -> Array {
@@ -129,7 +129,7 @@ impl Array {
     /// An array of this one's shape and dtype filled with `value`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
     /// assert_eq!(x.full_like(5.0).to_vec::<f32>(), vec![5.0, 5.0]);
     /// ```
@@ -141,7 +141,7 @@ impl Array {
     /// nothing copied from the host).
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType, Device};
+    /// use nabla::{Array, DType, Device};
     /// let x = Array::full_on(&[2], 3.0, DType::F64, Device::Cpu);
     /// assert_eq!(x.to_vec::<f64>(), vec![3.0, 3.0]);
     /// ```
@@ -164,7 +164,7 @@ impl Array {
     /// Zeros of `shape` on `device`.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType, Device};
+    /// use nabla::{Array, DType, Device};
     /// assert_eq!(Array::zeros_on(&[3], DType::F32, Device::Cpu).sum().item(), 0.0);
     /// ```
     #[track_caller]
@@ -175,7 +175,7 @@ impl Array {
     /// Ones of `shape` on `device`.
     ///
     /// ```
-    /// use nabla_runtime::{Array, DType, Device};
+    /// use nabla::{Array, DType, Device};
     /// assert_eq!(Array::ones_on(&[3], DType::F32, Device::Cpu).sum().item(), 3.0);
     /// ```
     #[track_caller]
@@ -186,7 +186,7 @@ impl Array {
     /// Zeros of this array's shape and dtype.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert_eq!(Array::scalar(3.0f64).zeros_like().item(), 0.0);
     /// ```
     pub fn zeros_like(&self) -> Array {
@@ -196,7 +196,7 @@ impl Array {
     /// Ones of this array's shape and dtype.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert_eq!(Array::scalar(3.0f64).ones_like().item(), 1.0);
     /// ```
     pub fn ones_like(&self) -> Array {

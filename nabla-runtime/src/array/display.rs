@@ -102,7 +102,7 @@ impl fmt::Display for Array {
     /// many digits; a width (`{:8}`) is the least width of every element.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.5, -3.0, 4.0], &[2, 2]);
     /// assert_eq!(format!("{x}"), "[[ 1.   2.5]\n [-3.   4. ]]");
     /// assert_eq!(format!("{x:.2}"), "[[ 1.00  2.50]\n [-3.00  4.00]]");
@@ -138,7 +138,7 @@ impl fmt::Debug for Array {
     /// `Array(shape=[..], dtype=f32, [values])`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert_eq!(format!("{:?}", Array::scalar(1.0f64)), "Array(shape=[], dtype=f64, 1.)");
     /// ```
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -20,7 +20,7 @@ use std::sync::Arc;
 /// ([`Array::requires_grad`], [`Array::backward`]).
 ///
 /// ```
-/// use nabla_runtime::{Array, DType};
+/// use nabla::{Array, DType};
 /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]);
 /// let y = &x * 2.0 + 1.0;
 /// assert_eq!(y.to_vec::<f32>(), vec![3.0, 5.0, 7.0, 9.0]);
@@ -48,7 +48,7 @@ impl Array {
     /// The shape (one length per axis).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).shape(), &[2, 3]);
     /// ```
     pub fn shape(&self) -> &[usize] {
@@ -58,7 +58,7 @@ impl Array {
     /// Strides in elements (0 on broadcast axes).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).strides(), &[3, 1]);
     /// ```
     pub fn strides(&self) -> &[isize] {
@@ -68,7 +68,7 @@ impl Array {
     /// Number of axes.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(1.0f64).ndim(), 0);
     /// ```
     pub fn ndim(&self) -> usize {
@@ -78,7 +78,7 @@ impl Array {
     /// Number of elements.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::ones(&[2, 3], DType::F64).numel(), 6);
     /// ```
     pub fn numel(&self) -> usize {
@@ -88,7 +88,7 @@ impl Array {
     /// The element type.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::scalar(1.0f32).dtype(), DType::F32);
     /// ```
     pub fn dtype(&self) -> DType {

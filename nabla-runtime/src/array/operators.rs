@@ -52,7 +52,7 @@ array_array!(Div, div, div);
 /// Scalars are weakly typed: they take the array's dtype.
 ///
 /// ```
-/// use nabla_runtime::{Array, DType};
+/// use nabla::{Array, DType};
 /// let x = Array::ones(&[2], DType::F32);
 /// assert_eq!((&x * 0.5).dtype(), DType::F32);
 /// assert_eq!((&x * 0.5f32).dtype(), DType::F32);

@@ -37,7 +37,7 @@ thread_local! {
 /// `torch.no_grad()`); recording resumes afterwards, even if `f` panics.
 ///
 /// ```
-/// use nabla_runtime::{no_grad, Array};
+/// use nabla::{no_grad, Array};
 /// let w = Array::scalar(2.0f64).requires_grad();
 /// let y = no_grad(|| &w * 3.0);
 /// assert!(!y.is_tracked());
@@ -56,8 +56,8 @@ pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
 /// True unless inside [`no_grad`].
 ///
 /// ```
-/// assert!(nabla_runtime::is_grad_enabled());
-/// assert!(!nabla_runtime::no_grad(nabla_runtime::is_grad_enabled));
+/// assert!(nabla::is_grad_enabled());
+/// assert!(!nabla::no_grad(nabla::is_grad_enabled));
 /// ```
 pub fn is_grad_enabled() -> bool {
     GRAD_ENABLED.with(|g| g.get())
@@ -139,7 +139,7 @@ impl Array {
     /// Panics for integer and bool arrays.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
     /// let y = (&x * &x).sum();
     /// y.backward();
@@ -168,7 +168,7 @@ impl Array {
     /// recorded op.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert!(!Array::scalar(1.0f32).is_tracked());
     /// assert!(Array::scalar(1.0f32).requires_grad().is_tracked());
     /// ```
@@ -179,7 +179,7 @@ impl Array {
     /// True for a leaf created by [`Array::requires_grad`].
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let w = Array::scalar(1.0f32).requires_grad();
     /// assert!(w.is_leaf() && !(&w * 2.0).is_leaf());
     /// ```
@@ -190,7 +190,7 @@ impl Array {
     /// The same values with no autograd history (shares storage).
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let w = Array::scalar(1.0f32).requires_grad();
     /// assert!(!w.detach().is_tracked());
     /// ```
@@ -206,7 +206,7 @@ impl Array {
     /// Panics if there is none yet; [`Array::try_grad`] returns an `Option`.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let w = Array::scalar(3.0f64).requires_grad();
     /// (&w * &w).backward();
     /// assert_eq!(w.grad().item(), 6.0);
@@ -233,7 +233,7 @@ impl Array {
     /// The accumulated gradient of a leaf, if any.
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// assert!(Array::scalar(1.0f32).requires_grad().try_grad().is_none());
     /// ```
     pub fn try_grad(&self) -> Option<Array> {
@@ -247,7 +247,7 @@ impl Array {
     /// `set_to_none=True`).
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let w = Array::scalar(3.0f64).requires_grad();
     /// (&w * 2.0).backward();
     /// w.zero_grad();
@@ -266,7 +266,7 @@ impl Array {
     /// through the same ops panics (recompute the loss instead).
     ///
     /// ```
-    /// use nabla_runtime::Array;
+    /// use nabla::Array;
     /// let x = Array::scalar(2.0f64).requires_grad();
     /// let y = x.exp();
     /// y.backward();

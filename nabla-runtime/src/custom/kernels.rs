@@ -70,7 +70,7 @@ fn host<T: Element>(x: &Array) -> Option<&ArcArray<T, IxDyn>> {
 /// Use it in a custom op's forward for the CPU path.
 ///
 /// ```
-/// use nabla_runtime::{custom::cpu_kernel, Array};
+/// use nabla::{custom::cpu_kernel, Array};
 /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
 /// let y = cpu_kernel::<f64>(&[&x], &[3], |ins, out| {
 ///     for (o, v) in out.iter_mut().zip(ins[0].as_slice()) {
@@ -126,8 +126,8 @@ pub use nabla_kernels::cuda::UserLaunch as CudaLaunch;
 /// output's element count.
 ///
 /// ```no_run
-/// use nabla_runtime::custom::{CudaKernel, CudaLaunch};
-/// use nabla_runtime::{Array, DType, Device};
+/// use nabla::custom::{CudaKernel, CudaLaunch};
+/// use nabla::{Array, DType, Device};
 /// const TWICE: CudaKernel = CudaKernel {
 ///     name: "twice",
 ///     source: r#"extern "C" __global__ void twice(const double* x, double* y, long long n) {

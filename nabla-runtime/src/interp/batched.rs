@@ -12,7 +12,7 @@
 //! nestings work too.
 //!
 //! ```
-//! use nabla_runtime::{Array, ArrayValue, Batched, Value};
+//! use nabla::{Array, ArrayValue, Batched, Value};
 //! // sum over the per-example axis of a batch of 3 vectors of length 2
 //! let x = Batched::new(Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]), Some(0));
 //! let s = x.sum_axes(&[0], false);
@@ -39,7 +39,7 @@ impl<V: ArrayValue> Batched<V> {
     /// A batched value (`bdim`: the batch axis of `value`, or `None`).
     ///
     /// ```
-    /// use nabla_runtime::{Array, Batched, DType, Value};
+    /// use nabla::{Array, Batched, DType, Value};
     /// let b = Batched::new(Array::zeros(&[4, 3], DType::F32), Some(0));
     /// assert_eq!(b.shape_vec()[..], [3]);
     /// ```
@@ -50,7 +50,7 @@ impl<V: ArrayValue> Batched<V> {
     /// A value shared by every batch entry.
     ///
     /// ```
-    /// use nabla_runtime::{Array, Batched, Value};
+    /// use nabla::{Array, Batched, Value};
     /// assert_eq!(Batched::unbatched(Array::scalar(1.0f64)).bdim, None);
     /// ```
     pub fn unbatched(value: V) -> Self {
@@ -60,7 +60,7 @@ impl<V: ArrayValue> Batched<V> {
     /// The value with the batch axis first (unbatched values unchanged).
     ///
     /// ```
-    /// use nabla_runtime::{Array, Batched, DType, Value};
+    /// use nabla::{Array, Batched, DType, Value};
     /// let b = Batched::new(Array::zeros(&[3, 5], DType::F32), Some(1));
     /// assert_eq!(b.front().shape_vec()[..], [5, 3]);
     /// ```
@@ -94,7 +94,7 @@ impl<V: ArrayValue> Batched<V> {
     /// unbatched value `size` times).
     ///
     /// ```
-    /// use nabla_runtime::{Array, Batched, DType, Value};
+    /// use nabla::{Array, Batched, DType, Value};
     /// let b = Batched::unbatched(Array::ones(&[2], DType::F64));
     /// assert_eq!(b.materialize(3, 1).shape_vec()[..], [2, 3]);
     /// ```

@@ -6,7 +6,7 @@
 //! are themselves generic, `Dual<Dual<V>>` gives second derivatives.
 //!
 //! ```
-//! use nabla_runtime::{Dual, Value};
+//! use nabla::{Dual, Value};
 //! // d/dx sin(x)·x at x = 1
 //! let x = Dual::new(1.0f64, Some(1.0));
 //! let y = x.sin().mul(&x);
@@ -32,7 +32,7 @@ impl<V: Value> Dual<V> {
     /// A dual number from a primal and an optional tangent.
     ///
     /// ```
-    /// let d = nabla_runtime::Dual::new(2.0f64, None);
+    /// let d = nabla::Dual::new(2.0f64, None);
     /// assert_eq!(d.tangent_or_zero(), 0.0);
     /// ```
     pub fn new(primal: V, tangent: Option<V>) -> Self {
@@ -42,7 +42,7 @@ impl<V: Value> Dual<V> {
     /// A constant (zero tangent).
     ///
     /// ```
-    /// assert!(nabla_runtime::Dual::constant(1.0f64).tangent.is_none());
+    /// assert!(nabla::Dual::constant(1.0f64).tangent.is_none());
     /// ```
     pub fn constant(primal: V) -> Self {
         Dual {
@@ -54,7 +54,7 @@ impl<V: Value> Dual<V> {
     /// The tangent, materialising a symbolic zero.
     ///
     /// ```
-    /// assert_eq!(nabla_runtime::Dual::new(1.0f64, Some(3.0)).tangent_or_zero(), 3.0);
+    /// assert_eq!(nabla::Dual::new(1.0f64, Some(3.0)).tangent_or_zero(), 3.0);
     /// ```
     pub fn tangent_or_zero(&self) -> V {
         self.tangent

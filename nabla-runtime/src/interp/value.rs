@@ -13,7 +13,7 @@
 //! type and you differentiate the derivative.
 //!
 //! ```
-//! use nabla_runtime::{primitives, Array, Value};
+//! use nabla::{primitives, Array, Value};
 //! // The VJP rule of sin, used on plain f64 and on arrays alike.
 //! let g = primitives::unary::sin::vjp(&1.0f64, &1.0f64.sin(), &1.0f64);
 //! assert!((g - 1.0f64.cos()).abs() < 1e-15);
@@ -31,7 +31,7 @@ use nabla_kernels::elementwise::CompareOp;
 /// every op do not allocate. Dereferences to `[usize]`.
 ///
 /// ```
-/// use nabla_runtime::{Array, DType, Shape, Value};
+/// use nabla::{Array, DType, Shape, Value};
 /// let s: Shape = Array::zeros(&[2, 3], DType::F32).shape_vec();
 /// assert_eq!(&s[..], &[2, 3]);
 /// assert_eq!(s.iter().product::<usize>(), 6);
@@ -47,7 +47,7 @@ pub use nabla_kernels::Shape;
 /// type, over the three operands broadcast together.
 ///
 /// ```
-/// use nabla_runtime::{Array, ElementwiseRule, Value};
+/// use nabla::{Array, ElementwiseRule, Value};
 /// struct TanhJvp;
 /// impl ElementwiseRule for TanhJvp {
 ///     fn eval<V: Value>(_x: &V, y: &V, dx: &V) -> V {
@@ -72,7 +72,7 @@ pub trait ElementwiseRule {
 /// derivative.
 ///
 /// ```
-/// use nabla_runtime::Value;
+/// use nabla::Value;
 /// fn softsign<V: Value>(x: &V) -> V { x.div(&x.abs().add_scalar(1.0)) }
 /// assert_eq!(softsign(&1.0f64), 0.5);
 /// ```
@@ -195,7 +195,7 @@ scalar_value!(f64);
 /// user-facing methods on [`Array`] accept negative axes and check them.
 ///
 /// ```
-/// use nabla_runtime::{Array, ArrayValue};
+/// use nabla::{Array, ArrayValue};
 /// fn total<V: ArrayValue>(x: &V) -> V { x.sum_axes(&[0], false) }
 /// assert_eq!(total(&Array::from_vec(vec![1.0f64, 2.0], &[2])).item(), 3.0);
 /// ```

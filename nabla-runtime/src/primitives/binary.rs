@@ -253,7 +253,7 @@ impl Array {
     /// `self + other` elementwise with broadcasting (the `+` operator).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(2.0f64).add(&Array::scalar(3.0f64)).item(), 5.0);
     /// ```
     #[track_caller]
@@ -270,7 +270,7 @@ impl Array {
     /// `self - other` elementwise with broadcasting (the `-` operator).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(2.0f64).sub(&Array::scalar(3.0f64)).item(), -1.0);
     /// ```
     #[track_caller]
@@ -287,7 +287,7 @@ impl Array {
     /// `self * other` elementwise with broadcasting (the `*` operator).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(2.0f64).mul(&Array::scalar(3.0f64)).item(), 6.0);
     /// ```
     #[track_caller]
@@ -345,7 +345,7 @@ impl Array {
     /// `self · o · c` with broadcasting, in one pass.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
     /// let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
     /// assert_eq!(a.mul_scaled(&b, 0.5).to_vec::<f64>(), vec![1.5, 4.0]);

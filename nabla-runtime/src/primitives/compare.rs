@@ -48,7 +48,7 @@ comparisons! {
     /// `self > other` elementwise (broadcasting), a bool array.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 3.0], &[2]);
     /// assert_eq!(x.gt(&Array::scalar(2.0f32)).to_vec::<bool>(), vec![false, true]);
     /// ```
@@ -56,35 +56,35 @@ comparisons! {
     /// `self >= other` elementwise.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert!(Array::scalar(2.0f64).ge(&Array::scalar(2.0f64)).to_vec::<bool>()[0]);
     /// ```
     ge => CompareOp::Ge;
     /// `self < other` elementwise.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert!(Array::scalar(1.0f64).lt(&Array::scalar(2.0f64)).to_vec::<bool>()[0]);
     /// ```
     lt => CompareOp::Lt;
     /// `self <= other` elementwise.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert!(Array::scalar(2.0f64).le(&Array::scalar(2.0f64)).to_vec::<bool>()[0]);
     /// ```
     le => CompareOp::Le;
     /// `self == other` elementwise.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert!(Array::scalar(2.0f64).eq(&Array::scalar(2.0f64)).to_vec::<bool>()[0]);
     /// ```
     eq => CompareOp::Eq;
     /// `self != other` elementwise.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert!(Array::scalar(1.0f64).ne(&Array::scalar(2.0f64)).to_vec::<bool>()[0]);
     /// ```
     ne => CompareOp::Ne;

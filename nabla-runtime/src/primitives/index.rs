@@ -143,7 +143,7 @@ impl Array {
     /// Picks entries `idx` along `axis` (indices may repeat).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let x = Array::arange(6, DType::F64).reshape(&[3, 2]);
     /// assert_eq!(x.index_select(0, &[2, 0]).to_vec::<f64>(), vec![4.0, 5.0, 0.0, 1.0]);
     /// ```
@@ -166,7 +166,7 @@ impl Array {
     /// positions `idx` (scatter-add; the adjoint of `index_select`).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let src = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
     /// assert_eq!(src.index_add(&[2], 0, &[1, 1, 0]).to_vec::<f64>(), vec![3.0, 3.0]);
     /// ```
@@ -190,7 +190,7 @@ impl Array {
 /// bool array.
 ///
 /// ```
-/// # use nabla_runtime::{where_, Array};
+/// # use nabla::{where_, Array};
 /// let x = Array::from_vec(vec![-1.0f64, 2.0], &[2]);
 /// let y = where_(&x.gt(&x.zeros_like()), &x, &x.zeros_like());
 /// assert_eq!(y.to_vec::<f64>(), vec![0.0, 2.0]);

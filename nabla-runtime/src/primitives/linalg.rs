@@ -295,7 +295,7 @@ impl Array {
     /// broadcast.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let a = Array::ones(&[5, 2, 3], DType::F32);
     /// let b = Array::ones(&[3, 4], DType::F32);
     /// assert_eq!(a.matmul(&b).shape(), &[5, 2, 4]);
@@ -325,7 +325,7 @@ impl Array {
     /// Inner product of two vectors (`matmul` of 1-D arrays).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
     /// assert_eq!(a.dot(&a).item(), 5.0);
     /// ```
@@ -337,7 +337,7 @@ impl Array {
     /// Outer product of two vectors: `out[i, j] = a[i] * b[j]`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
     /// assert_eq!(a.outer(&a).to_vec::<f64>(), vec![1.0, 2.0, 2.0, 4.0]);
     /// ```

@@ -292,7 +292,7 @@ impl Array {
     /// Sum of all elements (a 0-d array).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f32, 2.0, 3.0], &[3]).sum().item(), 6.0);
     /// ```
     #[track_caller]
@@ -304,7 +304,7 @@ impl Array {
     /// Sum over `axes` (negative axes count from the end).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(x.sum_axes(&[1], false).to_vec::<f64>(), vec![3.0, 7.0]);
     /// assert_eq!(x.sum_axes(&[-2], true).shape(), &[1, 2]);
@@ -317,7 +317,7 @@ impl Array {
     /// Largest element.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f32, 5.0, 3.0], &[3]).max().item(), 5.0);
     /// ```
     #[track_caller]
@@ -329,7 +329,7 @@ impl Array {
     /// Maximum over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
     /// assert_eq!(x.max_axes(&[1], false).to_vec::<f64>(), vec![4.0, 3.0]);
     /// ```
@@ -341,7 +341,7 @@ impl Array {
     /// Smallest element.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![1.0f32, 5.0, 3.0], &[3]).min().item(), 1.0);
     /// ```
     #[track_caller]
@@ -353,7 +353,7 @@ impl Array {
     /// Minimum over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
     /// assert_eq!(x.min_axes(&[0], false).to_vec::<f64>(), vec![1.0, 2.0]);
     /// ```
@@ -365,7 +365,7 @@ impl Array {
     /// Product of all elements.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::from_vec(vec![2.0f64, 3.0], &[2]).prod().item(), 6.0);
     /// ```
     #[track_caller]
@@ -377,7 +377,7 @@ impl Array {
     /// Product over `axes`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
     /// assert_eq!(x.prod_axes(&[1], false).to_vec::<f64>(), vec![2.0, 12.0]);
     /// ```
@@ -389,7 +389,7 @@ impl Array {
     /// Cumulative sum along `axis`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
     /// assert_eq!(x.cumsum(0).to_vec::<f64>(), vec![1.0, 3.0, 6.0]);
     /// ```
@@ -402,7 +402,7 @@ impl Array {
     /// wins ties). Not differentiable.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
     /// assert_eq!(x.argmax(1).to_vec::<i64>(), vec![1, 0]);
     /// ```
@@ -425,7 +425,7 @@ impl Array {
     /// Index of the smallest element along `axis` (an `I64` array).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
     /// assert_eq!(x.argmin(1).to_vec::<i64>(), vec![0, 1]);
     /// ```

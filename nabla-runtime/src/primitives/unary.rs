@@ -58,7 +58,7 @@ impl Array {
     /// `x²`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(3.0f64).square().item(), 9.0);
     /// ```
     #[track_caller]
@@ -120,7 +120,7 @@ impl Array {
     /// `-x`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(2.0f64).neg().item(), -2.0);
     /// ```
     #[track_caller]
@@ -173,7 +173,7 @@ impl Array {
     /// `a·x + b` in one pass (what `a * x + b` with scalar `a`, `b` computes).
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(2.0f64).affine(3.0, 1.0).item(), 7.0);
     /// ```
     #[track_caller]
@@ -189,7 +189,7 @@ impl Array {
     /// `c / x` for a constant `c`.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// assert_eq!(Array::scalar(4.0f64).rdiv(2.0).item(), 0.5);
     /// ```
     #[track_caller]

@@ -24,9 +24,9 @@
 //! monomorphised at a nested type such as `Dual<Batched<Batched<Dual<..>>>>`.
 //!
 //! ```
-//! use nabla_runtime::{compose, Array, ArrayValue, DType, Value};
+//! use nabla::{compose, Array, ArrayValue, DType, Value};
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn foo(x: &Array) -> Array {
 //!     x.sin().sum()
 //! }
@@ -113,7 +113,7 @@ pub trait DiffFn: Copy + 'static {
 /// returns instead of its value).
 ///
 /// ```
-/// use nabla_runtime::{compose::OutSpec, Array, DType};
+/// use nabla::{compose::OutSpec, Array, DType};
 /// let s = OutSpec::of(&Array::zeros(&[2, 3], DType::F32));
 /// assert_eq!((&s.shape[..], s.dtype), (&[2, 3][..], DType::F32));
 /// ```
@@ -141,7 +141,7 @@ pub type SpecsOf<F> = <<F as DiffFn>::Out as Structure>::Of<OutSpec>;
 /// Whether argument `i` is wanted under a [`DiffFn::vjp_masked`] mask.
 ///
 /// ```
-/// use nabla_runtime::compose::is_wanted;
+/// use nabla::compose::is_wanted;
 /// assert!(is_wanted(&[true, false], 0) && !is_wanted(&[true, false], 1));
 /// assert!(is_wanted(&[true, false], 2)); // past the end: wanted
 /// ```

@@ -9,15 +9,15 @@
 //! code: no tracing, no tape, no interpretation.
 //!
 //! ```
-//! use nabla_runtime::Value;
+//! use nabla::Value;
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn f(x: f64, y: f64) -> f64 {
 //!     x * x * y + y.sin()
 //! }
 //!
 //! fn main() {
-//!     let dfdx = nabla_runtime::grad(f);
+//!     let dfdx = nabla::grad(f);
 //!     assert_eq!(dfdx(3.0, 2.0), 12.0); // ∂f/∂x = 2xy
 //! }
 //! ```
@@ -263,10 +263,10 @@ of_grad!(
 /// a scalar (a one-element array, `f32` or `f64`).
 ///
 /// ```
-/// #[nabla_macros::differentiable(crate = nabla_runtime)]
+/// #[nabla::differentiable]
 /// fn sq(x: f64) -> f64 { x * x }
 /// fn main() {
-///     assert_eq!(nabla_runtime::grad(sq)(3.0), 6.0);
+///     assert_eq!(nabla::grad(sq)(3.0), 6.0);
 /// }
 /// ```
 pub fn grad<F: GradFn<Argnum<0>, NoAux>>(f: F) -> Grad<F, Argnum<0>, NoAux> {
@@ -282,10 +282,10 @@ pub fn grad_with<A, X, F: GradFn<A, X>>(f: F) -> Grad<F, A, X> {
 /// The output of `f` and its gradient with respect to the first argument.
 ///
 /// ```
-/// #[nabla_macros::differentiable(crate = nabla_runtime)]
+/// #[nabla::differentiable]
 /// fn sq(x: f64) -> f64 { x * x }
 /// fn main() {
-///     assert_eq!(nabla_runtime::value_and_grad(sq)(3.0), (9.0, 6.0));
+///     assert_eq!(nabla::value_and_grad(sq)(3.0), (9.0, 6.0));
 /// }
 /// ```
 pub fn value_and_grad<F: ValueAndGradFn<Argnum<0>, NoAux>>(
@@ -303,10 +303,10 @@ pub fn value_and_grad_with<A, X, F: ValueAndGradFn<A, X>>(f: F) -> ValueAndGrad<
 /// The output of `f` and its pullback.
 ///
 /// ```
-/// #[nabla_macros::differentiable(crate = nabla_runtime)]
+/// #[nabla::differentiable]
 /// fn mul(x: f64, y: f64) -> f64 { x * y }
 /// fn main() {
-///     let (z, pullback) = nabla_runtime::vjp(mul)(3.0, 2.0);
+///     let (z, pullback) = nabla::vjp(mul)(3.0, 2.0);
 ///     assert_eq!(z, 6.0);
 ///     assert_eq!(pullback(&1.0), (2.0, 3.0));
 /// }
@@ -318,10 +318,10 @@ pub fn vjp<F: VjpFn>(f: F) -> Vjp<F> {
 /// Forward mode: `jvp(f)(primals, tangents) = (f(primals), J·tangents)`.
 ///
 /// ```
-/// #[nabla_macros::differentiable(crate = nabla_runtime)]
+/// #[nabla::differentiable]
 /// fn mul(x: f64, y: f64) -> f64 { x * y }
 /// fn main() {
-///     assert_eq!(nabla_runtime::jvp(mul)((3.0, 2.0), (1.0, 0.0)), (6.0, 2.0));
+///     assert_eq!(nabla::jvp(mul)((3.0, 2.0), (1.0, 0.0)), (6.0, 2.0));
 /// }
 /// ```
 pub fn jvp<F: JvpFn>(f: F) -> Jvp<F> {
@@ -466,11 +466,11 @@ pub mod private {
 /// differentiable code it is `f` itself.
 ///
 /// ```
-/// #[nabla_macros::differentiable(crate = nabla_runtime)]
+/// #[nabla::differentiable]
 /// fn step(x: f64) -> f64 { x.sin() * x }
 ///
 /// fn main() {
-///     assert_eq!(nabla_runtime::transforms::checkpoint(step)(2.0), step(2.0));
+///     assert_eq!(nabla::transforms::checkpoint(step)(2.0), step(2.0));
 /// }
 /// ```
 pub fn checkpoint<F: Copy>(f: F) -> F {

@@ -9,24 +9,24 @@
 //! `Dual(Jᵀb, Jᵀa + (∂ₓ(J t))ᵀ b)`, which is `(t̄, x̄)`.
 //!
 //! ```
-//! use nabla_runtime::{Array, ArrayValue};
+//! use nabla::{Array, ArrayValue};
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn energy(x: &Array) -> Array {
 //!     (x * x * x).sum()
 //! }
 //!
 //! /// Σ x³ plus the squared norm of its gradient, 3x².
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn penalised(x: &Array) -> Array {
-//!     let g = nabla_runtime::grad(energy)(x);
+//!     let g = nabla::grad(energy)(x);
 //!     energy(x) + (&g * &g).sum()
 //! }
 //!
 //! fn main() {
 //!     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
 //!     // d/dx (x³ + 9x⁴) = 3x² + 36x³.
-//!     let g = nabla_runtime::grad(penalised)(&x);
+//!     let g = nabla::grad(penalised)(&x);
 //!     assert_eq!(g.to_vec::<f64>(), vec![39.0, 300.0]);
 //! }
 //! ```

@@ -8,9 +8,9 @@
 //! cross Hessian block `jacfwd!(jacrev!(f, argnums = 0), argnums = 1)`.
 //!
 //! ```
-//! use nabla_runtime::{compose, transforms::Argnum, Array};
+//! use nabla::{compose, transforms::Argnum, Array};
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn f(x: &Array, y: &Array) -> Array {
 //!     x * y
 //! }

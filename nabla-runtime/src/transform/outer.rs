@@ -11,9 +11,9 @@
 //! cotangent for one argument and a tuple for more.
 //!
 //! ```
-//! use nabla_runtime::{compose, Array};
+//! use nabla::{compose, Array};
 //!
-//! #[nabla_macros::differentiable(crate = nabla_runtime)]
+//! #[nabla::differentiable]
 //! fn f(x: &Array) -> Array {
 //!     (x * x * x).sum()
 //! }
@@ -22,7 +22,7 @@
 //!     // The Hessian of Σ x³ is diag(6x); its tangent along v is diag(6v).
 //!     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
 //!     let v = Array::from_vec(vec![1.0f64, 0.0], &[2]);
-//!     let (h, dh) = nabla_runtime::jvp(compose::hessian(f))((&x,), (&v,));
+//!     let (h, dh) = nabla::jvp(compose::hessian(f))((&x,), (&v,));
 //!     assert_eq!(h.to_vec::<f64>(), vec![6.0, 0.0, 0.0, 12.0]);
 //!     assert_eq!(dh.to_vec::<f64>(), vec![6.0, 0.0, 0.0, 0.0]);
 //! }

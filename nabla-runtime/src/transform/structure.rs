@@ -8,7 +8,7 @@ use crate::Array;
 /// output, or a pair), so composing transforms does not allocate for them.
 ///
 /// ```
-/// use nabla_runtime::compose::{Leaves, One, Structure};
+/// use nabla::compose::{Leaves, One, Structure};
 /// let l: Leaves<i32> = One::leaves(5);
 /// assert_eq!(&l[..], &[5]);
 /// ```
@@ -40,7 +40,7 @@ pub trait Arity: 'static {
 /// A fixed number of array arguments ([`A1`] … [`A6`]).
 ///
 /// ```
-/// use nabla_runtime::compose::{A3, FixedArity};
+/// use nabla::compose::{A3, FixedArity};
 /// assert_eq!(A3::N, 3);
 /// assert_eq!(A3::from_fn(|i| i * 10), (0, 10, 20));
 /// ```
@@ -96,7 +96,7 @@ arity!(A6, 6, 0, 1, 2, 3, 4, 5);
 /// of blocks, one per (output, input array), output-major.
 ///
 /// ```
-/// use nabla_runtime::compose::{AList, Arity};
+/// use nabla::compose::{AList, Arity};
 /// let args = vec![1.0, 2.0, 3.0];
 /// assert_eq!(AList::len(&args), 3);
 /// assert_eq!(&AList::arg_leaves(&args, 0)[..], &[0, 1, 2]); // the whole list
@@ -126,7 +126,7 @@ impl Arity for AList {
 /// arrays ([`List`], `Vec<W>`).
 ///
 /// ```
-/// use nabla_runtime::compose::{List, One, Structure};
+/// use nabla::compose::{List, One, Structure};
 /// assert_eq!(One::map(2.0, |_, x| x * 3.0), 6.0);
 /// assert_eq!(List::map(vec![1.0, 2.0], |i, x| x + i as f64), vec![1.0, 3.0]);
 /// assert_eq!(&One::leaves(5)[..], &[5]);

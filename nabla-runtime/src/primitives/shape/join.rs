@@ -8,7 +8,7 @@ use crate::autograd::{needs_grad, record};
 /// Joins arrays along an existing axis (`jnp.concatenate`).
 ///
 /// ```
-/// # use nabla_runtime::{concat, Array, DType};
+/// # use nabla::{concat, Array, DType};
 /// let c = concat(&[Array::zeros(&[2, 3], DType::F32), Array::ones(&[2, 2], DType::F32)], 1);
 /// assert_eq!(c.shape(), &[2, 5]);
 /// ```
@@ -44,7 +44,7 @@ pub(crate) fn concat_norm(parts: &[Array], axis: usize) -> Array {
 /// Joins arrays along a new axis (`jnp.stack`).
 ///
 /// ```
-/// # use nabla_runtime::{stack, Array, DType};
+/// # use nabla::{stack, Array, DType};
 /// let s = stack(&[Array::zeros(&[2, 3], DType::F32), Array::ones(&[2, 3], DType::F32)], 0);
 /// assert_eq!(s.shape(), &[2, 2, 3]);
 /// ```

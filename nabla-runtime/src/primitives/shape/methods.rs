@@ -14,7 +14,7 @@ impl Array {
     /// Same elements, new shape (row-major). Shares storage when contiguous.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::arange(6, DType::F32).reshape(&[2, 3]).shape(), &[2, 3]);
     /// ```
     #[track_caller]
@@ -32,7 +32,7 @@ impl Array {
     /// Reorders the axes: axis `i` of the result is axis `perm[i]` of `self`.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3, 4], DType::F32).permute(&[2, 0, 1]).shape(), &[4, 2, 3]);
     /// ```
     #[track_caller]
@@ -47,7 +47,7 @@ impl Array {
     /// Broadcasts to `shape` NumPy-style.
     ///
     /// ```
-    /// # use nabla_runtime::Array;
+    /// # use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
     /// assert_eq!(x.broadcast_to(&[3, 2]).to_vec::<f32>(), vec![1.0, 2.0, 1.0, 2.0, 1.0, 2.0]);
     /// ```
@@ -67,7 +67,7 @@ impl Array {
     /// [`Array::broadcast_to`]).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let g = Array::ones(&[3, 2], DType::F64).sum_to_shape(&[1, 2]);
     /// assert_eq!(g.to_vec::<f64>(), vec![3.0, 3.0]);
     /// ```
@@ -116,7 +116,7 @@ impl Array {
     /// Slices the leading axes by ranges; remaining axes are kept whole.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let x = Array::arange(12, DType::F64).reshape(&[3, 4]);
     /// assert_eq!(x.slice(&[0..3, 1..3]).shape(), &[3, 2]);
     /// assert_eq!(x.slice(&[1..2]).to_vec::<f64>(), vec![4.0, 5.0, 6.0, 7.0]);
@@ -151,7 +151,7 @@ impl Array {
     /// Slices one axis by a range (`x[1:]` is `x.slice_axis(0, 1..n)`).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let x = Array::arange(5, DType::F64);
     /// assert_eq!(x.slice_axis(0, 1..5).to_vec::<f64>(), vec![1.0, 2.0, 3.0, 4.0]);
     /// ```
@@ -166,7 +166,7 @@ impl Array {
     /// Swaps the two axes of a matrix.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).transpose().shape(), &[3, 2]);
     /// ```
     #[track_caller]
@@ -183,7 +183,7 @@ impl Array {
     /// Swaps two axes.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3, 4], DType::F32).swapaxes(-1, -2).shape(), &[2, 4, 3]);
     /// ```
     #[track_caller]
@@ -200,7 +200,7 @@ impl Array {
     /// Inserts a length-1 axis at `axis` (which may be `ndim`).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).expand_dims(1).shape(), &[2, 1, 3]);
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).expand_dims(-1).shape(), &[2, 3, 1]);
     /// ```
@@ -215,7 +215,7 @@ impl Array {
     /// Removes the length-1 axis `axis`.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 1, 3], DType::F32).squeeze(1).shape(), &[2, 3]);
     /// ```
     #[track_caller]
@@ -236,7 +236,7 @@ impl Array {
     /// All elements as one axis.
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2, 3], DType::F32).flatten().shape(), &[6]);
     /// ```
     #[track_caller]
@@ -248,7 +248,7 @@ impl Array {
     /// the axis length).
     ///
     /// ```
-    /// # use nabla_runtime::{Array, DType};
+    /// # use nabla::{Array, DType};
     /// let parts = Array::arange(5, DType::F64).split(&[2, 3], 0);
     /// assert_eq!(parts[1].to_vec::<f64>(), vec![2.0, 3.0, 4.0]);
     /// ```
