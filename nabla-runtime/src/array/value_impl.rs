@@ -7,32 +7,41 @@ use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
 
 impl Value for Array {
+    #[track_caller]
     fn shape_vec(&self) -> Shape {
         Shape::from_slice(self.shape())
     }
+    #[track_caller]
     fn ndim(&self) -> usize {
         self.shape().len()
     }
+    #[track_caller]
     fn full_like(&self, v: f64) -> Self {
         Array::full_like(self, v)
     }
+    #[track_caller]
     fn add_scalar(&self, c: f64) -> Self {
         self.affine(1.0, c)
     }
+    #[track_caller]
     fn mul_scalar(&self, c: f64) -> Self {
         self.affine(c, 0.0)
     }
+    #[track_caller]
     fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
         crate::primitives::fused::rule::<R>(a, b, c)
     }
+    #[track_caller]
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         Array::mul_scaled(self, o, c)
     }
+    #[track_caller]
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
         crate::primitives::binary::add_mul_scaled(self, a, b, c)
     }
     nabla_ops::unary_ops!(value_methods array);
     nabla_ops::binary_ops!(value_methods array);
+    #[track_caller]
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         let (a, b) = (self.detach(), o.detach());
         let m = match op {
@@ -45,12 +54,15 @@ impl Value for Array {
         };
         m.cast(self.dtype())
     }
+    #[track_caller]
     fn sum_to_shape(&self, shape: &[usize]) -> Self {
         Array::sum_to_shape(self, shape)
     }
+    #[track_caller]
     fn broadcast_to(&self, shape: &[usize]) -> Self {
         Array::broadcast_to(self, shape)
     }
+    #[track_caller]
     fn stop_gradient(&self) -> Self {
         self.detach()
     }
@@ -61,57 +73,75 @@ impl Value for Array {
 }
 
 impl ArrayValue for Array {
+    #[track_caller]
     fn reshape(&self, shape: &[usize]) -> Self {
         Array::reshape(self, shape)
     }
+    #[track_caller]
     fn permute(&self, perm: &[usize]) -> Self {
         Array::permute(self, perm)
     }
+    #[track_caller]
     fn permute_reshape(&self, perm: &[usize], shape: &[usize]) -> Self {
         crate::primitives::shape::permute::forward_as(self, perm, shape)
     }
+    #[track_caller]
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.sum_norm(axes, keepdim)
     }
+    #[track_caller]
     fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.max_norm(axes, keepdim)
     }
+    #[track_caller]
     fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.min_norm(axes, keepdim)
     }
+    #[track_caller]
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.prod_norm(axes, keepdim)
     }
+    #[track_caller]
     fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self {
         self.cumsum_norm(axis, reverse)
     }
+    #[track_caller]
     fn slice(&self, slices: &[Slice]) -> Self {
         self.slice_raw(slices)
     }
+    #[track_caller]
     fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
         self.slice_place_raw(shape, slices)
     }
+    #[track_caller]
     fn add_into_slice(self, slices: &[Slice], ct: &Self) -> Self {
         crate::primitives::shape::add_into_slice(self, slices, ct)
     }
+    #[track_caller]
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
         self.index_select_norm(axis, idx)
     }
+    #[track_caller]
     fn index_add(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Self {
         self.index_add_norm(shape, axis, idx)
     }
+    #[track_caller]
     fn concat(parts: &[Self], axis: usize) -> Self {
         crate::primitives::shape::concat_norm(parts, axis)
     }
+    #[track_caller]
     fn select(mask: &Array, a: &Self, b: &Self) -> Self {
         crate::primitives::index::where_(mask, a, b)
     }
+    #[track_caller]
     fn matmul(&self, o: &Self) -> Self {
         Array::matmul(self, o)
     }
+    #[track_caller]
     fn dtype(&self) -> crate::DType {
         Array::dtype(self)
     }
+    #[track_caller]
     fn lift(&self, a: &Array) -> Self {
         if a.grad.is_none() && a.dtype() == self.dtype() && a.device() == self.device() {
             // Already a constant of this kind: one reference-count increment
@@ -120,6 +150,7 @@ impl ArrayValue for Array {
         }
         a.detach().cast(self.dtype()).to_device(self.device())
     }
+    #[track_caller]
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,

@@ -305,6 +305,9 @@ impl Array {
     #[track_caller]
     pub fn matmul(&self, other: &Array) -> Array {
         matmul::check_ranks(self.shape(), other.shape());
+        // Checked here, before 1-D operands are promoted, so the message
+        // shows the caller's shapes and points at the caller.
+        crate::primitives::binary::check_dtypes("matmul", self, other);
         matmul::promoted(self, other, |a, b| a.matmul_nd(b))
     }
 
