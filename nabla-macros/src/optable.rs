@@ -292,9 +292,12 @@ pub fn by_rule(rule: &str) -> Option<&'static OpSpec> {
     ops().find(|o| o.rule == rule)
 }
 
-/// Looks up an operation by name (always present for internal uses).
+/// Looks up an operation by name, or by rule name for the ops users do
+/// not name (`add_const`); always present for internal uses.
 pub fn op(name: &str) -> &'static OpSpec {
-    lookup(name).expect("internal op names are in the table")
+    lookup(name)
+        .or_else(|| by_rule(name))
+        .expect("internal op names are in the table")
 }
 
 /// Methods on values that give static information.

@@ -24,6 +24,8 @@ macro_rules! other_ops {
             $($args)*
             add_scalar [add_scalar] 1, 1, tail [S], reads [_ _];
             mul_scalar [mul_scalar] 1, 1, tail [S], reads [_ _];
+            add_const [] 1, 2, tail no, reads [S _];
+            mul_const [] 1, 2, tail no, reads [S _];
             sum [sum] 1, 0, tail [S], reads [S _];
             sum_axes [sum_axes] 1, 2, tail [S], reads [S _];
             max [max] 1, 0, tail no, reads [V V];

@@ -23,7 +23,9 @@ use crate::{ArrayValue, Value};
 use ndarray::Slice;
 use std::ops::Range;
 
+mod constant;
 pub mod tail;
+pub use constant::{Constant, add_const, mul_const};
 
 nabla_ops::unary_ops!(entries unary);
 nabla_ops::binary_ops!(entries binary);

@@ -2,7 +2,7 @@
 //! ranges and arrays, with a spanned error for each unsupported form, and
 //! the four arithmetic operators on values and statics.
 
-use super::{BlockValue, Lowerer, Operand};
+use super::{BlockValue, Lowerer, Operand, strip};
 use crate::ir::{Kind, Stmt, VarId};
 use crate::optable::{self, OpSpec};
 use proc_macro2::{Span, TokenStream};
@@ -257,9 +257,11 @@ impl Lowerer<'_> {
         }
     }
 
-    /// `l op r`: a primitive when a side is a value (a static side becomes
-    /// the `f64` parameter of `add_scalar` / `mul_scalar`), static tokens
-    /// otherwise.
+    /// `l op r`: a primitive when a side is a value, static tokens
+    /// otherwise. A static side known to be a number becomes the `f64`
+    /// parameter of `add_scalar` / `mul_scalar`; any other static (it may
+    /// be an array: a `#[nondiff]` label, `Array::eye(..)`) goes through
+    /// `add_const` / `mul_const`, which accept numbers and arrays alike.
     pub(super) fn arith(
         &mut self,
         op: Arith,
@@ -271,6 +273,17 @@ impl Lowerer<'_> {
         let name = op.rule();
         match (lv, rv) {
             (Some(a), Some(b)) => Some(self.prim(optable::op(name), vec![a, b], vec![], span)),
+            (Some(a), None) if !self.is_number(&r) => {
+                let c = self.tok(&r);
+                let c = quote_spanned!(span=> &(#c));
+                let (rule, flag) = match op {
+                    Arith::Add => ("add_const", false),
+                    Arith::Sub => ("add_const", true),
+                    Arith::Mul => ("mul_const", false),
+                    Arith::Div => ("mul_const", true),
+                };
+                Some(self.prim(optable::op(rule), vec![a], vec![c, quote!(#flag)], span))
+            }
             (Some(a), None) => {
                 let c = self.tok(&r);
                 let (rule, param) = match op {
@@ -282,31 +295,92 @@ impl Lowerer<'_> {
                 Some(self.prim(optable::op(rule), vec![a], vec![param], span))
             }
             (None, Some(b)) => {
+                let number = self.is_number(&l);
                 let c = self.tok(&l);
-                let cf = quote_spanned!(span=> (#c) as f64);
-                match op {
-                    Arith::Add => {
-                        Some(self.prim(optable::op("add_scalar"), vec![b], vec![cf], span))
-                    }
-                    Arith::Mul => {
-                        Some(self.prim(optable::op("mul_scalar"), vec![b], vec![cf], span))
-                    }
+                let (add, mul, params) = if number {
+                    (
+                        "add_scalar",
+                        "mul_scalar",
+                        vec![quote_spanned!(span=> (#c) as f64)],
+                    )
+                } else {
+                    (
+                        "add_const",
+                        "mul_const",
+                        vec![quote_spanned!(span=> &(#c)), quote!(false)],
+                    )
+                };
+                let b = match op {
+                    Arith::Add | Arith::Mul => b,
                     Arith::Sub => {
                         let n = self.prim(optable::op("neg"), vec![b], vec![], span);
-                        let n = self.value_var(&n).expect("value");
-                        Some(self.prim(optable::op("add_scalar"), vec![n], vec![cf], span))
+                        self.value_var(&n).expect("value")
                     }
                     Arith::Div => {
                         let inv = self.prim(optable::op("recip"), vec![b], vec![], span);
-                        let inv = self.value_var(&inv).expect("value");
-                        Some(self.prim(optable::op("mul_scalar"), vec![inv], vec![cf], span))
+                        self.value_var(&inv).expect("value")
                     }
-                }
+                };
+                let rule = if matches!(op, Arith::Add | Arith::Sub) {
+                    add
+                } else {
+                    mul
+                };
+                Some(self.prim(optable::op(rule), vec![b], params, span))
             }
             (None, None) => {
                 let (lt, rt, sym) = (self.tok(&l), self.tok(&r), op.symbol());
                 Some(Operand::Tok(quote!((#lt) #sym (#rt))))
             }
+        }
+    }
+
+    /// Whether a static operand is certainly a number: always in a function
+    /// of floats; in one of arrays, a literal, a cast to a number type,
+    /// arithmetic and float methods of numbers, or a variable known to
+    /// hold one.
+    pub(super) fn is_number(&self, o: &Operand) -> bool {
+        if self.f.tier != crate::ir::Tier::Array {
+            return true;
+        }
+        match o {
+            Operand::Var(v) => self.numeric.contains(v),
+            Operand::Tok(t) => syn::parse2::<Expr>(t.clone()).is_ok_and(|e| self.number_expr(&e)),
+        }
+    }
+
+    fn number_expr(&self, e: &Expr) -> bool {
+        const FLOAT_METHODS: [&str; 16] = [
+            "sqrt", "exp", "ln", "log10", "log2", "abs", "powi", "powf", "sin", "cos", "tan",
+            "tanh", "recip", "min", "max", "item",
+        ];
+        match strip(e) {
+            Expr::Lit(l) => matches!(l.lit, syn::Lit::Float(_) | syn::Lit::Int(_)),
+            Expr::Unary(u) => matches!(u.op, syn::UnOp::Neg(_)) && self.number_expr(&u.expr),
+            Expr::Cast(c) => super::signature::is_number_type(&c.ty),
+            Expr::Binary(b) => {
+                matches!(
+                    b.op,
+                    syn::BinOp::Add(_)
+                        | syn::BinOp::Sub(_)
+                        | syn::BinOp::Mul(_)
+                        | syn::BinOp::Div(_)
+                ) && self.number_expr(&b.left)
+                    && self.number_expr(&b.right)
+            }
+            Expr::Path(p) => p.path.get_ident().is_some_and(|id| {
+                self.f
+                    .vars
+                    .iter()
+                    .enumerate()
+                    .any(|(v, var)| var.ident == *id && self.numeric.contains(&v))
+            }),
+            Expr::MethodCall(m) => {
+                let name = m.method.to_string();
+                name == "item"
+                    || (FLOAT_METHODS.contains(&name.as_str()) && self.number_expr(&m.receiver))
+            }
+            _ => false,
         }
     }
 }

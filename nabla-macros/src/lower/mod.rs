@@ -150,6 +150,11 @@ struct Lowerer<'cx> {
     /// Stand-ins for the results of calls already reported as errors:
     /// uses of them report nothing more.
     placeholders: std::collections::HashSet<VarId>,
+    /// Static variables known to hold numbers (numeric parameters, `let`s
+    /// of number expressions): arithmetic with a value takes them as the
+    /// `f64` parameter of `add_scalar`/`mul_scalar`. Other statics may be
+    /// arrays and go through `add_const`/`mul_const` (see `expr::arith`).
+    numeric: std::collections::HashSet<VarId>,
 }
 
 impl<'cx> Lowerer<'cx> {
@@ -181,6 +186,7 @@ impl<'cx> Lowerer<'cx> {
             next_id: 0,
             checkpoint_next: false,
             placeholders: Default::default(),
+            numeric: Default::default(),
         }
     }
 }

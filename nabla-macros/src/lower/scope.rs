@@ -128,7 +128,11 @@ impl Lowerer<'_> {
         match op {
             Operand::Var(v) => v,
             Operand::Tok(ts) => {
+                let numeric = self.is_number(&Operand::Tok(ts.clone()));
                 let v = self.fresh(name, Kind::Static);
+                if numeric {
+                    self.numeric.insert(v);
+                }
                 self.f.body.push(Stmt::Static { out: v, expr: ts });
                 v
             }

@@ -116,6 +116,9 @@ impl Lowerer<'_> {
                 // A static parameter keeps its own name.
                 let v = self.fresh(&ident.to_string(), Kind::Static);
                 self.f.vars[v].ident = ident.clone();
+                if is_number_type(&pt.ty) {
+                    self.numeric.insert(v);
+                }
                 self.bind(&ident.to_string(), v);
                 self.f.params.push(Param {
                     ident,
@@ -194,6 +197,31 @@ enum TypeClass {
     Float { ty: ScalarTy, by_ref: bool },
     Static,
     Unsupported(&'static str),
+}
+
+/// Whether `ty` is a primitive number type (or a reference to one).
+pub(super) fn is_number_type(ty: &Type) -> bool {
+    let ty = match ty {
+        Type::Reference(r) => &*r.elem,
+        t => t,
+    };
+    matches!(
+        last_ident(ty).as_deref(),
+        Some(
+            "f64"
+                | "f32"
+                | "i64"
+                | "i32"
+                | "i16"
+                | "i8"
+                | "u64"
+                | "u32"
+                | "u16"
+                | "u8"
+                | "usize"
+                | "isize"
+        )
+    )
 }
 
 /// The last segment of a path type's name.
