@@ -1,7 +1,9 @@
 //! Trees: values made of arrays (structs with `#[derive(Tree)]`, `Vec`,
-//! arrays `[T; N]`, slices, tuples). A differentiable function may take a
-//! tree argument; its gradient is a tree of the same shape (the gradient of
-//! a `&Mlp` is an `Mlp`).
+//! arrays `[T; N]`, slices, tuples), or of floats (`[f64; 3]`,
+//! `[[f32; 2]; 4]`: `Tree<f64>`, for functions of floats). A
+//! differentiable function may take a tree argument; its gradient is a tree
+//! of the same shape (the gradient of a `&Mlp` is an `Mlp`, of a
+//! `&[f64; 3]` a `[f64; 3]`).
 //!
 //! Generated code sees a tree as its leaves (a flat list of values) plus the
 //! original value as a *skeleton* that gives each field's position.
@@ -25,16 +27,17 @@ pub enum Seg {
     Index(usize),
 }
 
-/// A value made of arrays.
-pub trait Tree {
+/// A value made of leaves of type `L`: arrays, or (`L = f64`, `f32`)
+/// floats.
+pub trait Tree<L = Array> {
     /// The type of its gradient (`Self`, or `Vec<_>` for slices).
     type Grad;
     /// Appends the leaves in a fixed order.
-    fn flatten_into(&self, out: &mut Vec<Array>);
+    fn flatten_into(&self, out: &mut Vec<L>);
     /// The number of leaves.
     fn num_leaves(&self) -> usize;
     /// A value of this shape built from the next leaves of `leaves`.
-    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad;
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad;
     /// The position among the leaves of the single array at `path`.
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize;
@@ -46,7 +49,7 @@ pub trait Tree {
 /// use nabla::{tree::leaves, Array};
 /// assert_eq!(leaves(&vec![Array::scalar(1.0f64), Array::scalar(2.0f64)]).len(), 2);
 /// ```
-pub fn leaves<T: Tree + ?Sized>(t: &T) -> Vec<Array> {
+pub fn leaves<L, T: Tree<L> + ?Sized>(t: &T) -> Vec<L> {
     let mut out = Vec::with_capacity(t.num_leaves());
     t.flatten_into(&mut out);
     out
@@ -61,8 +64,8 @@ pub struct TreeArg<'a, T: ?Sized, V> {
     pub leaves: Vec<V>,
 }
 
-impl<'a, T: Tree + ?Sized> TreeArg<'a, T, Array> {
-    /// Wraps a tree of arrays.
+impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, L> {
+    /// Wraps a tree.
     pub fn new(t: &'a T) -> Self {
         TreeArg {
             skeleton: t,
@@ -71,10 +74,14 @@ impl<'a, T: Tree + ?Sized> TreeArg<'a, T, Array> {
     }
 }
 
-impl<T: Tree + ?Sized, V> TreeArg<'_, T, V> {
-    /// The leaf index at `path` (for generated field access).
+impl<T: ?Sized, V> TreeArg<'_, T, V> {
+    /// The leaf index at `path` (for generated field access) in a tree of
+    /// `L` leaves.
     #[track_caller]
-    pub fn index(&self, path: &[Seg]) -> usize {
+    pub fn index<L>(&self, path: &[Seg]) -> usize
+    where
+        T: Tree<L>,
+    {
         self.skeleton.leaf_index(path)
     }
 }
@@ -106,9 +113,34 @@ impl Tree for Array {
     }
 }
 
+macro_rules! float_leaf {
+    ($($t:ty),*) => {$(
+        impl Tree<$t> for $t {
+            type Grad = $t;
+            fn flatten_into(&self, out: &mut Vec<$t>) {
+                out.push(*self);
+            }
+            fn num_leaves(&self) -> usize {
+                1
+            }
+            fn rebuild(&self, leaves: &mut dyn Iterator<Item = $t>) -> $t {
+                leaves.next().expect("tree: too few leaves")
+            }
+            #[track_caller]
+            fn leaf_index(&self, path: &[Seg]) -> usize {
+                if !path.is_empty() {
+                    bad_path(path, "a float has no fields");
+                }
+                0
+            }
+        }
+    )*};
+}
+float_leaf!(f64, f32);
+
 /// Shared by `Vec<T>`, `[T]` and `[T; N]`.
 #[track_caller]
-fn seq_index<T: Tree>(items: &[T], path: &[Seg]) -> usize {
+fn seq_index<L, T: Tree<L>>(items: &[T], path: &[Seg]) -> usize {
     match path.first() {
         Some(Seg::Index(i)) if *i < items.len() => {
             items[..*i].iter().map(|t| t.num_leaves()).sum::<usize>()
@@ -122,15 +154,15 @@ fn seq_index<T: Tree>(items: &[T], path: &[Seg]) -> usize {
     }
 }
 
-impl<T: Tree> Tree for Vec<T> {
+impl<L, T: Tree<L>> Tree<L> for Vec<T> {
     type Grad = Vec<T::Grad>;
-    fn flatten_into(&self, out: &mut Vec<Array>) {
+    fn flatten_into(&self, out: &mut Vec<L>) {
         self.iter().for_each(|t| t.flatten_into(out));
     }
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
     }
-    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         self.iter().map(|t| t.rebuild(leaves)).collect()
     }
     #[track_caller]
@@ -139,15 +171,15 @@ impl<T: Tree> Tree for Vec<T> {
     }
 }
 
-impl<T: Tree> Tree for [T] {
+impl<L, T: Tree<L>> Tree<L> for [T] {
     type Grad = Vec<T::Grad>;
-    fn flatten_into(&self, out: &mut Vec<Array>) {
+    fn flatten_into(&self, out: &mut Vec<L>) {
         self.iter().for_each(|t| t.flatten_into(out));
     }
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
     }
-    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         self.iter().map(|t| t.rebuild(leaves)).collect()
     }
     #[track_caller]
@@ -156,15 +188,15 @@ impl<T: Tree> Tree for [T] {
     }
 }
 
-impl<T: Tree, const N: usize> Tree for [T; N] {
+impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     type Grad = [T::Grad; N];
-    fn flatten_into(&self, out: &mut Vec<Array>) {
+    fn flatten_into(&self, out: &mut Vec<L>) {
         self.iter().for_each(|t| t.flatten_into(out));
     }
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
     }
-    fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         std::array::from_fn(|i| self[i].rebuild(leaves))
     }
     #[track_caller]
@@ -175,15 +207,15 @@ impl<T: Tree, const N: usize> Tree for [T; N] {
 
 macro_rules! tuple_tree {
     ($($t:ident $i:tt),*) => {
-        impl<$($t: Tree),*> Tree for ($($t,)*) {
+        impl<L, $($t: Tree<L>),*> Tree<L> for ($($t,)*) {
             type Grad = ($($t::Grad,)*);
-            fn flatten_into(&self, out: &mut Vec<Array>) {
+            fn flatten_into(&self, out: &mut Vec<L>) {
                 $(self.$i.flatten_into(out);)*
             }
             fn num_leaves(&self) -> usize {
                 0 $(+ self.$i.num_leaves())*
             }
-            fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+            fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
                 ($(self.$i.rebuild(leaves),)*)
             }
             #[track_caller]

@@ -39,7 +39,7 @@ mod variants;
 mod vjp;
 
 pub use entries::entries;
-pub use sig::{sig, with_lifetime};
+pub use sig::{concrete, sig, with_lifetime};
 
 use crate::analysis::Analysis;
 use crate::errors::Errors;

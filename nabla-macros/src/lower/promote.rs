@@ -3,7 +3,8 @@
 //! or `let mut y = 0.0; if c { y = x * 2.0 }`) is a value from the start,
 //! a constant with no derivative. The constant takes its value type (dtype,
 //! device, batch, tangent structure) from the first differentiable
-//! parameter (`transforms::private::promote`: `full_like` of it for a
+//! parameter, or the first leaf of a tree parameter when there is no other
+//! (`transforms::private::promote`: `full_like` of it for a
 //! number, `lift` for an `Array`, so `let mut acc = Array::zeros(..)` then
 //! `acc = &acc + x` in a loop works too).
 
@@ -18,13 +19,26 @@ impl Lowerer<'_> {
     /// from.
     fn promoted_expr(&self, s: VarId) -> Option<TokenStream> {
         let krate = &self.f.krate;
+        let c = self.f.name(s);
         let template = self
             .f
             .params
             .iter()
             .filter(|p| p.tree.is_none())
-            .find_map(|p| p.var.filter(|&v| self.kind(v) == Kind::Value))?;
-        let (t, c) = (self.f.val(template), self.f.name(s));
+            .find_map(|p| p.var.filter(|&v| self.kind(v) == Kind::Value));
+        let t = match template {
+            Some(v) => self.f.val(v),
+            // Only trees (`p: &[f64; 3]`): the first leaf.
+            None => {
+                let tree = self
+                    .f
+                    .params
+                    .iter()
+                    .find_map(|p| p.var.filter(|_| p.tree.is_some()))?;
+                let leaves = self.f.name(tree);
+                quote!(&#leaves[0])
+            }
+        };
         Some(quote!(#krate::transforms::private::promote(#t, &#c)))
     }
 

@@ -103,8 +103,15 @@ impl Lowerer<'_> {
                     None,
                 )
             }
-            TypeClass::Tree { by_ref } => {
-                seen.array.get_or_insert(pt.ty.span());
+            TypeClass::Tree { by_ref } | TypeClass::FloatTree { by_ref, .. } => {
+                if let TypeClass::FloatTree { ty, .. } = class {
+                    match seen.float {
+                        Some((t, _)) if t != ty => self.cx.error(pt.ty.span(), "all float parameters of a differentiable function must have the same type (all f32 or all f64)"),
+                        _ => seen.float = Some((ty, pt.ty.span())),
+                    }
+                } else {
+                    seen.array.get_or_insert(pt.ty.span());
+                }
                 let v = self.fresh(&format!("{ident}_leaves"), Kind::Tree);
                 let tree = match &*pt.ty {
                     Type::Reference(r) => (*r.elem).clone(),
@@ -192,9 +199,22 @@ struct Seen {
 
 /// How a parameter or output type is treated.
 enum TypeClass {
-    Array { by_ref: bool },
-    Tree { by_ref: bool },
-    Float { ty: ScalarTy, by_ref: bool },
+    Array {
+        by_ref: bool,
+    },
+    Tree {
+        by_ref: bool,
+    },
+    /// A fixed-size array of floats (`[f64; 3]`, `[[f64; 3]; 2]`): a tree
+    /// whose leaves are floats, in a function of floats.
+    FloatTree {
+        ty: ScalarTy,
+        by_ref: bool,
+    },
+    Float {
+        ty: ScalarTy,
+        by_ref: bool,
+    },
     Static,
     Unsupported(&'static str),
 }
@@ -262,10 +282,27 @@ fn classify(ty: &Type) -> TypeClass {
             }
             _ => TypeClass::Static,
         },
+        Type::Array(_) if float_elem(inner).is_some() => TypeClass::FloatTree {
+            ty: float_elem(inner).expect("checked"),
+            by_ref,
+        },
         Type::Slice(_) | Type::Array(_) | Type::Tuple(_) if mentions_array(inner) => {
             TypeClass::Tree { by_ref }
         }
         _ => TypeClass::Static,
+    }
+}
+
+/// The float type of `[f64; N]`, `[[f32; N]; M]`, ..
+fn float_elem(ty: &Type) -> Option<ScalarTy> {
+    match ty {
+        Type::Array(a) => float_elem(&a.elem),
+        Type::Paren(p) => float_elem(&p.elem),
+        t => match last_ident(t).as_deref() {
+            Some("f64") => Some(ScalarTy::F64),
+            Some("f32") => Some(ScalarTy::F32),
+            _ => None,
+        },
     }
 }
 

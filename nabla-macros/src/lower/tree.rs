@@ -55,10 +55,12 @@ impl Lowerer<'_> {
             .expect("tree variables are parameters")
             .ident
             .clone();
+        // The leaves' type: arrays, or the floats of a function of floats.
+        let leaf = crate::codegen::concrete(&self.f);
         let index = self.fresh("__leaf_index", Kind::Static);
         self.f.body.push(Stmt::Static {
             out: index,
-            expr: quote!(#param.index(&[#(#segs),*])),
+            expr: quote!(#param.index::<#leaf>(&[#(#segs),*])),
         });
         let out = self.fresh("__leaf", Kind::Value);
         self.f.body.push(Stmt::Leaf { out, tree, index });

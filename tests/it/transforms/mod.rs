@@ -8,6 +8,7 @@ mod argnums;
 mod checkpoint;
 mod compose;
 mod every;
+mod fixed_arrays;
 mod inside;
 mod matrix;
 mod newcomer;

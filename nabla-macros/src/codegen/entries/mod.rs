@@ -140,7 +140,7 @@ impl<'a> Entries<'a> {
         let cts_c = {
             let items = f.params.iter().map(|p| {
                 if let Some(tree) = &p.tree {
-                    quote!(<#tree as #krate::tree::Tree>::Grad)
+                    quote!(<#tree as #krate::tree::Tree<#c>>::Grad)
                 } else if p.var.is_some() {
                     c.clone()
                 } else {
@@ -223,12 +223,13 @@ fn per_tree(
 /// leaves rebuilt into the tree's type on the given skeleton.
 fn rebuild(f: &Function, skeleton: impl Fn(&syn::Ident) -> TokenStream) -> TokenStream {
     let krate = &f.krate;
+    let c = concrete(f);
     let items = f.params.iter().enumerate().map(|(i, p)| {
         let idx = syn::Index::from(i);
         match &p.tree {
             Some(tree) => {
                 let sk = skeleton(&p.ident);
-                quote!(<#tree as #krate::tree::Tree>::rebuild(#sk, &mut __all.#idx.into_iter()))
+                quote!(<#tree as #krate::tree::Tree<#c>>::rebuild(#sk, &mut __all.#idx.into_iter()))
             }
             None => quote!(__all.#idx),
         }

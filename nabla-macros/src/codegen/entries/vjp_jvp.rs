@@ -34,7 +34,7 @@ impl Entries<'_> {
             .map(|(i, _)| i)
             .collect();
         let ct_ty = |i: &usize| match &f.params[*i].tree {
-            Some(tree) => quote!(<#tree as #krate::tree::Tree>::Grad),
+            Some(tree) => quote!(<#tree as #krate::tree::Tree<#c>>::Grad),
             None => c.clone(),
         };
         let user_cts = if diff.len() == 1 {
