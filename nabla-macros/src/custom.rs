@@ -529,6 +529,7 @@ impl<'a> Op<'a> {
             outputs: vec![Output::Value(0)],
             tuple_output: false,
             list_output: false,
+            array_output: false,
             ret_ty: match &self.item.sig.output {
                 ReturnType::Type(_, t) => (**t).clone(),
                 ReturnType::Default => unreachable!("checked"),

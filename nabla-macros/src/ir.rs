@@ -188,6 +188,9 @@ pub struct Function {
     /// True when it returns `vec![a, b, ..]` as a `Vec<Array>` (then also
     /// `tuple_output`: the generated variants return a tuple).
     pub list_output: bool,
+    /// True when it returns `[a, b, ..]` as a `[f64; M]` (then also
+    /// `tuple_output`: the generated variants return a tuple).
+    pub array_output: bool,
     /// The declared return type.
     pub ret_ty: Type,
     /// Path of the facade crate in generated code (`::nabla` or `crate`).

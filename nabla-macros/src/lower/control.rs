@@ -173,7 +173,7 @@ impl Lowerer<'_> {
                 if want_value {
                     match self.block(&b.block, false)? {
                         BlockValue::Single(o) => Some(o),
-                        BlockValue::Tuple(_) | BlockValue::List(_) => None,
+                        BlockValue::Tuple(_) | BlockValue::List(_) | BlockValue::Fixed(_) => None,
                     }
                 } else {
                     self.branch_block(&b.block, false);

@@ -60,7 +60,7 @@ impl Lowerer<'_> {
             Expr::Call(c) => self.call(c),
             Expr::Block(b) if b.label.is_none() => match self.block(&b.block, false)? {
                 BlockValue::Single(o) => Some(o),
-                BlockValue::Tuple(_) | BlockValue::List(_) => None,
+                BlockValue::Tuple(_) | BlockValue::List(_) | BlockValue::Fixed(_) => None,
             },
             Expr::Index(_) | Expr::Field(_) if self.tree_root(e).is_some() => self.leaf(e),
             Expr::Index(ix) => {

@@ -122,6 +122,8 @@ enum BlockValue {
     Tuple(Vec<Operand>),
     /// `vec![a, b, ..]` returned as a `Vec<Array>`.
     List(Vec<Operand>),
+    /// `[a, b, ..]` returned as a `[f64; M]`.
+    Fixed(Vec<Operand>),
 }
 
 /// A lowered expression: a variable, or static Rust tokens.
@@ -175,6 +177,7 @@ impl<'cx> Lowerer<'cx> {
                 outputs: Vec::new(),
                 tuple_output: false,
                 list_output: false,
+                array_output: false,
                 ret_ty,
                 krate: opts.krate.clone(),
                 user_idents: crate::ir::idents(item.to_token_stream()),

@@ -67,7 +67,59 @@ impl Lowerer<'_> {
                     }
                 }
             }
+            BlockValue::Fixed(items) => self.fixed_outputs(items, &ret_ty),
             BlockValue::Single(op) => self.output_item(op, &ret_ty),
+        }
+    }
+
+    /// `[a, b, ..]` returned as `[f64; M]` from a function of floats: one
+    /// output per element (static elements become constants).
+    fn fixed_outputs(&mut self, items: Vec<Operand>, ret_ty: &Type) {
+        let Type::Array(at) = ret_ty else {
+            return;
+        };
+        let float =
+            matches!(&*at.elem, Type::Path(p) if p.path.is_ident("f64") || p.path.is_ident("f32"));
+        if !float || self.f.tier == crate::ir::Tier::Array {
+            self.cx.error(
+                ret_ty.span(),
+                "a differentiable function of floats may return `[f64; M]` (or `[f32; M]`) written as `[a, b, ..]`; a function of arrays returns an Array, a tuple or `vec![..]`",
+            );
+            return;
+        }
+        if let syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(n),
+            ..
+        }) = &at.len
+            && n.base10_parse::<usize>().ok() != Some(items.len())
+        {
+            self.cx.error(
+                ret_ty.span(),
+                format!(
+                    "the return type has {} elements but the function returns {}",
+                    n,
+                    items.len()
+                ),
+            );
+            return;
+        }
+        self.f.tuple_output = true;
+        self.f.array_output = true;
+        for op in items {
+            let v = match self.value_var(&op) {
+                Some(v) => v,
+                None => {
+                    let s = self.materialize("__element", op);
+                    let mut body = std::mem::take(&mut self.f.body);
+                    let v = self.promote_into(&mut body, s);
+                    self.f.body = body;
+                    match v {
+                        Some(v) => v,
+                        None => return,
+                    }
+                }
+            };
+            self.f.outputs.push(Output::Value(v));
         }
     }
 

@@ -246,6 +246,13 @@ impl Lowerer<'_> {
                 }
                 Some(BlockValue::Tuple(items))
             }
+            Expr::Array(a) if top && matches!(self.f.ret_ty, syn::Type::Array(_)) => {
+                let mut items = Vec::new();
+                for el in &a.elems {
+                    items.push(self.expr(el)?);
+                }
+                Some(BlockValue::Fixed(items))
+            }
             Expr::Macro(m) if top && m.mac.path.is_ident("vec") => {
                 let parser = syn::punctuated::Punctuated::<Expr, syn::Token![,]>::parse_terminated;
                 let Ok(elems) = m.mac.parse_body_with(parser) else {
@@ -289,7 +296,7 @@ impl Lowerer<'_> {
         }
         match self.block(b, false)? {
             BlockValue::Single(op) => Some(self.materialize("__branch", op)),
-            BlockValue::Tuple(_) | BlockValue::List(_) => None,
+            BlockValue::Tuple(_) | BlockValue::List(_) | BlockValue::Fixed(_) => None,
         }
     }
 }

@@ -38,6 +38,7 @@
 //! }
 //! ```
 
+pub use crate::transform::fixed::{FixedHessian, FixedJac, JacArgnum, JacCall, ScalarJacTier};
 use crate::transform::grad::Argnum;
 pub use crate::transform::inside::{apply, apply_jvp, apply_jvp_vjp, apply_vjp};
 pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
@@ -262,21 +263,58 @@ macro_rules! value_type {
             }
         }
         impl<F: Copy, $($p),*> Copy for $t<F, $($p),*> {}
-        impl<F: Copy, $($p),*> Deref for $t<F, $($p),*>
-        where
-            Self: DiffFn,
-            <Self as DiffFn>::Arity: Caller<Self>,
-        {
-            type Target = <<Self as DiffFn>::Arity as Caller<Self>>::Ptr;
-            fn deref(&self) -> &Self::Target {
-                <<Self as DiffFn>::Arity as Caller<Self>>::PTR
-            }
-        }
     };
 }
 value_type!(Vmap<I, O>);
 value_type!(Jacfwd<I>);
 value_type!(Jacrev<I>);
+
+impl<F: Copy, I, O> Deref for Vmap<F, I, O>
+where
+    Self: DiffFn,
+    <Self as DiffFn>::Arity: Caller<Self>,
+{
+    type Target = <<Self as DiffFn>::Arity as Caller<Self>>::Ptr;
+    fn deref(&self) -> &Self::Target {
+        <<Self as DiffFn>::Arity as Caller<Self>>::PTR
+    }
+}
+
+/// `jacfwd(f)` and `jacrev(f)` are called through their function's tier
+/// (`transform/fixed.rs`): functions of arrays through their composable
+/// programs, functions of floats through the Jacobian entry points
+/// `#[differentiable]` writes for them.
+macro_rules! jacobian_deref {
+    ($($t:ident),*) => {$(
+        impl<F: Copy + Tiered, I> Deref for $t<F, I>
+        where
+            (F::Tier, Self): JacCall,
+        {
+            type Target = <(F::Tier, Self) as JacCall>::Ptr;
+            fn deref(&self) -> &Self::Target {
+                <(F::Tier, Self) as JacCall>::PTR
+            }
+        }
+    )*};
+}
+jacobian_deref!(Jacfwd, Jacrev);
+
+impl<F: Copy, I> JacCall for (ArrayTier, Jacfwd<F, I>)
+where
+    Jacfwd<F, I>: DiffFn,
+    <Jacfwd<F, I> as DiffFn>::Arity: Caller<Jacfwd<F, I>>,
+{
+    type Ptr = <<Jacfwd<F, I> as DiffFn>::Arity as Caller<Jacfwd<F, I>>>::Ptr;
+    const PTR: &'static Self::Ptr = <<Jacfwd<F, I> as DiffFn>::Arity as Caller<Jacfwd<F, I>>>::PTR;
+}
+impl<F: Copy, I> JacCall for (ArrayTier, Jacrev<F, I>)
+where
+    Jacrev<F, I>: DiffFn,
+    <Jacrev<F, I> as DiffFn>::Arity: Caller<Jacrev<F, I>>,
+{
+    type Ptr = <<Jacrev<F, I> as DiffFn>::Arity as Caller<Jacrev<F, I>>>::Ptr;
+    const PTR: &'static Self::Ptr = <<Jacrev<F, I> as DiffFn>::Arity as Caller<Jacrev<F, I>>>::PTR;
+}
 
 /// Maps `f` over axis 0 of every argument.
 pub fn vmap<F: DiffFn>(f: F) -> Vmap<F> {
@@ -289,32 +327,32 @@ pub fn vmap_with<I: InAxes<F::Arity>, O: AxisSpec, F: DiffFn>(f: F) -> Vmap<F, I
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by forward mode.
-pub fn jacfwd<F: DiffFn>(f: F) -> Jacfwd<F> {
+pub fn jacfwd<F: Tiered>(f: F) -> Jacfwd<F> {
     Jacfwd(f, PhantomData)
 }
 
 /// `jacfwd` w.r.t. argument `I` (what `jacfwd!(f, argnums = i)` expands to).
-pub fn jacfwd_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacfwd<F, I> {
+pub fn jacfwd_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<F, I> {
     Jacfwd(f, PhantomData)
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by reverse mode.
-pub fn jacrev<F: DiffFn>(f: F) -> Jacrev<F> {
+pub fn jacrev<F: Tiered>(f: F) -> Jacrev<F> {
     Jacrev(f, PhantomData)
 }
 
 /// `jacrev` w.r.t. argument `I`.
-pub fn jacrev_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacrev<F, I> {
+pub fn jacrev_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacrev<F, I> {
     Jacrev(f, PhantomData)
 }
 
 /// The Hessian w.r.t. the first argument: `jacfwd(jacrev(f))`.
-pub fn hessian<F: DiffFn>(f: F) -> Jacfwd<Jacrev<F>> {
+pub fn hessian<F: Tiered>(f: F) -> Jacfwd<Jacrev<F>> {
     Jacfwd(Jacrev(f, PhantomData), PhantomData)
 }
 
 /// The Hessian w.r.t. argument `I`.
-pub fn hessian_with<I: ArgIndex<F::Arity>, F: DiffFn>(f: F) -> Jacfwd<Jacrev<F, I>, I> {
+pub fn hessian_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<Jacrev<F, I>, I> {
     Jacfwd(Jacrev(f, PhantomData), PhantomData)
 }
 

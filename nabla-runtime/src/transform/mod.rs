@@ -9,10 +9,12 @@
 //!   (`structure`), Jacobian assembly and pullbacks (`jacobian`), and
 //!   Jacobians for several arguments (`many`); `grad`, `value_and_grad`,
 //!   `jvp` and `vjp` of those transforms (`outer`); transformed functions
-//!   called inside differentiable code (`inside`).
+//!   called inside differentiable code (`inside`); Jacobians and Hessians
+//!   of functions of floats (`fixed`).
 
 mod argnums;
 pub mod compose;
+mod fixed;
 pub mod grad;
 mod inside;
 mod jacobian;

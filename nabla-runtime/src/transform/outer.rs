@@ -224,11 +224,17 @@ impl<F: Tiered, A, X> Tiered for Grad<F, A, X> {
 impl<F, In, Out> Tiered for Vmap<F, In, Out> {
     type Tier = ArrayTier;
 }
-impl<F, In> Tiered for Jacfwd<F, In> {
-    type Tier = ArrayTier;
+impl<F: Tiered, In> Tiered for Jacfwd<F, In>
+where
+    F::Tier: crate::transform::fixed::JacTier,
+{
+    type Tier = <F::Tier as crate::transform::fixed::JacTier>::Of;
 }
-impl<F, In> Tiered for Jacrev<F, In> {
-    type Tier = ArrayTier;
+impl<F: Tiered, In> Tiered for Jacrev<F, In>
+where
+    F::Tier: crate::transform::fixed::JacTier,
+{
+    type Tier = <F::Tier as crate::transform::fixed::JacTier>::Of;
 }
 
 /// `grad` of the gradient `G` (argument `A`), by `G`'s tier `T`: the entry

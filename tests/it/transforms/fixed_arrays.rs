@@ -1,7 +1,8 @@
-//! Fixed-size arrays of floats as arguments of functions of floats:
-//! `grad`, `value_and_grad`, `vjp` and `jvp` of `[f64; 3]` and
-//! `[[f64; 2]; 2]` arguments, mixed with `f64` arguments and `argnums`,
-//! with loops and branches inside; against central finite differences.
+//! Fixed-size arrays of floats in functions of floats: `grad`,
+//! `value_and_grad`, `vjp`, `jvp`, `jacfwd`, `jacrev` and `hessian` of
+//! `[f64; 3]` and `[[f64; 2]; 2]` arguments and `[f64; M]` results, mixed
+//! with `f64` arguments and `argnums`, with loops and branches inside;
+//! against closed forms and central finite differences.
 
 use nabla::prelude::*;
 
@@ -132,4 +133,100 @@ fn nested_arrays_floats_and_argnums() {
     // One argument at a time.
     let gv2: [f64; 2] = grad!(quadratic, argnums = 1)(m, &v, s);
     assert_eq!(gv2, gv);
+}
+
+#[test]
+fn hessian_and_jacobians_of_a_simulation() {
+    let p = [12.0, 0.7, 0.1];
+    let h: [[f64; 3]; 3] = hessian(flight)(&p);
+    // Columns by central differences of the gradient.
+    for k in 0..3 {
+        let (mut a, mut b) = (p, p);
+        a[k] += 1e-5;
+        b[k] -= 1e-5;
+        let (ga, gb) = (grad(flight)(&a), grad(flight)(&b));
+        let col: [f64; 3] = std::array::from_fn(|i| (ga[i] - gb[i]) / 2e-5);
+        close(
+            std::array::from_fn(|i| h[i][k]),
+            col,
+            1e-5,
+            "hessian column",
+        );
+    }
+    for (i, row) in h.iter().enumerate() {
+        for (j, hij) in row.iter().enumerate() {
+            assert!((hij - h[j][i]).abs() < 1e-9, "symmetric");
+        }
+    }
+    // The Jacobian of a scalar function is its gradient, both ways.
+    close(jacfwd(flight)(&p), grad(flight)(&p), 1e-12, "jacfwd");
+    close(jacrev(flight)(&p), grad(flight)(&p), 1e-12, "jacrev");
+}
+
+/// A vector field of three floats: `[f64; 4]` out.
+#[differentiable]
+fn field(a: f64, b: f64, c: f64) -> [f64; 4] {
+    [a * b, b.sin() * c, a + c * c, 2.0]
+}
+
+/// A map of `[f64; 2]` to `[f64; 3]`.
+#[differentiable]
+fn polar(q: &[f64; 2]) -> [f64; 3] {
+    let r = q[0];
+    [r * q[1].cos(), r * q[1].sin(), r * r]
+}
+
+#[test]
+fn vector_results_with_vjp_jvp_and_jacobians() {
+    let (a, b, c) = (0.5, -1.2, 2.0);
+    assert_eq!(field(a, b, c), [a * b, b.sin() * c, a + c * c, 2.0]);
+    // jvp along b.
+    let (y, t) = jvp(field)((a, b, c), (0.0, 1.0, 0.0));
+    assert_eq!(y, field(a, b, c));
+    close(t, [a, b.cos() * c, 0.0, 0.0], 1e-12, "jvp");
+    // vjp: uᵀJ, one cotangent per argument.
+    let (y2, pullback) = vjp(field)(a, b, c);
+    assert_eq!(y2, y);
+    let (ca, cb, cc) = pullback(&[1.0, 0.0, 2.0, 5.0]);
+    close([ca, cb, cc], [b + 2.0, a, 4.0 * c], 1e-12, "vjp");
+    // Jacobians w.r.t. one float: the column [∂y/∂b].
+    let jb: [f64; 4] = jacfwd!(field, argnums = 1)(a, b, c);
+    close(jb, t, 1e-12, "jacfwd argnums = 1");
+    close(
+        jacrev!(field, argnums = 1)(a, b, c),
+        t,
+        1e-12,
+        "jacrev argnums = 1",
+    );
+    // [f64; 2] -> [f64; 3]: a 3 × 2 Jacobian, output-major.
+    let q = [1.5, 0.4];
+    let jf: [[f64; 2]; 3] = jacfwd(polar)(&q);
+    let jr: [[f64; 2]; 3] = jacrev(polar)(&q);
+    let want = [
+        [q[1].cos(), -q[0] * q[1].sin()],
+        [q[1].sin(), q[0] * q[1].cos()],
+        [2.0 * q[0], 0.0],
+    ];
+    for o in 0..3 {
+        close(jf[o], want[o], 1e-12, "jacfwd");
+        close(jr[o], want[o], 1e-12, "jacrev");
+    }
+}
+
+/// A float function's Hessian with argnums, next to a fixed array.
+#[differentiable]
+fn mixed(p: &[f64; 2], s: f64) -> f64 {
+    p[0] * p[1] * s * s + (s * p[0]).sin()
+}
+
+#[test]
+fn hessians_with_argnums() {
+    let (p, s) = ([0.3, -0.8], 1.7);
+    let hs: f64 = hessian!(mixed, argnums = 1)(&p, s);
+    let want = 2.0 * p[0] * p[1] - p[0] * p[0] * (s * p[0]).sin();
+    assert!((hs - want).abs() < 1e-12, "{hs} {want}");
+    let hp: [[f64; 2]; 2] = hessian(mixed)(&p, s);
+    let want = [[-s * s * (s * p[0]).sin(), s * s], [s * s, 0.0]];
+    close(hp[0], want[0], 1e-12, "row 0");
+    close(hp[1], want[1], 1e-12, "row 1");
 }

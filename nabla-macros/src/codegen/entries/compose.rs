@@ -142,9 +142,6 @@ impl Entries<'_> {
             ..
         } = self;
         quote! {
-            impl #krate::compose::Tiered for #name::Function {
-                type Tier = #krate::compose::ScalarTier;
-            }
             impl #krate::compose::ScalarFn1 for #name::Function {
                 type S = #c;
                 fn eval<__V: #krate::Value>(x: &__V) -> __V {

@@ -14,6 +14,7 @@
 //! They share the pieces in [`Entries`].
 
 mod compose;
+mod fixed;
 mod grad;
 mod second;
 mod vjp_jvp;
@@ -45,8 +46,23 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
     let all_arrays = !f.params.is_empty()
         && f.params.len() <= 6
         && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none());
-    if e.single && f.params.len() == 1 && all_arrays && matches!(f.tier, Tier::Scalar(_)) {
-        out.extend(e.scalar_fn());
+    if let Tier::Scalar(_) = f.tier {
+        let (krate, name) = (e.krate, e.name);
+        out.extend(quote! {
+            impl #krate::compose::Tiered for #name::Function {
+                type Tier = #krate::compose::ScalarTier;
+            }
+        });
+        if e.single && f.params.len() == 1 && all_arrays {
+            out.extend(e.scalar_fn());
+        }
+        if e.single || f.array_output {
+            out.extend(e.fixed_jacobians());
+        }
+    }
+    if f.array_output {
+        out.extend(e.vjp_entry());
+        out.extend(e.jvp_entry());
     }
     if e.single {
         out.extend(e.vjp_entry());
@@ -172,6 +188,7 @@ impl<'a> Entries<'a> {
             single: !f.tuple_output && matches!(f.outputs[0], Output::Value(_)),
             aux: f.tuple_output
                 && !f.list_output
+                && !f.array_output
                 && f.outputs.len() == 2
                 && matches!(f.outputs[0], Output::Value(_)),
         }

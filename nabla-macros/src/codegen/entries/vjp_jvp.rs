@@ -1,5 +1,6 @@
 //! `vjp(f)` and `jvp(f)`: monomorphic entry points for a function with one
-//! value output, and the `VjpFn` / `JvpFn` impls pointing at them.
+//! value output (or a `[f64; M]` of them), and the `VjpFn` / `JvpFn` impls
+//! pointing at them.
 
 use super::{Entries, per_tree, rebuild};
 use crate::codegen::names;
@@ -57,7 +58,9 @@ impl Entries<'_> {
         } else {
             quote!('static)
         };
-        let pb_ty = quote!(::std::boxed::Box<dyn ::core::ops::FnOnce(&#c) -> #user_cts + #lt>);
+        let (out_c, out_of, _) = self.out_conversion();
+        let ct_in = self.ct_conversion();
+        let pb_ty = quote!(::std::boxed::Box<dyn ::core::ops::FnOnce(&#out_c) -> #user_cts + #lt>);
         let owned_skeletons = per_tree(f, "", |id, r| {
             let o = format_ident!("__skeleton_{}", id);
             quote!(let #o = ::std::borrow::ToOwned::to_owned(#r);)
@@ -69,19 +72,19 @@ impl Entries<'_> {
         quote! {
             #[doc(hidden)]
             #[allow(clippy::all)]
-            #vis fn #vjp_entry<'__a>(#(#user_params),*) -> (#c, #pb_ty) {
+            #vis fn #vjp_entry<'__a>(#(#user_params),*) -> (#out_c, #pb_ty) {
                 #tree_binds
                 #owned_skeletons
                 let (__y, __pullback) = #vjp::<#c>(#(#call_args),*);
-                (__y, ::std::boxed::Box::new(move |__ct: &#c| {
-                    let __all = __pullback(::core::clone::Clone::clone(__ct));
+                (#out_of, ::std::boxed::Box::new(move |__ct: &#out_c| {
+                    let __all = __pullback(#ct_in);
                     #convert_owned
                     #pick
                 }))
             }
             impl #tr::VjpFn for #name::Function {
-                type Ptr = for<'__a> fn(#(#user_types),*) -> (#c, #pb_ty);
-                const PTR: &'static Self::Ptr = &(#vjp_entry as for<'__a> fn(#(#user_types),*) -> (#c, #pb_ty));
+                type Ptr = for<'__a> fn(#(#user_types),*) -> (#out_c, #pb_ty);
+                const PTR: &'static Self::Ptr = &(#vjp_entry as for<'__a> fn(#(#user_types),*) -> (#out_c, #pb_ty));
             }
         }
     }
@@ -119,6 +122,7 @@ impl Entries<'_> {
                 }
             })
             .collect();
+        let (out_c, _, pair_of) = self.out_conversion();
         let tangent_leaves = per_tree(f, "_dot", |id, r| {
             let l = format_ident!("__tangent_leaves_{}", id);
             quote!(let #l = #krate::tree::leaves(#r);)
@@ -126,17 +130,45 @@ impl Entries<'_> {
         quote! {
             #[doc(hidden)]
             #[allow(clippy::all)]
-            #vis fn #jvp_entry<'__a>(__primals: (#(#user_types,)*), __tangents: (#(#tan_types,)*)) -> (#c, #c) {
+            #vis fn #jvp_entry<'__a>(__primals: (#(#user_types,)*), __tangents: (#(#tan_types,)*)) -> (#out_c, #out_c) {
                 let (#(#prim_names,)*) = __primals;
                 let (#(#tan_names,)*) = __tangents;
                 #tree_binds
                 #tangent_leaves
-                #jvp::<#c>(#(#call_args,)* #(#tan_args),*)
+                let __pair = #jvp::<#c>(#(#call_args,)* #(#tan_args),*);
+                #pair_of
             }
             impl #tr::JvpFn for #name::Function {
-                type Ptr = for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#c, #c);
-                const PTR: &'static Self::Ptr = &(#jvp_entry as for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#c, #c));
+                type Ptr = for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#out_c, #out_c);
+                const PTR: &'static Self::Ptr = &(#jvp_entry as for<'__a> fn((#(#user_types,)*), (#(#tan_types,)*)) -> (#out_c, #out_c));
             }
         }
+    }
+
+    /// The entry points' output type (`c`, or `[c; M]` for an array
+    /// output), the output `__y` of a generated variant in that type, and
+    /// a variant's `(output, tangent)` `__pair` in that type.
+    pub(super) fn out_conversion(&self) -> (TokenStream, TokenStream, TokenStream) {
+        let c = &self.c;
+        if !self.f.array_output {
+            return (c.clone(), quote!(__y), quote!(__pair));
+        }
+        let m = self.f.outputs.len();
+        let idx: Vec<syn::Index> = (0..m).map(syn::Index::from).collect();
+        (
+            quote!([#c; #m]),
+            quote!([#(__y.#idx),*]),
+            quote!(([#(__pair.0.#idx),*], [#(__pair.1.#idx),*])),
+        )
+    }
+
+    /// The cotangent a generated pullback takes, from the entry point's
+    /// `__ct: &out` (one `Some` per element of an array output).
+    pub(super) fn ct_conversion(&self) -> TokenStream {
+        if !self.f.array_output {
+            return quote!(::core::clone::Clone::clone(__ct));
+        }
+        let k = 0..self.f.outputs.len();
+        quote!((#(::core::option::Option::Some(__ct[#k]),)*))
     }
 }
