@@ -6,7 +6,8 @@
 //! the gradient. A damped oscillator integrated from constants shows a
 //! simulation whose state starts as plain numbers. A critic trained with a
 //! gradient penalty (WGAN-GP style) calls `nabla::grad` inside the loss it
-//! differentiates.
+//! differentiates. A projectile with drag on `[f64; 3]` parameters gets
+//! its gradient `[f64; 3]` and Hessian `[[f64; 3]; 3]` as plain arrays.
 //!
 //! Run: `cargo run --release --example second_order`
 
@@ -113,7 +114,70 @@ fn gradient_penalty() {
     assert!((norm2(&w) - 1.0).abs() < 0.1);
 }
 
+/// A projectile with drag from `p = [speed, angle, drag]`: the squared
+/// distance to a target after one second of flight.
+#[differentiable]
+fn miss(p: &[f64; 3]) -> f64 {
+    let dt = 0.01;
+    let (mut x, mut y) = (0.0, 0.0);
+    let mut vx = p[0] * p[1].cos();
+    let mut vy = p[0] * p[1].sin();
+    for _ in 0..100 {
+        let ax = -p[2] * vx;
+        let ay = -9.81 - p[2] * vy;
+        x += dt * vx;
+        y += dt * vy;
+        vx += dt * ax;
+        vy += dt * ay;
+    }
+    (x - 10.0) * (x - 10.0) + (y - 2.0) * (y - 2.0)
+}
+
+/// Newton steps on speed and angle (drag fixed) with the `[[f64; 3]; 3]`
+/// Hessian of the simulation.
+fn aim() {
+    let mut p = [8.0, 0.9, 0.1];
+    println!(
+        "projectile: miss = {:.3e} at speed {:.3}, angle {:.3}",
+        miss(&p),
+        p[0],
+        p[1]
+    );
+    for _ in 0..8 {
+        let g: [f64; 3] = grad(miss)(&p);
+        let h: [[f64; 3]; 3] = hessian(miss)(&p);
+        // Solve the 2 × 2 system for (speed, angle).
+        let det = h[0][0] * h[1][1] - h[0][1] * h[1][0];
+        p[0] -= (h[1][1] * g[0] - h[0][1] * g[1]) / det;
+        p[1] -= (h[0][0] * g[1] - h[1][0] * g[0]) / det;
+    }
+    let m = miss(&p);
+    println!(
+        "            miss = {m:.3e} at speed {:.3}, angle {:.3}",
+        p[0], p[1]
+    );
+    assert!(
+        m < 1e-16,
+        "Newton's method on the simulation hits the target"
+    );
+    // The Hessian against central differences of the gradient.
+    let h = hessian(miss)(&p);
+    let mut worst = 0.0f64;
+    for k in 0..3 {
+        let (mut a, mut b) = (p, p);
+        a[k] += 1e-5;
+        b[k] -= 1e-5;
+        let (ga, gb) = (grad(miss)(&a), grad(miss)(&b));
+        for i in 0..3 {
+            worst = worst.max(((ga[i] - gb[i]) / 2e-5 - h[i][k]).abs());
+        }
+    }
+    println!("            |hessian - finite difference|_max = {worst:.1e}");
+    assert!(worst < 1e-4);
+}
+
 fn main() {
+    aim();
     gradient_penalty();
     let n = 20;
     let x0 = Array::from_vec((0..n).map(|i| -1.2 + 0.1 * (i % 3) as f64).collect(), &[n]);

@@ -110,10 +110,44 @@
 //! }
 //! ```
 //!
+//! A function of floats compiles to float code, and may take and return
+//! fixed-size arrays of floats; its derivatives have the user's shapes:
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! /// A projectile from `p = [speed, angle, drag]`: its height after 1 s.
+//! #[differentiable]
+//! fn height(p: &[f64; 3]) -> f64 {
+//!     let (dt, mut y) = (0.01, 0.0);
+//!     let mut vy = p[0] * p[1].sin();
+//!     for _ in 0..100 {
+//!         y += dt * vy;
+//!         vy += dt * (-9.81 - p[2] * vy);
+//!     }
+//!     y
+//! }
+//!
+//! #[differentiable]
+//! fn polar(q: &[f64; 2]) -> [f64; 2] {
+//!     [q[0] * q[1].cos(), q[0] * q[1].sin()]
+//! }
+//!
+//! fn main() {
+//!     let p = [10.0, 0.5, 0.1];
+//!     let g: [f64; 3] = grad(height)(&p);
+//!     let h: [[f64; 3]; 3] = hessian(height)(&p);
+//!     assert!(g[0] > 0.0 && (h[0][1] - h[1][0]).abs() < 1e-12);
+//!     let j: [[f64; 2]; 2] = jacfwd(polar)(&[2.0, 0.0]);
+//!     assert_eq!(j, [[1.0, 0.0], [0.0, 2.0]]);
+//! }
+//! ```
+//!
 //! ## What `#[differentiable]` accepts
 //!
-//! - **Parameters**: `Array`/`&Array`, or `f32`/`f64` (a function of
-//!   floats compiles to scalar code, no arrays); trees of arrays
+//! - **Parameters**: `Array`/`&Array`, or `f32`/`f64` and fixed-size
+//!   arrays of them (a function of floats compiles to scalar code, no
+//!   arrays); trees of arrays
 //!   (`#[derive(Tree)]` structs, `Vec<Array>`, tuples; the gradient has the
 //!   same type); `&[Array]` returning `vec![..]`; anything else (integers,
 //!   shapes, flags, `#[nondiff]` parameters) is static and passes through.
@@ -125,7 +159,7 @@
 //!   `continue`; an early `return`. A variable that starts from a constant
 //!   and becomes differentiable in a loop or a branch is differentiable.
 //! - **Returns**: one value, a tuple of values (or with static parts),
-//!   `(value, aux)` for `has_aux`.
+//!   `(value, aux)` for `has_aux`, `[a, b, ..]` as `[f64; M]`.
 //!
 //! What it cannot differentiate (closures, recursion, indexing a value
 //! with `[]`, `unsafe`, generic parameters, methods) is a compile error at
