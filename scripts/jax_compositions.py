@@ -52,6 +52,10 @@ def soft(x):  # calls a custom op (softplus) in the Rust twin
     return jnp.sum(jax.nn.softplus(x * x) * x)
 
 
+def softplus_op(x):  # the custom op itself, vector -> vector
+    return jax.nn.softplus(x)
+
+
 FUNCTIONS = {
     "bump": (bump, [()]),
     "bowl": (bowl, [(3,)]),
@@ -59,6 +63,7 @@ FUNCTIONS = {
     "pair": (pair, [(3,), (3,)]),
     "looped": (looped, [(3,)]),
     "soft": (soft, [(3,)]),
+    "softplus_op": (softplus_op, [(3,)]),
 }
 
 INNER = ["grad", "vmap", "jacfwd", "jacrev", "hessian"]

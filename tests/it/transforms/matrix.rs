@@ -1,8 +1,8 @@
 //! The composition matrix: every single transform, every pair and a set
 //! of triples of `grad`, `vmap`, `jacfwd`, `jacrev`, `hessian`, `jvp` and
 //! `vjp`, applied to a scalar function, a vector→scalar and a
-//! vector→vector function, a function of two arrays, one with a loop and
-//! one calling a custom op, against JAX (`tests/fixtures/jax_compositions.json`,
+//! vector→vector function, a function of two arrays, one with a loop, one
+//! calling a custom op and the custom op itself, against JAX (`tests/fixtures/jax_compositions.json`,
 //! written by `scripts/jax_compositions.py`) in f64. Chains JAX rejects
 //! (`grad` of a non-scalar) panic here too. The mixed orders of second
 //! derivatives (ff, fr, rf, rr) each match JAX's Hessian, so they agree
@@ -240,4 +240,9 @@ fn a_loop() {
 #[test]
 fn a_custom_op() {
     assert_eq!(check("soft", matrix!(1, soft)), 47);
+}
+
+#[test]
+fn the_custom_op_itself() {
+    assert_eq!(check("softplus_op", matrix!(1, softplus_op)), 36);
 }
