@@ -258,3 +258,23 @@ pub fn leaves_or_zeros<V: crate::Value>(slots: Vec<Option<V>>, primal: &[V]) -> 
         .map(|(s, p)| crate::transform::grad::private::or_zeros(s, p))
         .collect()
 }
+
+/// The leaf index of `p[i][j]..` in a fixed-size array of floats with
+/// these lengths (outermost first), row-major; panics as Rust indexing
+/// does when an index is out of bounds (generated code).
+#[doc(hidden)]
+#[inline]
+#[track_caller]
+pub fn fixed_index<const K: usize>(idx: [usize; K], lens: [usize; K]) -> usize {
+    let mut flat = 0;
+    for k in 0..K {
+        if idx[k] >= lens[k] {
+            panic!(
+                "index out of bounds: the len is {} but the index is {}",
+                lens[k], idx[k]
+            );
+        }
+        flat = flat * lens[k] + idx[k];
+    }
+    flat
+}

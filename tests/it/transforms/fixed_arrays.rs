@@ -230,3 +230,26 @@ fn hessians_with_argnums() {
     close(hp[0], want[0], 1e-12, "row 0");
     close(hp[1], want[1], 1e-12, "row 1");
 }
+
+#[differentiable]
+fn first_n(m: &[[f64; 3]; 2], n: usize) -> f64 {
+    let mut total = 0.0;
+    for j in 0..n {
+        total += m[0][j] * m[1][0];
+    }
+    total
+}
+
+#[test]
+fn an_index_out_of_bounds_panics_as_in_rust() {
+    let m = [[1.0, 2.0, 3.0], [4.0, 5.0, 6.0]];
+    assert_eq!(grad(first_n)(&m, 3), [[4.0, 4.0, 4.0], [6.0, 0.0, 0.0]]);
+    // m[0][3] would be m[1][0] in the flat leaves; it panics instead.
+    let r = std::panic::catch_unwind(|| grad(first_n)(&m, 4));
+    let msg = r.expect_err("out of bounds");
+    let msg = msg.downcast_ref::<String>().expect("a message");
+    assert!(
+        msg.contains("index out of bounds: the len is 3 but the index is 3"),
+        "{msg}"
+    );
+}
