@@ -59,6 +59,22 @@ pub struct Param {
     pub tree: Option<Type>,
 }
 
+impl Param {
+    /// For a fixed-size array of floats (`[f64; N]`, `[[f64; N]; M]`): the
+    /// number of its floats (`(N) * (M)`), the length of its leaves array
+    /// in generated code (no heap).
+    pub fn fixed_len(&self) -> Option<TokenStream> {
+        let mut ty = self.tree.as_ref()?;
+        let mut lens = Vec::new();
+        while let Type::Array(a) = ty {
+            lens.push(a.len.clone());
+            ty = &a.elem;
+        }
+        let float = matches!(ty, Type::Path(p) if p.path.is_ident("f64") || p.path.is_ident("f32"));
+        (float && !lens.is_empty()).then(|| quote::quote!(1usize #(* (#lens))*))
+    }
+}
+
 /// One output of the function.
 pub enum Output {
     Value(VarId),

@@ -41,6 +41,13 @@ pub trait Tree<L = Array> {
     /// The position among the leaves of the single array at `path`.
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize;
+    /// Calls `f` on every leaf in order (through [`Tree::flatten_into`]
+    /// unless a type does it without collecting).
+    fn for_each_leaf(&self, f: &mut dyn FnMut(&L)) {
+        let mut out = Vec::with_capacity(self.num_leaves());
+        self.flatten_into(&mut out);
+        out.iter().for_each(f);
+    }
 }
 
 /// The leaves of a tree, in order.
@@ -56,15 +63,16 @@ pub fn leaves<L, T: Tree<L> + ?Sized>(t: &T) -> Vec<L> {
 }
 
 /// A tree argument as generated code sees it: the skeleton (for positions)
-/// and the leaves at the value type `V`.
-pub struct TreeArg<'a, T: ?Sized, V> {
+/// and the leaves, a `Vec<V>` at the value type `V` (an array `[V; K]` for
+/// a fixed-size array of floats, so it needs no heap).
+pub struct TreeArg<'a, T: ?Sized, Leaves> {
     /// The original value; only its structure is used.
     pub skeleton: &'a T,
     /// The leaves, in `flatten_into` order.
-    pub leaves: Vec<V>,
+    pub leaves: Leaves,
 }
 
-impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, L> {
+impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, Vec<L>> {
     /// Wraps a tree.
     pub fn new(t: &'a T) -> Self {
         TreeArg {
@@ -74,7 +82,7 @@ impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, L> {
     }
 }
 
-impl<T: ?Sized, V> TreeArg<'_, T, V> {
+impl<T: ?Sized, Leaves> TreeArg<'_, T, Leaves> {
     /// The leaf index at `path` (for generated field access) in a tree of
     /// `L` leaves.
     #[track_caller]
@@ -125,6 +133,9 @@ macro_rules! float_leaf {
             }
             fn rebuild(&self, leaves: &mut dyn Iterator<Item = $t>) -> $t {
                 leaves.next().expect("tree: too few leaves")
+            }
+            fn for_each_leaf(&self, f: &mut dyn FnMut(&$t)) {
+                f(self)
             }
             #[track_caller]
             fn leaf_index(&self, path: &[Seg]) -> usize {
@@ -199,6 +210,9 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         std::array::from_fn(|i| self[i].rebuild(leaves))
     }
+    fn for_each_leaf(&self, f: &mut dyn FnMut(&L)) {
+        self.iter().for_each(|t| t.for_each_leaf(f));
+    }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
         seq_index(self, path)
@@ -243,7 +257,7 @@ impl<T: Cotangent, const N: usize> Cotangent for [T; N] {}
 
 /// Leaf-wise accumulation of a tree cotangent (generated code).
 #[doc(hidden)]
-pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: Vec<V>) {
+pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: impl IntoIterator<Item = V>) {
     for (s, c) in slots.iter_mut().zip(cts) {
         crate::transform::grad::private::acc(s, c);
     }
@@ -277,4 +291,31 @@ pub fn fixed_index<const K: usize>(idx: [usize; K], lens: [usize; K]) -> usize {
         flat = flat * lens[k] + idx[k];
     }
     flat
+}
+
+/// The `K` floats of a fixed-size array of floats, as an array (generated
+/// code: a fixed-size argument's leaves, without the heap).
+#[doc(hidden)]
+#[track_caller]
+pub fn fixed_leaves<S: Copy + Default, T: Tree<S> + ?Sized, const K: usize>(t: &T) -> [S; K] {
+    let mut out = [S::default(); K];
+    let mut n = 0;
+    t.for_each_leaf(&mut |l| {
+        out[n] = *l;
+        n += 1;
+    });
+    assert_eq!(n, K, "a fixed-size array with {n} floats, expected {K}");
+    out
+}
+
+/// [`leaves_or_zeros`] for a fixed-size array's slots (generated code).
+#[doc(hidden)]
+pub fn fixed_or_zeros<V: crate::Value, const K: usize>(
+    slots: [Option<V>; K],
+    primal: &[V; K],
+) -> [V; K] {
+    let mut it = slots.into_iter();
+    std::array::from_fn(|i| {
+        crate::transform::grad::private::or_zeros(it.next().flatten(), &primal[i])
+    })
 }

@@ -52,6 +52,15 @@ pub fn concrete(f: &Function) -> TokenStream {
     }
 }
 
+/// A tree parameter's leaves in generated code: `Vec<__V>`, or `[__V; K]`
+/// for a fixed-size array of floats.
+pub fn leaves_ty(p: &crate::ir::Param) -> TokenStream {
+    match p.fixed_len() {
+        Some(k) => quote!([__V; #k]),
+        None => quote!(::std::vec::Vec<__V>),
+    }
+}
+
 /// The signature pieces of `f`'s generic variants.
 pub fn sig(f: &Function) -> Sig {
     let krate = &f.krate;
@@ -65,9 +74,11 @@ pub fn sig(f: &Function) -> Sig {
         let id = &p.ident;
         match (p.var, &p.tree) {
             (Some(v), Some(tree)) => {
-                generic_params.push(quote!(#id: &#krate::tree::TreeArg<'_, #tree, __V>));
+                let leaves = leaves_ty(p);
+                generic_params.push(quote!(#id: &#krate::tree::TreeArg<'_, #tree, #leaves>));
                 let var = f.name(v);
-                owned_params.push(quote!(let #var: ::std::vec::Vec<__V> = ::core::clone::Clone::clone(&#id.leaves);));
+                owned_params
+                    .push(quote!(let #var: #leaves = ::core::clone::Clone::clone(&#id.leaves);));
             }
             (Some(v), None) => {
                 generic_params.push(quote!(#id: &__V));
@@ -106,7 +117,7 @@ pub fn sig(f: &Function) -> Sig {
     };
     let arg_cts = f.params.iter().map(|p| {
         if p.tree.is_some() {
-            quote!(::std::vec::Vec<__V>)
+            leaves_ty(p)
         } else if p.var.is_some() {
             quote!(__V)
         } else {

@@ -110,7 +110,16 @@ fn dual_binds(f: &Function) -> Vec<TokenStream> {
             format_ident!("__dual_{}", p.ident),
             format_ident!("{}_dot", p.ident),
         );
-        if p.tree.is_some() {
+        if p.fixed_len().is_some() {
+            quote! {
+                let #d = #krate::tree::TreeArg {
+                    skeleton: #id.skeleton,
+                    leaves: ::core::array::from_fn(|__i| {
+                        #krate::Dual::new(::core::clone::Clone::clone(&#id.leaves[__i]), #t.map(|__t| ::core::clone::Clone::clone(&__t[__i])))
+                    }),
+                };
+            }
+        } else if p.tree.is_some() {
             quote! {
                 let #d = #krate::tree::TreeArg {
                     skeleton: #id.skeleton,

@@ -181,7 +181,9 @@ fn owned_values(f: &Function, closure: &TokenStream) -> (Vec<TokenStream>, Vec<T
 fn slots(f: &Function, active: &[bool]) -> Vec<TokenStream> {
     (0..f.vars.len()).filter(|&v| active[v] && f.vars[v].kind != Kind::Static).map(|v| {
         let c = ct(f, v);
-        if f.vars[v].kind == Kind::Tree {
+        if let Some(k) = f.param_of(v).and_then(|p| p.fixed_len()) {
+            quote!(let mut #c: [::core::option::Option<__V>; #k] = ::core::array::from_fn(|_| ::core::option::Option::None);)
+        } else if f.vars[v].kind == Kind::Tree {
             let leaves = f.name(v);
             quote!(let mut #c: ::std::vec::Vec<::core::option::Option<__V>> = ::std::vec![::core::option::Option::None; #leaves.len()];)
         } else {
@@ -198,6 +200,10 @@ fn result(f: &Function, active: &[bool]) -> Vec<TokenStream> {
     f.params
         .iter()
         .map(|p| match p.var {
+            Some(v) if p.fixed_len().is_some() => {
+                let (c, x) = (ct(f, v), f.name(v));
+                quote!(#krate::tree::fixed_or_zeros(#c, &#x))
+            }
             Some(v) if p.tree.is_some() => {
                 let (c, x) = (ct(f, v), f.name(v));
                 quote!(#krate::tree::leaves_or_zeros(#c, &#x))

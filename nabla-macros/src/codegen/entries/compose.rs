@@ -88,7 +88,7 @@ impl Entries<'_> {
         let tree = f.params[0].tree.as_ref();
         let tree_arg = quote! {
             let __sk = #krate::compose::list_skeleton(x.len());
-            let __t: #krate::tree::TreeArg<'_, #tree, __V> =
+            let __t: #krate::tree::TreeArg<'_, #tree, ::std::vec::Vec<__V>> =
                 #krate::tree::TreeArg { skeleton: &__sk, leaves: ::core::clone::Clone::clone(x) };
         };
         // With an output-only tail, callers that need only the outputs'

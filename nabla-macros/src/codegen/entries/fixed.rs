@@ -168,7 +168,7 @@ impl Entries<'_> {
         };
         let ki = syn::Index::from(k);
         let row = if f.params[k].tree.is_some() {
-            quote!(__all.#ki)
+            quote!(::core::iter::IntoIterator::into_iter(__all.#ki).collect::<::std::vec::Vec<#c>>())
         } else {
             quote!(::std::vec![__all.#ki])
         };
@@ -240,14 +240,14 @@ impl Entries<'_> {
                 let hot = i == k;
                 match (p.var.is_some(), p.tree.is_some()) {
                     (true, true) => {
+                        let k = p.fixed_len().unwrap_or_else(|| quote!(0usize));
                         binds.push(quote! {
                             let #d = #krate::tree::TreeArg {
                                 skeleton: #r,
-                                leaves: #krate::tree::leaves::<#c, _>(#r)
-                                    .into_iter()
-                                    .enumerate()
-                                    .map(|(__i, __l)| #krate::Dual::new(__l, (#hot && __i == __k).then_some(1.0 as #c)))
-                                    .collect(),
+                                leaves: {
+                                    let __l = #krate::tree::fixed_leaves::<#c, _, { #k }>(#r);
+                                    ::core::array::from_fn(|__i| #krate::Dual::new(__l[__i], (#hot && __i == __k).then_some(1.0 as #c)))
+                                },
                             };
                         });
                         quote!(&#d)

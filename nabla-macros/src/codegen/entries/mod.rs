@@ -147,7 +147,14 @@ impl<'a> Entries<'a> {
             .collect();
         let tree_binds = per_tree(f, "", |id, r| {
             let t = format_ident!("__tree_{}", id);
-            quote!(let #t = #krate::tree::TreeArg::new(#r);)
+            match fixed_len(f, id) {
+                // A fixed-size array's floats, on the stack.
+                Some(k) => quote!(let #t = #krate::tree::TreeArg {
+                    skeleton: #r,
+                    leaves: #krate::tree::fixed_leaves::<#c, _, { #k }>(#r),
+                };),
+                None => quote!(let #t = #krate::tree::TreeArg::new(#r);),
+            }
         });
         let convert = rebuild(f, |id| {
             let t = format_ident!("__tree_{}", id);
@@ -211,6 +218,11 @@ impl<'a> Entries<'a> {
             quote!(#(#items)*)
         }
     }
+}
+
+/// The number of floats of parameter `id` if it is a fixed-size array.
+pub(super) fn fixed_len(f: &Function, id: &syn::Ident) -> Option<TokenStream> {
+    f.params.iter().find(|p| p.ident == *id)?.fixed_len()
 }
 
 /// One `let` per tree parameter: `make(name, reference to the argument)`,

@@ -125,7 +125,10 @@ impl Entries<'_> {
         let (out_c, _, pair_of) = self.out_conversion();
         let tangent_leaves = per_tree(f, "_dot", |id, r| {
             let l = format_ident!("__tangent_leaves_{}", id);
-            quote!(let #l = #krate::tree::leaves(#r);)
+            match super::fixed_len(f, id) {
+                Some(k) => quote!(let #l = #krate::tree::fixed_leaves::<#c, _, { #k }>(#r);),
+                None => quote!(let #l = #krate::tree::leaves(#r);),
+            }
         });
         quote! {
             #[doc(hidden)]
