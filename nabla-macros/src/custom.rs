@@ -252,11 +252,7 @@ impl<'a> Op<'a> {
         orig.attrs.retain(|a| !a.path().is_ident("doc"));
         let docs = self.item.attrs.iter().filter(|a| a.path().is_ident("doc"));
         let static_tys = self.statics().map(|a| &a.ty);
-        let reexport = match vis {
-            syn::Visibility::Inherited => quote!(pub(super)),
-            syn::Visibility::Public(_) => quote!(pub),
-            syn::Visibility::Restricted(_) => quote!(pub(crate)),
-        };
+        let reexport = codegen::names::reexport(vis);
         quote! {
             #[doc(hidden)]
             #orig

@@ -29,7 +29,7 @@
 mod entries;
 mod forward;
 mod held;
-mod names;
+pub(crate) mod names;
 mod reads;
 mod reverse;
 mod revolve;
@@ -46,7 +46,7 @@ use crate::errors::Errors;
 use crate::ir::Function;
 use proc_macro2::TokenStream;
 use quote::quote;
-use syn::{ItemFn, Visibility};
+use syn::ItemFn;
 
 /// Everything generated for one annotated function.
 pub fn expand(f: &Function, analysis: &Analysis, item: &ItemFn) -> TokenStream {
@@ -98,11 +98,7 @@ fn function_value(f: &Function, item: &ItemFn) -> TokenStream {
     let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
     let user_types: Vec<&syn::Type> = f.params.iter().map(|p| &p.ty).collect();
     let ret_ty = &f.ret_ty;
-    let reexport = match vis {
-        Visibility::Inherited => quote!(pub(super)),
-        Visibility::Public(_) => quote!(pub),
-        Visibility::Restricted(_) => quote!(pub(crate)),
-    };
+    let reexport = names::reexport(vis);
     let module_doc = format!(
         "Generated variants of the differentiable function [`{name}`](const@{name}): `primal` (as written), \
          `forward::<V>`, `jvp::<V>` and `vjp::<V>`."

@@ -5,6 +5,25 @@ use crate::ir::{Function, VarId};
 use proc_macro2::Ident;
 use quote::format_ident;
 
+/// The visibility, inside the function's `mod <f>`, that re-exports items
+/// declared with `vis` beside it: one level further out for private and
+/// `super`-relative visibilities, the same for `pub` and `crate` paths.
+pub fn reexport(vis: &syn::Visibility) -> proc_macro2::TokenStream {
+    match vis {
+        syn::Visibility::Inherited => quote::quote!(pub(super)),
+        syn::Visibility::Public(_) => quote::quote!(pub),
+        syn::Visibility::Restricted(r) => {
+            let path = &r.path;
+            let first = path.segments.first().map(|s| s.ident.to_string());
+            match first.as_deref() {
+                Some("self") => quote::quote!(pub(super)),
+                Some("super") => quote::quote!(pub(in super::#path)),
+                _ => quote::quote!(#vis),
+            }
+        }
+    }
+}
+
 /// The hidden item `__nabla_<f>_<what>` (`primal`, `forward`, `vjp`, ..).
 pub fn item(f: &Function, what: &str) -> Ident {
     format_ident!("__nabla_{}_{}", f.ident, what)

@@ -3,7 +3,7 @@
 //! or `let mut y = 0.0; if c { y = x * 2.0 }`) is a value from the start,
 //! a constant with no derivative. The constant takes its value type (dtype,
 //! device, batch, tangent structure) from the first differentiable
-//! parameter, or the first leaf of a tree parameter when there is no other
+//! parameter, or the first float of a fixed-size array when there is no other
 //! (`transforms::private::promote`: `full_like` of it for a
 //! number, `lift` for an `Array`, so `let mut acc = Array::zeros(..)` then
 //! `acc = &acc + x` in a loop works too).
@@ -28,13 +28,13 @@ impl Lowerer<'_> {
             .find_map(|p| p.var.filter(|&v| self.kind(v) == Kind::Value));
         let t = match template {
             Some(v) => self.f.val(v),
-            // Only trees (`p: &[f64; 3]`): the first leaf.
+            // Only fixed-size arrays (`p: &[f64; 3]`): the first float.
             None => {
                 let tree = self
                     .f
                     .params
                     .iter()
-                    .find_map(|p| p.var.filter(|_| p.tree.is_some()))?;
+                    .find_map(|p| p.var.filter(|_| p.fixed_len().is_some()))?;
                 let leaves = self.f.name(tree);
                 quote!(&#leaves[0])
             }

@@ -61,6 +61,12 @@ pub type OutOf<F, V> = <<F as DiffFn>::Out as Structure>::Of<V>;
 /// `#[differentiable]` for functions of one to six `Array` parameters
 /// returning one `Array`, and of one `&[Array]` returning a `vec![..]` of
 /// arrays, and by every transform of one.
+#[diagnostic::on_unimplemented(
+    message = "`{Self}` is not a composable function of arrays",
+    label = "vmap, jacfwd, jacrev, hessian and their nesting need a composable function here",
+    note = "composable: #[differentiable] functions of one to six arrays (or of one `&[Array]`) returning an array, custom ops, and transforms of them",
+    note = "a function of a tree (#[derive(Tree)], Vec or tuple arguments) is not composable yet: pass its arrays as separate arguments, or use grad, value_and_grad, vjp and jvp, which take trees"
+)]
 pub trait DiffFn: Copy + 'static {
     /// Its arguments.
     type Arity: Arity;
@@ -295,26 +301,17 @@ macro_rules! jacobian_deref {
                 <(F::Tier, Self) as JacCall>::PTR
             }
         }
+        impl<F: Copy, I> JacCall for (ArrayTier, $t<F, I>)
+        where
+            $t<F, I>: DiffFn,
+            <$t<F, I> as DiffFn>::Arity: Caller<$t<F, I>>,
+        {
+            type Ptr = <<$t<F, I> as DiffFn>::Arity as Caller<$t<F, I>>>::Ptr;
+            const PTR: &'static Self::Ptr = <<$t<F, I> as DiffFn>::Arity as Caller<$t<F, I>>>::PTR;
+        }
     )*};
 }
 jacobian_deref!(Jacfwd, Jacrev);
-
-impl<F: Copy, I> JacCall for (ArrayTier, Jacfwd<F, I>)
-where
-    Jacfwd<F, I>: DiffFn,
-    <Jacfwd<F, I> as DiffFn>::Arity: Caller<Jacfwd<F, I>>,
-{
-    type Ptr = <<Jacfwd<F, I> as DiffFn>::Arity as Caller<Jacfwd<F, I>>>::Ptr;
-    const PTR: &'static Self::Ptr = <<Jacfwd<F, I> as DiffFn>::Arity as Caller<Jacfwd<F, I>>>::PTR;
-}
-impl<F: Copy, I> JacCall for (ArrayTier, Jacrev<F, I>)
-where
-    Jacrev<F, I>: DiffFn,
-    <Jacrev<F, I> as DiffFn>::Arity: Caller<Jacrev<F, I>>,
-{
-    type Ptr = <<Jacrev<F, I> as DiffFn>::Arity as Caller<Jacrev<F, I>>>::Ptr;
-    const PTR: &'static Self::Ptr = <<Jacrev<F, I> as DiffFn>::Arity as Caller<Jacrev<F, I>>>::PTR;
-}
 
 /// Maps `f` over axis 0 of every argument.
 pub fn vmap<F: DiffFn>(f: F) -> Vmap<F> {

@@ -142,6 +142,32 @@ type GradOf<G, const I: usize> = Grad<G, Argnum<I>, NoAux>;
 /// The arity of a composable function.
 type ArityOf<G> = <G as DiffFn>::Arity;
 
+/// `jvp(grad(g))` and `vjp(grad(g))` (the `GradJvpFn`/`GradVjpFn` the
+/// `Grad` impls of `transform/grad.rs` forward to) for a composable
+/// function type `g`, from the entry points of `grad(g)`.
+macro_rules! grad_entries {
+    ([$($g:tt)*] $ty:ty) => {
+        impl<$($g)*, const K: usize> GradJvpFn<Argnum<K>> for $ty
+        where
+            Self: DiffFn,
+            GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
+            ArityOf<Self>: Entries<GradOf<Self, K>>,
+        {
+            type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Jvp;
+            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::JVP;
+        }
+        impl<$($g)*, const K: usize> GradVjpFn<Argnum<K>> for $ty
+        where
+            Self: DiffFn,
+            GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
+            ArityOf<Self>: Entries<GradOf<Self, K>>,
+        {
+            type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Vjp;
+            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::VJP;
+        }
+    };
+}
+
 /// `jvp`, `vjp`, `grad`, `value_and_grad`, and `jvp`/`vjp` of `grad`, for
 /// a composable transform type.
 macro_rules! every_transform {
@@ -180,24 +206,7 @@ macro_rules! every_transform {
             type Ptr = <ArityOf<Self> as ValueAndGradEntry<Self, K>>::Ptr;
             const PTR: &'static Self::Ptr = <ArityOf<Self> as ValueAndGradEntry<Self, K>>::PTR;
         }
-        impl<F: Copy, $($p,)* const K: usize> GradJvpFn<Argnum<K>> for $t<F, $($p),*>
-        where
-            GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
-            Self: DiffFn,
-            ArityOf<Self>: Entries<GradOf<Self, K>>,
-        {
-            type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Jvp;
-            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::JVP;
-        }
-        impl<F: Copy, $($p,)* const K: usize> GradVjpFn<Argnum<K>> for $t<F, $($p),*>
-        where
-            GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
-            Self: DiffFn,
-            ArityOf<Self>: Entries<GradOf<Self, K>>,
-        {
-            type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Vjp;
-            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::VJP;
-        }
+        grad_entries!([F: Copy, $($p),*] $t<F, $($p),*>);
     )*};
 }
 every_transform!(Vmap<In, Out>, Jacfwd<In>, Jacrev<In>);
@@ -274,24 +283,5 @@ where
     const PTR: &'static Self::Ptr = <(F::Tier, Self) as NestedGrad<B>>::PTR;
 }
 
-/// `jvp` and `vjp` of `grad(grad(f))` for functions of arrays.
-impl<F: Tiered<Tier = ArrayTier> + Copy, A, const K: usize> GradJvpFn<Argnum<K>>
-    for Grad<F, A, NoAux>
-where
-    Self: DiffFn,
-    GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
-    ArityOf<Self>: Entries<GradOf<Self, K>>,
-{
-    type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Jvp;
-    const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::JVP;
-}
-impl<F: Tiered<Tier = ArrayTier> + Copy, A, const K: usize> GradVjpFn<Argnum<K>>
-    for Grad<F, A, NoAux>
-where
-    Self: DiffFn,
-    GradOf<Self, K>: DiffFn<Arity = ArityOf<Self>>,
-    ArityOf<Self>: Entries<GradOf<Self, K>>,
-{
-    type Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::Vjp;
-    const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<GradOf<Self, K>>>::VJP;
-}
+// `jvp` and `vjp` of `grad(grad(f))` for functions of arrays.
+grad_entries!([F: Copy, A] Grad<F, A, NoAux>);

@@ -2,30 +2,11 @@
 //! `value_and_grad` of `vmap`, `jacfwd`, `jacrev` and `hessian`; `grad` of
 //! a checkpointed function; Jacobians and Hessians of gradients with
 //! `argnums`. Each is checked against central finite differences of the
-//! inner transform, in f64.
+//! inner transform, in f64, on the functions of the composition matrix.
 
+use super::matrix::{bowl, bump, pair, wave};
 use crate::common::*;
 use nabla::prelude::*;
-
-#[differentiable]
-fn bowl(x: &Array) -> Array {
-    nabla::sum(&(x * x * x + x.sin())) * nabla::sum(&x.tanh())
-}
-
-#[differentiable]
-fn wave(x: &Array) -> Array {
-    x.sin() * nabla::sum(&(x * x)) + x * x * x
-}
-
-#[differentiable]
-fn pair(x: &Array, a: &Array) -> Array {
-    nabla::sum(&(x * a).tanh()) + nabla::sum(&(x * x * a))
-}
-
-#[differentiable]
-fn bump(x: &Array) -> Array {
-    x.sin() * x * x + (x * 0.5).exp()
-}
 
 fn vec3(v: [f64; 3]) -> Array {
     Array::from_vec(v.to_vec(), &[3])

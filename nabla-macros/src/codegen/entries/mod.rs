@@ -60,18 +60,17 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
             out.extend(e.fixed_jacobians());
         }
     }
-    if f.array_output {
+    if e.single || f.array_output {
         out.extend(e.vjp_entry());
         out.extend(e.jvp_entry());
     }
-    if e.single {
-        out.extend(e.vjp_entry());
-        out.extend(e.jvp_entry());
-        if f.params.iter().all(|p| p.tree.is_none()) && f.params.iter().any(|p| p.var.is_some()) {
-            out.extend(e.grad_jvp());
-            if e.has_grad_vjp() {
-                out.extend(e.grad_vjp());
-            }
+    if e.single
+        && f.params.iter().all(|p| p.tree.is_none())
+        && f.params.iter().any(|p| p.var.is_some())
+    {
+        out.extend(e.grad_jvp());
+        if e.has_grad_vjp() {
+            out.extend(e.grad_vjp());
         }
     }
     out
