@@ -44,9 +44,10 @@ pub use crate::transform::inside::{apply, apply_jvp, apply_jvp_vjp, apply_vjp};
 pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
 pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
 pub use crate::transform::outer::{ArrayTier, ScalarTier, Tiered};
+pub use crate::transform::arity::{A1, A2, A3, A4, A5, A6, AList, ArgIndex, Arity, FixedArity};
 pub use crate::transform::structure::{
-    A1, A2, A3, A4, A5, A6, AList, ArgIndices, Arity, FixedArity, Leaves, List, One, Structure,
-    check_cotangents, list_skeleton,
+    ArgIndices, JacOf, Leaves, List, One, Slot, Structure, TreeS, TreeVal, check_cotangents,
+    list_skeleton,
 };
 use crate::{Array, ArrayValue, Batched, Dual, Value};
 use std::marker::PhantomData;
@@ -54,8 +55,10 @@ use std::ops::Deref;
 
 /// The argument tuple of `F` at value type `V`.
 pub type ArgsOf<F, V> = <<F as DiffFn>::Arity as Arity>::Args<V>;
-/// The output of `F` at value type `V` (`V`, or `Vec<V>`).
+/// The output of `F` at value type `V` (`V`, `Vec<V>`, or a tree of `V`).
 pub type OutOf<F, V> = <<F as DiffFn>::Out as Structure>::Of<V>;
+/// The output of `F` as users hold it (`Array`, `Vec<Array>`, or a tree).
+pub type UserOf<F> = <<F as DiffFn>::Out as Structure>::User;
 
 /// A differentiable function of arrays, as generic programs. Implemented by
 /// `#[differentiable]` for functions of one to six `Array` parameters
@@ -158,38 +161,38 @@ pub fn is_wanted(want: &[bool], i: usize) -> bool {
 
 /// Makes a transform of `G` callable as a plain function of arrays.
 pub trait Caller<G>: Arity {
-    /// `fn(&Array, ..) -> Array` with this arity (`fn(&[Array]) -> ..` for
-    /// lists; `Vec<Array>` results for list outputs).
+    /// `fn(&Array, ..) -> Array` with this arity (a tree argument by
+    /// reference, `fn(&[Array]) -> ..` for lists; `Vec<Array>` or a tree
+    /// for those outputs).
     type Ptr: Copy + 'static;
     /// `G` evaluated on arrays.
     const PTR: &'static Self::Ptr;
 }
 
 macro_rules! caller {
-    ($name:ident, $call:ident, $($a:ident),*) => {
-        fn $call<G: DiffFn<Arity = $name>>($($a: &Array),*) -> OutOf<G, Array> {
-            G::eval::<Array>(&($($a.clone(),)*))
+    ($call:ident, $($s:ident $a:ident),*) => {
+        fn $call<G: DiffFn<Arity = ($($s,)*)>, $($s: Slot),*>($($a: &$s::Ty),*) -> UserOf<G> {
+            G::Out::to_user(G::eval::<Array>(&($($s::arg($a),)*)))
         }
-        impl<G: DiffFn<Arity = $name>> Caller<G> for $name {
-            type Ptr = fn($(caller!(@r $a)),*) -> OutOf<G, Array>;
-            const PTR: &'static Self::Ptr = &($call::<G> as fn($(caller!(@r $a)),*) -> OutOf<G, Array>);
+        impl<G: DiffFn<Arity = ($($s,)*)>, $($s: Slot),*> Caller<G> for ($($s,)*) {
+            type Ptr = fn($(&$s::Ty),*) -> UserOf<G>;
+            const PTR: &'static Self::Ptr = &($call::<G, $($s),*> as fn($(&$s::Ty),*) -> UserOf<G>);
         }
     };
-    (@r $a:ident) => { &Array };
 }
-caller!(A1, call1, a);
-caller!(A2, call2, a, b);
-caller!(A3, call3, a, b, c);
-caller!(A4, call4, a, b, c, d);
-caller!(A5, call5, a, b, c, d, e);
-caller!(A6, call6, a, b, c, d, e, f);
+caller!(call1, S0 a);
+caller!(call2, S0 a, S1 b);
+caller!(call3, S0 a, S1 b, S2 c);
+caller!(call4, S0 a, S1 b, S2 c, S3 d);
+caller!(call5, S0 a, S1 b, S2 c, S3 d, S4 e);
+caller!(call6, S0 a, S1 b, S2 c, S3 d, S4 e, S5 f);
 
-fn call_list<G: DiffFn<Arity = AList>>(args: &[Array]) -> OutOf<G, Array> {
-    G::eval::<Array>(&args.to_vec())
+fn call_list<G: DiffFn<Arity = AList>>(args: &[Array]) -> UserOf<G> {
+    G::Out::to_user(G::eval::<Array>(&args.to_vec()))
 }
 impl<G: DiffFn<Arity = AList>> Caller<G> for AList {
-    type Ptr = fn(&[Array]) -> OutOf<G, Array>;
-    const PTR: &'static Self::Ptr = &(call_list::<G> as fn(&[Array]) -> OutOf<G, Array>);
+    type Ptr = fn(&[Array]) -> UserOf<G>;
+    const PTR: &'static Self::Ptr = &(call_list::<G> as fn(&[Array]) -> UserOf<G>);
 }
 
 /// An axis for `vmap`'s `in_axes`/`out_axes` (negative counts from the end).
@@ -225,8 +228,8 @@ impl AxisSpec for NoAxis {
     const AXIS: Option<isize> = None;
 }
 macro_rules! in_axes_tuple {
-    ($a:ident: $($t:ident $i:tt),*) => {
-        impl<$($t: AxisSpec),*> InAxes<$a> for ($($t,)*) {
+    ($($t:ident $s:ident $i:tt),*) => {
+        impl<$($t: AxisSpec, $s: Slot),*> InAxes<($($s,)*)> for ($($t,)*) {
             fn axis(i: usize) -> Option<isize> {
                 match i {
                     $($i => $t::AXIS,)*
@@ -236,12 +239,12 @@ macro_rules! in_axes_tuple {
         }
     };
 }
-in_axes_tuple!(A1: T0 0);
-in_axes_tuple!(A2: T0 0, T1 1);
-in_axes_tuple!(A3: T0 0, T1 1, T2 2);
-in_axes_tuple!(A4: T0 0, T1 1, T2 2, T3 3);
-in_axes_tuple!(A5: T0 0, T1 1, T2 2, T3 3, T4 4);
-in_axes_tuple!(A6: T0 0, T1 1, T2 2, T3 3, T4 4, T5 5);
+in_axes_tuple!(T0 S0 0);
+in_axes_tuple!(T0 S0 0, T1 S1 1);
+in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2);
+in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2, T3 S3 3);
+in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2, T3 S3 3, T4 S4 4);
+in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2, T3 S3 3, T4 S4 4, T5 S5 5);
 
 /// A single axis for every argument (`in_axes = 1`).
 pub struct All<T>(PhantomData<T>);
@@ -365,13 +368,14 @@ fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
 ) -> (ArgsOf<F, Batched<V>>, usize) {
     let mut size: Option<(usize, usize)> = None;
     for i in 0..<F::Arity as Arity>::len(x) {
-        if let Some(a) = I::axis(i) {
+        let arg = <F::Arity as Arity>::arg_of(x, i);
+        if let Some(a) = I::axis(arg) {
             let s = <F::Arity as Arity>::get(x, i).shape_vec();
             let ax = norm_in_axis("vmap", a, s.len());
             match size {
-                None => size = Some((i, s[ax])),
+                None => size = Some((arg, s[ax])),
                 Some((j, n)) if n != s[ax] => panic!(
-                    "vmap: mapped axes have different sizes: argument {j} has {n}, argument {i} has {}; every mapped argument needs the same batch size",
+                    "vmap: mapped axes have different sizes: argument {j} has {n}, argument {arg} has {}; every mapped argument needs the same batch size",
                     s[ax]
                 ),
                 _ => {}
@@ -382,7 +386,8 @@ fn batch_args<F: DiffFn, I: InAxes<F::Arity>, V: ArrayValue>(
         panic!("vmap: in_axes maps no argument; give at least one argument an axis");
     };
     let b = <F::Arity as Arity>::map(x, |i, v: &V| {
-        let ax = I::axis(i).map(|a| norm_in_axis("vmap", a, v.ndim()));
+        let arg = <F::Arity as Arity>::arg_of(x, i);
+        let ax = I::axis(arg).map(|a| norm_in_axis("vmap", a, v.ndim()));
         Batched::new(v.clone(), ax)
     });
     (b, n)
@@ -480,61 +485,43 @@ where
     }
 }
 
-/// The argument index of an `Argnum`, for a function of arity `A`.
-#[diagnostic::on_unimplemented(
-    message = "`argnums` {Self} is out of range for this function",
-    note = "argnums indexes the function's array arguments from 0"
-)]
-pub trait ArgIndex<A>: 'static {
-    /// The index.
-    const I: usize;
-}
-macro_rules! arg_index {
-    ($a:ident: $($i:literal),*) => {
-        $(impl ArgIndex<$a> for Argnum<$i> {
-            const I: usize = $i;
-        })*
-    };
-}
-arg_index!(A1: 0);
-arg_index!(A2: 0, 1);
-arg_index!(A3: 0, 1, 2);
-arg_index!(A4: 0, 1, 2, 3);
-arg_index!(A5: 0, 1, 2, 3, 4);
-arg_index!(A6: 0, 1, 2, 3, 4, 5);
-arg_index!(AList: 0);
-
-/// `grad(f)` of a scalar-valued array function is composable too: it is
-/// the Jacobian of a function with a scalar output.
+/// `grad(f)` of a scalar-valued function is composable too: it is the
+/// Jacobian of a function with a scalar output, shaped like the argument
+/// (an array, a list, or a tree of arrays).
 impl<F: DiffFn<Out = One>, const I: usize> DiffFn
     for crate::transform::grad::Grad<F, Argnum<I>, crate::transform::grad::NoAux>
 where
     Argnum<I>: ArgIndex<F::Arity>,
-    F::Arity: FixedArity,
 {
     type Arity = F::Arity;
-    type Out = One;
-    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> V {
-        let mut want = [false; 6];
-        want[I] = true;
-        let (y, pullback) = F::vjp_masked_shapes::<V>(x, &want[..<F::Arity as FixedArity>::N]);
+    type Out = <Argnum<I> as ArgIndex<F::Arity>>::Slot;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        let want = crate::transform::arity::want_only(<F::Arity as Arity>::ARGS, I);
+        let (y, pullback) = F::vjp_masked_shapes::<V>(x, &want);
         if numel(&y.shape) != 1 {
             panic!(
                 "grad: the function returns shape {:?}, but grad needs a scalar output; reduce it or use jacrev",
                 y.shape
             );
         }
-        let like = <F::Arity as Arity>::get(x, I);
+        if <F::Arity as Arity>::len(x) == 0 {
+            panic!("grad: the function has no input arrays");
+        }
+        let like = <F::Arity as Arity>::get(x, 0);
         let cts = pullback(like.lift(&Array::ones(&y.shape, y.dtype)));
-        <F::Arity as Arity>::get(&cts, I).clone()
+        <Argnum<I> as ArgIndex<F::Arity>>::pick(&cts).clone()
     }
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
-    ) -> (V, impl FnOnce(V) -> ArgsOf<Self, V> + use<V, F, I>) {
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
+    ) {
         let g = Self::eval::<V>(x);
         let x = x.clone();
-        (g, move |ct: V| {
-            jacobian_vjp::<F, V>(&x, &[I], smallvec::smallvec![ct])
+        (g, move |ct: OutOf<Self, V>| {
+            let wanted = <F::Arity as Arity>::arg_leaves(&x, I);
+            jacobian_vjp::<F, V>(&x, &wanted, <Self as DiffFn>::Out::leaves(ct))
         })
     }
 }

@@ -5,7 +5,7 @@
 //! `Jacrev`/`Jacfwd` and their constructors live in [`crate::compose`].
 
 use crate::transform::compose::{
-    ArgIndex, ArgIndices, ArgsOf, Arity, DiffFn, Jacfwd, Jacrev, Leaves, OutOf, Structure,
+    ArgIndex, ArgIndices, ArgsOf, Arity, DiffFn, JacOf, Jacfwd, Jacrev, Leaves, OutOf, Structure,
 };
 use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
 
@@ -148,6 +148,9 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     cts: Leaves<V>,
 ) -> ArgsOf<F, V> {
     let nw = wanted.len();
+    if nw == 0 {
+        return <F::Arity as Arity>::map(x, |_, v: &V| v.zeros_like());
+    }
     let in_shapes: Vec<crate::Shape> = wanted
         .iter()
         .map(|&i| <F::Arity as Arity>::get(x, i).shape_vec())
@@ -184,10 +187,10 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
             .map(|w| Batched::new(rows[w].clone(), (!scalar).then_some(0)));
         Dual::new(Batched::unbatched(v.clone()), t)
     });
-    let (_, pullback) = F::vjp_masked_shapes::<Dual<Batched<V>>>(&xd, &[]);
+    let (specs, pullback) = F::vjp_masked_shapes::<Dual<Batched<V>>>(&xd, &[]);
     let like = <F::Arity as Arity>::get(x, wanted[0]);
-    let onehot = outs.seeds(like).into_iter().map(Dual::constant).collect();
-    let g = pullback(F::Out::from_leaves(onehot));
+    let onehot = outs.seeds(like).into_iter().map(Dual::constant);
+    let g = pullback(F::Out::rebuild(&F::Out::skel(&specs), onehot));
     let m = outs.total;
     <F::Arity as Arity>::map(&g, |i, d: &Dual<Batched<V>>| {
         let shape = <F::Arity as Arity>::get(x, i).shape_vec();
@@ -200,30 +203,36 @@ pub(crate) fn jacobian_vjp<F: DiffFn, V: ArrayValue>(
     })
 }
 
+/// The skeleton of `F`'s outputs.
+pub(crate) type OutSkel<F> = <<F as DiffFn>::Out as Structure>::Skel;
+
 /// The Jacobian blocks of `f` w.r.t. the arrays `wanted`, each shaped
 /// `out_o ++ in_i`, output-major (`blocks[o * wanted.len() + w]`), all
-/// from one reverse pass over a block-one-hot cotangent basis.
+/// from one reverse pass over a block-one-hot cotangent basis; and the
+/// outputs' skeleton.
 pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-) -> Leaves<V> {
+) -> (Leaves<V>, OutSkel<F>) {
     let Some(&first) = wanted.first() else {
         panic!("jacrev: no input arrays to differentiate with respect to (an empty list?)");
     };
     let b = <F::Arity as Arity>::map(x, |_, v: &V| Batched::unbatched(v.clone()));
-    let mut want: smallvec::SmallVec<[bool; 8]> =
-        smallvec::smallvec![false; <F::Arity as Arity>::len(x)];
+    // The arguments holding a wanted array.
+    let mut want: smallvec::SmallVec<[bool; 6]> =
+        smallvec::smallvec![false; <F::Arity as Arity>::ARGS];
     for &i in wanted {
-        want[i] = true;
+        want[<F::Arity as Arity>::arg_of(x, i)] = true;
     }
     // Only the outputs' shapes are needed: the output-only tail is skipped.
     let (y, pullback) = F::vjp_masked_shapes::<Batched<V>>(&b, &want);
+    let skel = F::Out::skel(&y);
     let outs = OutRows::new(F::Out::leaves(y).into_iter().map(|y| y.shape).collect());
     let like = <F::Arity as Arity>::get(x, first);
     // A scalar output's one cotangent row comes without a batch axis
     // (`OutRows::seeds`); the row axis is added afterwards.
     let scalar = outs.total == 1;
-    let cts = pullback(F::Out::from_leaves(outs.seeds(like)));
+    let cts = pullback(F::Out::rebuild(&skel, outs.seeds(like)));
     let per_input: Leaves<V> = wanted
         .iter()
         .map(|&i| {
@@ -236,7 +245,7 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
         .collect();
     if outs.shapes.len() == 1 {
         // One output: every input's cotangent rows are its block.
-        return per_input
+        let blocks = per_input
             .into_iter()
             .zip(wanted)
             .map(|(p, &i)| {
@@ -244,6 +253,7 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
                 p.reshape(&cat(&outs.shapes[0], &xs))
             })
             .collect();
+        return (blocks, skel);
     }
     let mut blocks = Leaves::with_capacity(outs.shapes.len() * wanted.len());
     for o in 0..outs.shapes.len() {
@@ -255,16 +265,20 @@ pub(crate) fn jacrev_blocks<F: DiffFn, V: ArrayValue>(
             );
         }
     }
-    blocks
+    (blocks, skel)
 }
 
 /// The Jacobian blocks of `f` w.r.t. the arrays `wanted` (as
 /// [`jacrev_blocks`]), by one forward pass per wanted array over a tangent
-/// basis on a batch axis.
+/// basis on a batch axis; and the outputs' skeleton.
 pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
     x: &ArgsOf<F, V>,
     wanted: &[usize],
-) -> Leaves<V> {
+) -> (Leaves<V>, OutSkel<F>) {
+    if wanted.is_empty() {
+        panic!("jacfwd: no input arrays to differentiate with respect to (an empty list?)");
+    }
+    let mut skel = None;
     let per_input: Small<Leaves<V>> = wanted
         .iter()
         .map(|&k| {
@@ -278,7 +292,9 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
                     (i == k).then(|| tangent.clone()),
                 )
             });
-            F::Out::leaves(F::eval::<Dual<Batched<V>>>(&xd))
+            let y = F::eval::<Dual<Batched<V>>>(&xd);
+            skel.get_or_insert_with(|| F::Out::skel(&y));
+            F::Out::leaves(y)
                 .iter()
                 .map(|y| {
                     let t = y.tangent_or_zero();
@@ -288,9 +304,10 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
                 .collect()
         })
         .collect();
+    let skel = skel.expect("one pass per wanted array");
     let n_out = per_input.first().map_or(0, |p| p.len());
     if n_out == 1 {
-        return per_input.into_iter().flatten().collect();
+        return (per_input.into_iter().flatten().collect(), skel);
     }
     let mut blocks = Leaves::with_capacity(n_out * wanted.len());
     for o in 0..n_out {
@@ -298,38 +315,43 @@ pub(crate) fn jacfwd_blocks<F: DiffFn, V: ArrayValue>(
             blocks.push(p[o].clone());
         }
     }
-    blocks
+    (blocks, skel)
 }
 
-/// The structure of `jacfwd(f)` / `jacrev(f)`'s output.
-type JacOut<F> = <<F as DiffFn>::Arity as Arity>::Jac<<F as DiffFn>::Out>;
+/// The slot of argument `I` of `F`.
+type SlotOf<F, I> = <I as ArgIndex<<F as DiffFn>::Arity>>::Slot;
+/// The structure of `jacfwd(f)` / `jacrev(f)`'s output w.r.t. argument `I`.
+type JacOut<F, I> = <SlotOf<F, I> as JacOf<<F as DiffFn>::Out>>::Jac;
 
-/// The VJP of a Jacobian transform: `J` (its `blocks` w.r.t. the arrays
-/// `wanted`) and its pullback.
-#[allow(clippy::type_complexity)]
-fn jacobian_with_vjp<F: DiffFn, V: ArrayValue>(
+/// The Jacobian w.r.t. argument `I` from its blocks and the outputs'
+/// skeleton.
+fn assemble<F: DiffFn, I: ArgIndex<F::Arity>, V: ArrayValue>(
     x: &ArgsOf<F, V>,
-    wanted: ArgIndices,
     blocks: Leaves<V>,
-) -> (
-    <JacOut<F> as Structure>::Of<V>,
-    impl FnOnce(<JacOut<F> as Structure>::Of<V>) -> ArgsOf<F, V> + use<F, V>,
-) {
-    let x = x.clone();
-    (JacOut::<F>::from_leaves(blocks), move |ct| {
-        jacobian_vjp::<F, V>(&x, &wanted, JacOut::<F>::leaves(ct))
-    })
+    out: &OutSkel<F>,
+) -> <JacOut<F, I> as Structure>::Of<V>
+where
+    SlotOf<F, I>: JacOf<F::Out>,
+{
+    let arg = <SlotOf<F, I> as Structure>::skel(I::pick(x));
+    let sk = <SlotOf<F, I> as JacOf<F::Out>>::jac_skel(out, &arg);
+    JacOut::<F, I>::rebuild(&sk, blocks)
 }
 
-/// `Jacrev` and `Jacfwd` differ only in how the blocks are computed.
+/// `Jacrev` and `Jacfwd` differ only in how the blocks are computed; the
+/// VJP of either is [`jacobian_vjp`] at the blocks' cotangents.
 macro_rules! jacobian_transform {
     ($t:ident, $blocks:ident) => {
-        impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for $t<F, I> {
+        impl<F: DiffFn, I: ArgIndex<F::Arity>> DiffFn for $t<F, I>
+        where
+            SlotOf<F, I>: JacOf<F::Out>,
+        {
             type Arity = F::Arity;
-            type Out = JacOut<F>;
+            type Out = JacOut<F, I>;
             fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
                 let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-                JacOut::<F>::from_leaves($blocks::<F, V>(x, &wanted))
+                let (blocks, out) = $blocks::<F, V>(x, &wanted);
+                assemble::<F, I, V>(x, blocks, &out)
             }
             fn vjp<V: ArrayValue>(
                 x: &ArgsOf<Self, V>,
@@ -337,9 +359,13 @@ macro_rules! jacobian_transform {
                 OutOf<Self, V>,
                 impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F, I>,
             ) {
-                let wanted = <F::Arity as Arity>::arg_leaves(x, I::I);
-                let blocks = $blocks::<F, V>(x, &wanted);
-                jacobian_with_vjp::<F, V>(x, wanted, blocks)
+                let wanted: ArgIndices = <F::Arity as Arity>::arg_leaves(x, I::I);
+                let (blocks, out) = $blocks::<F, V>(x, &wanted);
+                let j = assemble::<F, I, V>(x, blocks, &out);
+                let x = x.clone();
+                (j, move |ct| {
+                    jacobian_vjp::<F, V>(&x, &wanted, JacOut::<F, I>::leaves(ct))
+                })
             }
         }
     };

@@ -61,7 +61,7 @@ fn jac_many<F: DiffFn<Out = One>, const REV: bool>(
 where
     F::Arity: FixedArity,
 {
-    let blocks = if REV {
+    let (blocks, ()) = if REV {
         jacrev_blocks::<F, Array>(x, wanted)
     } else {
         jacfwd_blocks::<F, Array>(x, wanted)

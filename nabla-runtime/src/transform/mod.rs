@@ -21,3 +21,4 @@ mod jacobian;
 mod many;
 pub(crate) mod outer;
 mod structure;
+mod arity;

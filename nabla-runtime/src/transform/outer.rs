@@ -29,8 +29,8 @@
 //! ```
 
 use crate::compose::{
-    A1, A2, A3, A4, A5, A6, ArgIndex, ArgsOf, Arity, Caller, DiffFn, FixedArity, Jacfwd, Jacrev,
-    One, OutOf, ScalarFn1, Structure, Vmap,
+    ArgIndex, ArgsOf, Arity, Caller, DiffFn, Jacfwd, Jacrev, One, OutOf, ScalarFn1, Slot,
+    Structure, UserOf, Vmap,
 };
 use crate::transform::grad::{
     Argnum, Grad, GradFn, GradJvpFn, GradVjpFn, JvpFn, NoAux, ValueAndGradFn, VjpFn,
@@ -58,29 +58,45 @@ pub trait Entries<G: DiffFn>: Arity {
 /// `value_and_grad(G)` w.r.t. argument `I`, for this arity.
 #[doc(hidden)]
 pub trait ValueAndGradEntry<G: DiffFn, const I: usize>: Arity {
-    /// `fn(&Array, ..) -> (Array, Array)`.
+    /// `fn(&Array, ..) -> (Array, gradient)`.
     type Ptr: Copy + 'static;
     /// The entry point.
     const PTR: &'static Self::Ptr;
 }
 
+/// The gradient w.r.t. argument `I` of `G` as users hold it.
+type SlotUser<G, const I: usize> =
+    <<Argnum<I> as ArgIndex<<G as DiffFn>::Arity>>::Slot as Structure>::User;
+
 /// Splits the dual outputs of `jvp` into outputs and tangents.
-fn split<G: DiffFn>(y: OutOf<G, Dual<Array>>) -> (OutOf<G, Array>, OutOf<G, Array>) {
-    let leaves = G::Out::leaves(y);
-    let primal = leaves.iter().map(|d| d.primal.clone()).collect();
-    let tangent = leaves.iter().map(Dual::tangent_or_zero).collect();
-    (G::Out::from_leaves(primal), G::Out::from_leaves(tangent))
+fn split<G: DiffFn>(y: OutOf<G, Dual<Array>>) -> (UserOf<G>, UserOf<G>) {
+    let tangent = G::Out::map_ref(&y, |_, d| d.tangent_or_zero());
+    let primal = G::Out::map(y, |_, d| d.primal);
+    (G::Out::to_user(primal), G::Out::to_user(tangent))
+}
+
+/// The arguments as duals: primals `p`, tangents `t` of the same structure.
+#[track_caller]
+fn dual_args<A: Arity>(p: &A::Args<Array>, t: &A::Args<Array>) -> A::Args<Dual<Array>> {
+    let (np, nt) = (A::len(p), A::len(t));
+    if np != nt {
+        panic!(
+            "jvp: the tangents hold {nt} arrays but the primals {np}; give each primal a tangent of its structure"
+        );
+    }
+    A::map(p, |i, v| Dual::new(v.clone(), Some(A::get(t, i).clone())))
 }
 
 /// `value_and_grad` of `G` w.r.t. argument `I`, at `Array`.
 #[track_caller]
-fn value_and_grad_at<G: DiffFn<Out = One>, const I: usize>(x: &ArgsOf<G, Array>) -> (Array, Array)
+fn value_and_grad_at<G: DiffFn<Out = One>, const I: usize>(
+    x: &ArgsOf<G, Array>,
+) -> (Array, SlotUser<G, I>)
 where
-    G::Arity: FixedArity,
+    Argnum<I>: ArgIndex<G::Arity>,
 {
-    let mut want = [false; 6];
-    want[I] = true;
-    let (y, pullback) = G::vjp_masked::<Array>(x, &want[..<G::Arity as FixedArity>::N]);
+    let want = crate::transform::arity::want_only(<G::Arity as Arity>::ARGS, I);
+    let (y, pullback) = G::vjp_masked::<Array>(x, &want);
     if y.numel() != 1 {
         panic!(
             "value_and_grad: the function returns shape {:?}, but value_and_grad needs a scalar output; reduce it (e.g. with nabla::sum) or use jacrev",
@@ -88,54 +104,64 @@ where
         );
     }
     let cts = pullback(y.ones_like());
-    let g = <G::Arity as Arity>::get(&cts, I).clone();
-    (y, g)
+    let g = <Argnum<I> as ArgIndex<G::Arity>>::pick(&cts).clone();
+    (y, <<Argnum<I> as ArgIndex<G::Arity>>::Slot as Structure>::to_user(g))
 }
 
 macro_rules! entries {
-    ($a:ident, $jvp:ident, $vjp:ident, $vg:ident, $($x:ident $i:tt),*; $cts:ty, $pick:expr) => {
-        fn $jvp<G: DiffFn<Arity = $a>>(
-            p: ($(entries!(@r $x),)*),
-            t: ($(entries!(@r $x),)*),
-        ) -> (OutOf<G, Array>, OutOf<G, Array>) {
-            let x = ($(Dual::new(p.$i.clone(), Some(t.$i.clone())),)*);
+    ($jvp:ident, $vjp:ident, $vg:ident, $($s:ident $x:ident $i:tt),*; $cts:ty, $pick:expr) => {
+        #[track_caller]
+        fn $jvp<G: DiffFn<Arity = ($($s,)*)>, $($s: Slot),*>(
+            p: ($(&$s::Ty,)*),
+            t: ($(&$s::Ty,)*),
+        ) -> (UserOf<G>, UserOf<G>) {
+            let x = dual_args::<G::Arity>(&($($s::arg(p.$i),)*), &($($s::arg(t.$i),)*));
             split::<G>(G::eval::<Dual<Array>>(&x))
         }
         #[allow(clippy::type_complexity)]
-        fn $vjp<G: DiffFn<Arity = $a>>(
-            $($x: &Array),*
-        ) -> (OutOf<G, Array>, Pullback<OutOf<G, Array>, $cts>) {
-            let (y, pullback) = G::vjp::<Array>(&($($x.clone(),)*));
-            (y, Box::new(move |ct: &OutOf<G, Array>| {
-                let all = pullback(ct.clone());
-                $pick(all)
+        fn $vjp<G: DiffFn<Arity = ($($s,)*)>, $($s: Slot),*>(
+            $($x: &$s::Ty),*
+        ) -> (UserOf<G>, Pullback<UserOf<G>, $cts>) {
+            let (y, pullback) = G::vjp::<Array>(&($($s::arg($x),)*));
+            let skel = G::Out::skel(&y);
+            (G::Out::to_user(y), Box::new(move |ct: &UserOf<G>| {
+                let all = pullback(G::Out::from_user(ct, &skel));
+                $pick(($($s::to_user(all.$i),)*))
             }))
         }
         #[track_caller]
-        fn $vg<G: DiffFn<Arity = $a, Out = One>, const I: usize>($($x: &Array),*) -> (Array, Array) {
-            value_and_grad_at::<G, I>(&($($x.clone(),)*))
+        fn $vg<G: DiffFn<Arity = ($($s,)*), Out = One>, $($s: Slot,)* const I: usize>(
+            $($x: &$s::Ty),*
+        ) -> (Array, SlotUser<G, I>)
+        where
+            Argnum<I>: ArgIndex<G::Arity>,
+        {
+            value_and_grad_at::<G, I>(&($($s::arg($x),)*))
         }
-        impl<G: DiffFn<Arity = $a>> Entries<G> for $a {
-            type Jvp = for<'a> fn(($(entries!(@ra $x),)*), ($(entries!(@ra $x),)*)) -> (OutOf<G, Array>, OutOf<G, Array>);
-            const JVP: &'static Self::Jvp = &($jvp::<G> as Self::Jvp);
-            type Vjp = for<'a> fn($(entries!(@ra $x)),*) -> (OutOf<G, Array>, Pullback<OutOf<G, Array>, $cts>);
-            const VJP: &'static Self::Vjp = &($vjp::<G> as Self::Vjp);
+        impl<G: DiffFn<Arity = ($($s,)*)>, $($s: Slot),*> Entries<G> for ($($s,)*) {
+            type Jvp = for<'a> fn(($(&'a $s::Ty,)*), ($(&'a $s::Ty,)*)) -> (UserOf<G>, UserOf<G>);
+            const JVP: &'static Self::Jvp = &($jvp::<G, $($s),*> as Self::Jvp);
+            type Vjp = for<'a> fn($(&'a $s::Ty),*) -> (UserOf<G>, Pullback<UserOf<G>, $cts>);
+            const VJP: &'static Self::Vjp = &($vjp::<G, $($s),*> as Self::Vjp);
         }
-        impl<G: DiffFn<Arity = $a, Out = One>, const I: usize> ValueAndGradEntry<G, I> for $a {
-            type Ptr = for<'a> fn($(entries!(@ra $x)),*) -> (Array, Array);
-            const PTR: &'static Self::Ptr = &($vg::<G, I> as Self::Ptr);
+        impl<G: DiffFn<Arity = ($($s,)*), Out = One>, $($s: Slot,)* const I: usize> ValueAndGradEntry<G, I> for ($($s,)*)
+        where
+            Argnum<I>: ArgIndex<($($s,)*)>,
+        {
+            type Ptr = for<'a> fn($(&'a $s::Ty),*) -> (Array, SlotUser<G, I>);
+            const PTR: &'static Self::Ptr = &($vg::<G, $($s,)* I> as Self::Ptr);
         }
     };
-    (@r $x:ident) => { &Array };
-    (@ra $x:ident) => { &'a Array };
 }
 
-entries!(A1, jvp1, vjp1, vg1, a 0; Array, |c: (Array,)| c.0);
-entries!(A2, jvp2, vjp2, vg2, a 0, b 1; (Array, Array), |c| c);
-entries!(A3, jvp3, vjp3, vg3, a 0, b 1, c 2; (Array, Array, Array), |c| c);
-entries!(A4, jvp4, vjp4, vg4, a 0, b 1, c 2, d 3; (Array, Array, Array, Array), |c| c);
-entries!(A5, jvp5, vjp5, vg5, a 0, b 1, c 2, d 3, e 4; (Array, Array, Array, Array, Array), |c| c);
-entries!(A6, jvp6, vjp6, vg6, a 0, b 1, c 2, d 3, e 4, f 5; (Array, Array, Array, Array, Array, Array), |c| c);
+/// A slot's cotangent as users hold it.
+type U<S> = <S as Structure>::User;
+entries!(jvp1, vjp1, vg1, S0 a 0; U<S0>, |c: (U<S0>,)| c.0);
+entries!(jvp2, vjp2, vg2, S0 a 0, S1 b 1; (U<S0>, U<S1>), |c| c);
+entries!(jvp3, vjp3, vg3, S0 a 0, S1 b 1, S2 c 2; (U<S0>, U<S1>, U<S2>), |c| c);
+entries!(jvp4, vjp4, vg4, S0 a 0, S1 b 1, S2 c 2, S3 d 3; (U<S0>, U<S1>, U<S2>, U<S3>), |c| c);
+entries!(jvp5, vjp5, vg5, S0 a 0, S1 b 1, S2 c 2, S3 d 3, S4 e 4; (U<S0>, U<S1>, U<S2>, U<S3>, U<S4>), |c| c);
+entries!(jvp6, vjp6, vg6, S0 a 0, S1 b 1, S2 c 2, S3 d 3, S4 e 4, S5 f 5; (U<S0>, U<S1>, U<S2>, U<S3>, U<S4>, U<S5>), |c| c);
 
 /// The gradient of a composable function, as a composable function.
 type GradOf<G, const I: usize> = Grad<G, Argnum<I>, NoAux>;
@@ -192,7 +218,7 @@ macro_rules! every_transform {
         where
             Self: DiffFn<Out = One>,
             Argnum<K>: ArgIndex<ArityOf<Self>>,
-            ArityOf<Self>: FixedArity + Caller<GradOf<Self, K>>,
+            ArityOf<Self>: Caller<GradOf<Self, K>>,
         {
             type Ptr = <ArityOf<Self> as Caller<GradOf<Self, K>>>::Ptr;
             const PTR: &'static Self::Ptr = <ArityOf<Self> as Caller<GradOf<Self, K>>>::PTR;
@@ -201,7 +227,7 @@ macro_rules! every_transform {
         where
             Self: DiffFn<Out = One>,
             Argnum<K>: ArgIndex<ArityOf<Self>>,
-            ArityOf<Self>: FixedArity + ValueAndGradEntry<Self, K>,
+            ArityOf<Self>: ValueAndGradEntry<Self, K>,
         {
             type Ptr = <ArityOf<Self> as ValueAndGradEntry<Self, K>>::Ptr;
             const PTR: &'static Self::Ptr = <ArityOf<Self> as ValueAndGradEntry<Self, K>>::PTR;
@@ -269,7 +295,7 @@ impl<G: ScalarFn1> NestedGrad<Argnum<0>> for (ScalarTier, G) {
 impl<G: DiffFn<Out = One>, const K: usize> NestedGrad<Argnum<K>> for (ArrayTier, G)
 where
     Argnum<K>: ArgIndex<G::Arity>,
-    G::Arity: FixedArity + Caller<GradOf<G, K>>,
+    G::Arity: Caller<GradOf<G, K>>,
 {
     type Ptr = <G::Arity as Caller<GradOf<G, K>>>::Ptr;
     const PTR: &'static Self::Ptr = <G::Arity as Caller<GradOf<G, K>>>::PTR;
