@@ -56,6 +56,15 @@ def softplus_op(x):  # the custom op itself, vector -> vector
     return jax.nn.softplus(x)
 
 
+def lin_x(x, p):  # a tree (w, b) riding along: derivatives w.r.t. x
+    w, b = p
+    return jnp.sum(jnp.tanh(x * w + b)) + jnp.sum(x * x * w) * b
+
+
+def lin_p(p, x):  # derivatives w.r.t. the tree (w, b)
+    return lin_x(x, p)
+
+
 FUNCTIONS = {
     "bump": (bump, [()]),
     "bowl": (bowl, [(3,)]),
@@ -64,7 +73,23 @@ FUNCTIONS = {
     "looped": (looped, [(3,)]),
     "soft": (soft, [(3,)]),
     "softplus_op": (softplus_op, [(3,)]),
+    # A list of shapes is a tree argument: a tuple of arrays.
+    "lin_x": (lin_x, [(3,), [(3,), ()]]),
+    "lin_p": (lin_p, [[(3,), ()], (3,)]),
 }
+
+# The chains of a function differentiated w.r.t. a tree: every chain whose
+# Jacobians are of array-valued functions (a Jacobian of a tree-valued
+# function w.r.t. a tree, a tree of trees, is not supported; trybuild pins
+# the error).
+TREE_CHAINS = [
+    "grad", "vmap", "jacfwd", "jacrev", "jvp", "vjp",
+    "grad.vmap", "vmap.grad", "vmap.vmap", "vmap.jacfwd", "vmap.jacrev",
+    "jacfwd.vmap", "jacrev.vmap",
+    "jvp.grad", "jvp.vmap", "jvp.jacfwd", "jvp.jacrev",
+    "vjp.grad", "vjp.vmap", "vjp.jacfwd", "vjp.jacrev",
+    "vmap.vmap.grad", "jvp.vmap.grad", "vjp.jacrev.vmap", "vjp.vmap.grad",
+]
 
 INNER = ["grad", "vmap", "jacfwd", "jacrev", "hessian"]
 OUTER = INNER + ["jvp", "vjp"]
@@ -100,6 +125,10 @@ def wrap(name, g):
     }[name](g)
 
 
+def leaves(x):
+    return jax.tree_util.tree_leaves(x)
+
+
 def enc(a):
     a = np.asarray(a, dtype=np.float64)
     return {"shape": list(a.shape), "data": [float(v) for v in a.reshape(-1)]}
@@ -110,9 +139,16 @@ def arguments(shapes, chain, rng):
     cases included: one leading axis of size 2 per vmap."""
     names = chain.split(".")
     batch = (2,) * names.count("vmap")
-    args = [jnp.asarray(rng.normal(size=batch + s)) for s in shapes]
+
+    def draw(s):
+        if isinstance(s, list):
+            return tuple(jnp.asarray(rng.normal(size=batch + t)) for t in s)
+        return jnp.asarray(rng.normal(size=batch + s))
+
+    args = [draw(s) for s in shapes]
     if names[0] == "jvp":
-        return args, [jnp.asarray(rng.normal(size=a.shape)) for a in args]
+        like = lambda a: jnp.asarray(rng.normal(size=a.shape))
+        return args, [jax.tree_util.tree_map(like, a) for a in args]
     return args, []
 
 
@@ -125,12 +161,12 @@ def run(f, shapes, chain, rng):
         g = wrap(n, g)
     if last == "jvp":
         y, t = jax.jvp(g, tuple(args), tuple(ts))
-        return args + ts, [y, t]
+        return leaves(args + ts), leaves([y, t])
     if last == "vjp":
         y, pullback = jax.vjp(g, *args)
-        ct = jnp.asarray(rng.normal(size=np.shape(y)))
-        return args + [ct], [y, *pullback(ct)]
-    return args, [g(*args)]
+        ct = jax.tree_util.tree_map(lambda a: jnp.asarray(rng.normal(size=np.shape(a))), y)
+        return leaves(args + [ct]), leaves([y, *pullback(ct)])
+    return leaves(args), leaves(g(*args))
 
 
 def main():
@@ -138,14 +174,14 @@ def main():
     out = {"generator": f"jax {jax.__version__}, float64, numpy seed 7", "functions": {}}
     for fname, (f, shapes) in FUNCTIONS.items():
         cases, rejected = {}, {}
-        for chain in chains():
+        for chain in TREE_CHAINS if fname == "lin_p" else chains():
             try:
                 ins, outs = run(f, shapes, chain, rng)
             except TypeError:
                 # The arguments a caller would pass (a vjp's cotangent: 0-d).
                 args, ts = arguments(shapes, chain, rng)
                 extra = [jnp.zeros(())] if chain.startswith("vjp") else []
-                rejected[chain] = {"inputs": [enc(a) for a in args + ts + extra]}
+                rejected[chain] = {"inputs": [enc(a) for a in leaves(args + ts) + extra]}
                 continue
             cases[chain] = {"inputs": [enc(a) for a in ins], "outputs": [enc(a) for a in outs]}
         out["functions"][fname] = {"cases": cases, "rejected": rejected}

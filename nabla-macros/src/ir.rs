@@ -264,6 +264,22 @@ impl Function {
                 .all(|p| p.var.is_some() && p.tree.is_none())
     }
 
+    /// Whether it is a function of arrays and trees of arrays (at least one
+    /// tree: `DiffFn` with a tuple of `One` and `TreeS` slots) returning one
+    /// array.
+    pub fn is_tree_composable(&self) -> bool {
+        !self.tuple_output
+            && matches!(self.outputs[0], Output::Value(_))
+            && self.tier == Tier::Array
+            && !self.params.is_empty()
+            && self.params.len() <= 6
+            && self
+                .params
+                .iter()
+                .all(|p| p.var.is_some() && p.fixed_len().is_none())
+            && self.params.iter().any(|p| p.tree.is_some())
+    }
+
     /// Whether it is a list function, `fn f(args: &[Array]) -> Vec<Array>`
     /// returning `vec![..]` (`DiffFn` with `AList` arity and `List` output).
     pub fn is_list_fn(&self) -> bool {

@@ -38,13 +38,13 @@
 //! }
 //! ```
 
+pub use crate::transform::arity::{A1, A2, A3, A4, A5, A6, AList, ArgIndex, Arity, FixedArity};
 pub use crate::transform::fixed::{FixedHessian, FixedJac, JacArgnum, JacCall, ScalarJacTier};
 use crate::transform::grad::Argnum;
 pub use crate::transform::inside::{apply, apply_jvp, apply_jvp_vjp, apply_vjp};
 pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacobian_vjp, jacrev_blocks, numel};
 pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
-pub use crate::transform::outer::{ArrayTier, ScalarTier, Tiered};
-pub use crate::transform::arity::{A1, A2, A3, A4, A5, A6, AList, ArgIndex, Arity, FixedArity};
+pub use crate::transform::outer::{ArrayTier, Entries, ScalarTier, Tiered};
 pub use crate::transform::structure::{
     ArgIndices, JacOf, Leaves, List, One, Slot, Structure, TreeS, TreeVal, check_cotangents,
     list_skeleton,
@@ -61,14 +61,15 @@ pub type OutOf<F, V> = <<F as DiffFn>::Out as Structure>::Of<V>;
 pub type UserOf<F> = <<F as DiffFn>::Out as Structure>::User;
 
 /// A differentiable function of arrays, as generic programs. Implemented by
-/// `#[differentiable]` for functions of one to six `Array` parameters
-/// returning one `Array`, and of one `&[Array]` returning a `vec![..]` of
-/// arrays, and by every transform of one.
+/// `#[differentiable]` for functions of one to six parameters, each an
+/// `Array` or a tree of arrays, returning one `Array`, and of one
+/// `&[Array]` returning a `vec![..]` of arrays, and by every transform of
+/// one.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a composable function of arrays",
     label = "vmap, jacfwd, jacrev, hessian and their nesting need a composable function here",
-    note = "composable: #[differentiable] functions of one to six arrays (or of one `&[Array]`) returning an array, custom ops, and transforms of them",
-    note = "a function of a tree (#[derive(Tree)], Vec or tuple arguments) is not composable yet: pass its arrays as separate arguments, or use grad, value_and_grad, vjp and jvp, which take trees"
+    note = "composable: #[differentiable] functions of one to six arrays or trees of arrays (#[derive(Tree)], Vec, tuples, &[Array]) returning an array, custom ops, and transforms of them",
+    note = "a function with a static parameter (#[nondiff], integers) is not composable: wrap it in a #[differentiable] function of its arrays that passes the static value"
 )]
 pub trait DiffFn: Copy + 'static {
     /// Its arguments.
@@ -327,32 +328,52 @@ pub fn vmap_with<I: InAxes<F::Arity>, O: AxisSpec, F: DiffFn>(f: F) -> Vmap<F, I
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by forward mode.
-pub fn jacfwd<F: Tiered>(f: F) -> Jacfwd<F> {
+pub fn jacfwd<F: Tiered>(f: F) -> Jacfwd<F>
+where
+    (F::Tier, Jacfwd<F>): JacCall,
+{
     Jacfwd(f, PhantomData)
 }
 
 /// `jacfwd` w.r.t. argument `I` (what `jacfwd!(f, argnums = i)` expands to).
-pub fn jacfwd_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<F, I> {
+pub fn jacfwd_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<F, I>
+where
+    (F::Tier, Jacfwd<F, I>): JacCall,
+{
     Jacfwd(f, PhantomData)
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by reverse mode.
-pub fn jacrev<F: Tiered>(f: F) -> Jacrev<F> {
+pub fn jacrev<F: Tiered>(f: F) -> Jacrev<F>
+where
+    (F::Tier, Jacrev<F>): JacCall,
+{
     Jacrev(f, PhantomData)
 }
 
 /// `jacrev` w.r.t. argument `I`.
-pub fn jacrev_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacrev<F, I> {
+pub fn jacrev_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacrev<F, I>
+where
+    (F::Tier, Jacrev<F, I>): JacCall,
+{
     Jacrev(f, PhantomData)
 }
 
 /// The Hessian w.r.t. the first argument: `jacfwd(jacrev(f))`.
-pub fn hessian<F: Tiered>(f: F) -> Jacfwd<Jacrev<F>> {
+pub fn hessian<F: Tiered>(f: F) -> Jacfwd<Jacrev<F>>
+where
+    Jacrev<F>: Tiered,
+    (<Jacrev<F> as Tiered>::Tier, Jacfwd<Jacrev<F>>): JacCall,
+{
     Jacfwd(Jacrev(f, PhantomData), PhantomData)
 }
 
 /// The Hessian w.r.t. argument `I`.
-pub fn hessian_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<Jacrev<F, I>, I> {
+pub fn hessian_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<Jacrev<F, I>, I>
+where
+    Jacrev<F, I>: Tiered,
+    (<Jacrev<F, I> as Tiered>::Tier, Jacfwd<Jacrev<F, I>, I>): JacCall,
+{
     Jacfwd(Jacrev(f, PhantomData), PhantomData)
 }
 

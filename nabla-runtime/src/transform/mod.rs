@@ -13,6 +13,7 @@
 //!   of functions of floats (`fixed`).
 
 mod argnums;
+mod arity;
 pub mod compose;
 mod fixed;
 pub mod grad;
@@ -21,4 +22,3 @@ mod jacobian;
 mod many;
 pub(crate) mod outer;
 mod structure;
-mod arity;

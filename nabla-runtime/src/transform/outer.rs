@@ -105,7 +105,10 @@ where
     }
     let cts = pullback(y.ones_like());
     let g = <Argnum<I> as ArgIndex<G::Arity>>::pick(&cts).clone();
-    (y, <<Argnum<I> as ArgIndex<G::Arity>>::Slot as Structure>::to_user(g))
+    (
+        y,
+        <<Argnum<I> as ArgIndex<G::Arity>>::Slot as Structure>::to_user(g),
+    )
 }
 
 macro_rules! entries {

@@ -57,8 +57,7 @@ pub trait Structure: 'static {
     /// Maps every array (with its index), keeping the structure.
     fn map<W: Clone, U: Clone>(x: Self::Of<W>, f: impl FnMut(usize, W) -> U) -> Self::Of<U>;
     /// Maps every array by reference.
-    fn map_ref<W: Clone, U: Clone>(x: &Self::Of<W>, f: impl FnMut(usize, &W) -> U)
-    -> Self::Of<U>;
+    fn map_ref<W: Clone, U: Clone>(x: &Self::Of<W>, f: impl FnMut(usize, &W) -> U) -> Self::Of<U>;
     /// As users hold it.
     fn to_user(x: Self::Of<Array>) -> Self::User;
     /// From what users hold, on a skeleton (a cotangent given to a
@@ -288,10 +287,18 @@ where
             leaves,
         }
     }
-    fn map<W: Clone, U: Clone>(x: TreeVal<T, W>, mut f: impl FnMut(usize, W) -> U) -> TreeVal<T, U> {
+    fn map<W: Clone, U: Clone>(
+        x: TreeVal<T, W>,
+        mut f: impl FnMut(usize, W) -> U,
+    ) -> TreeVal<T, U> {
         TreeVal {
             skeleton: x.skeleton,
-            leaves: x.leaves.into_iter().enumerate().map(|(i, w)| f(i, w)).collect(),
+            leaves: x
+                .leaves
+                .into_iter()
+                .enumerate()
+                .map(|(i, w)| f(i, w))
+                .collect(),
         }
     }
     fn map_ref<W: Clone, U: Clone>(

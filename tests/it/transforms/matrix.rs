@@ -2,8 +2,11 @@
 //! of triples of `grad`, `vmap`, `jacfwd`, `jacrev`, `hessian`, `jvp` and
 //! `vjp`, applied to a scalar function, a vector→scalar and a
 //! vector→vector function, a function of two arrays, one with a loop, one
-//! calling a custom op and the custom op itself (`custom_ops::my_softplus`), against JAX (`tests/fixtures/jax_compositions.json`,
-//! written by `scripts/jax_compositions.py`) in f64. Chains JAX rejects
+//! calling a custom op and the custom op itself (`custom_ops::my_softplus`),
+//! and functions of a tree argument (`Lin`: derivatives w.r.t. an array
+//! with the tree riding along, and w.r.t. the tree), against JAX
+//! (`tests/fixtures/jax_compositions.json`, written by
+//! `scripts/jax_compositions.py`) in f64. Chains JAX rejects
 //! (`grad` of a non-scalar) panic here too. The mixed orders of second
 //! derivatives (ff, fr, rf, rr) each match JAX's Hessian, so they agree
 //! with each other.
@@ -48,6 +51,52 @@ fn soft(x: &Array) -> Array {
     nabla::sum(&(my_softplus(&(x * x)) * x))
 }
 
+/// A tree argument: JAX's `(w, b)` tuple.
+#[derive(Tree, Clone, Debug)]
+pub(super) struct Lin {
+    w: Array,
+    b: Array,
+}
+
+fn lin(w: &Array, b: &Array) -> Lin {
+    Lin {
+        w: w.clone(),
+        b: b.clone(),
+    }
+}
+
+#[differentiable]
+fn lin_x(x: &Array, p: &Lin) -> Array {
+    nabla::sum(&(x * &p.w + &p.b).tanh()) + nabla::sum(&(x * x * &p.w)) * &p.b
+}
+
+#[differentiable]
+fn lin_p(p: &Lin, x: &Array) -> Array {
+    lin_x(x, p)
+}
+
+/// A value as the fixture's flat list of arrays.
+trait Flat: Sized {
+    fn flat(self) -> Vec<Array>;
+    fn from_flat(x: &[Array]) -> Self;
+}
+impl Flat for Array {
+    fn flat(self) -> Vec<Array> {
+        vec![self]
+    }
+    fn from_flat(x: &[Array]) -> Self {
+        x[0].clone()
+    }
+}
+impl Flat for Lin {
+    fn flat(self) -> Vec<Array> {
+        vec![self.w, self.b]
+    }
+    fn from_flat(x: &[Array]) -> Self {
+        lin(&x[0], &x[1])
+    }
+}
+
 /// A chain evaluated on the fixture's inputs, giving its outputs.
 type Case = (&'static str, Box<dyn Fn(&[Array]) -> Vec<Array>>);
 
@@ -60,6 +109,9 @@ macro_rules! nest {
 /// One chain of a function of `$n` arrays: a plain transform, or `jvp` /
 /// `vjp` of one (the tangents or the cotangent follow the arguments).
 macro_rules! case {
+    (tree, $f:ident, $kind:ident[$($t:ident),*]) => {
+        tree_case!(x, $kind[$($t),*])
+    };
     (1, $f:ident, plain[$($t:ident),*]) => {
         Box::new(|x: &[Array]| vec![nest!($f; $($t),*)(&x[0])])
     };
@@ -89,6 +141,47 @@ macro_rules! case {
             let (y, pullback) = nabla::vjp(nest!($f; $($t),*))(&x[0], &x[1]);
             let (ca, cb) = pullback(&x[2]);
             vec![y, ca, cb]
+        })
+    };
+}
+
+/// A chain of `lin_x(x, p)` (inputs `x, p.w, p.b`, then tangents or the
+/// cotangent).
+macro_rules! tree_case {
+    (x, plain[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| vec![nest!(lin_x; $($t),*)(&x[0], &lin(&x[1], &x[2]))])
+    };
+    (x, jvp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let p = (&x[0], &lin(&x[1], &x[2]));
+            let (y, t) = nabla::jvp(nest!(lin_x; $($t),*))(p, (&x[3], &lin(&x[4], &x[5])));
+            vec![y, t]
+        })
+    };
+    (x, vjp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let p = lin(&x[1], &x[2]);
+            let (y, pullback) = nabla::vjp(nest!(lin_x; $($t),*))(&x[0], &p);
+            let (cx, cp) = pullback(&x[3]);
+            vec![y, cx, cp.w, cp.b]
+        })
+    };
+    (p, plain[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| nest!(lin_p; $($t),*)(&lin(&x[0], &x[1]), &x[2]).flat())
+    };
+    (p, jvp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let p = (&lin(&x[0], &x[1]), &x[2]);
+            let (y, t) = nabla::jvp(nest!(lin_p; $($t),*))(p, (&lin(&x[3], &x[4]), &x[5]));
+            [y.flat(), t.flat()].concat()
+        })
+    };
+    (p, vjp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let p = lin(&x[0], &x[1]);
+            let (y, pullback) = nabla::vjp(nest!(lin_p; $($t),*))(&p, &x[2]);
+            let (cp, cx) = pullback(&Flat::from_flat(&x[3..]));
+            [y.flat(), cp.flat(), cx.flat()].concat()
         })
     };
 }
@@ -195,6 +288,47 @@ fn check(name: &str, cases: Vec<Case>) -> usize {
         matched += 1;
     }
     matched
+}
+
+/// The chains of `lin_p`, differentiated w.r.t. its tree.
+fn tree_chains() -> Vec<Case> {
+    vec![
+        ("grad", tree_case!(p, plain[grad])),
+        ("vmap", tree_case!(p, plain[vmap])),
+        ("jacfwd", tree_case!(p, plain[jacfwd])),
+        ("jacrev", tree_case!(p, plain[jacrev])),
+        ("jvp", tree_case!(p, jvp[])),
+        ("vjp", tree_case!(p, vjp[])),
+        ("grad.vmap", tree_case!(p, plain[grad, vmap])),
+        ("vmap.grad", tree_case!(p, plain[vmap, grad])),
+        ("vmap.vmap", tree_case!(p, plain[vmap, vmap])),
+        ("vmap.jacfwd", tree_case!(p, plain[vmap, jacfwd])),
+        ("vmap.jacrev", tree_case!(p, plain[vmap, jacrev])),
+        ("jacfwd.vmap", tree_case!(p, plain[jacfwd, vmap])),
+        ("jacrev.vmap", tree_case!(p, plain[jacrev, vmap])),
+        ("jvp.grad", tree_case!(p, jvp[grad])),
+        ("jvp.vmap", tree_case!(p, jvp[vmap])),
+        ("jvp.jacfwd", tree_case!(p, jvp[jacfwd])),
+        ("jvp.jacrev", tree_case!(p, jvp[jacrev])),
+        ("vjp.grad", tree_case!(p, vjp[grad])),
+        ("vjp.vmap", tree_case!(p, vjp[vmap])),
+        ("vjp.jacfwd", tree_case!(p, vjp[jacfwd])),
+        ("vjp.jacrev", tree_case!(p, vjp[jacrev])),
+        ("vmap.vmap.grad", tree_case!(p, plain[vmap, vmap, grad])),
+        ("jvp.vmap.grad", tree_case!(p, jvp[vmap, grad])),
+        ("vjp.jacrev.vmap", tree_case!(p, vjp[jacrev, vmap])),
+        ("vjp.vmap.grad", tree_case!(p, vjp[vmap, grad])),
+    ]
+}
+
+#[test]
+fn a_tree_riding_along() {
+    assert_eq!(check("lin_x", matrix!(tree, lin_x)), 47);
+}
+
+#[test]
+fn with_respect_to_a_tree() {
+    assert_eq!(check("lin_p", tree_chains()), 24);
 }
 
 #[test]

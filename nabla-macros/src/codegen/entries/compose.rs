@@ -131,6 +131,134 @@ impl Entries<'_> {
         }
     }
 
+    /// `DiffFn` for a function of arrays and trees returning one array:
+    /// its arity is a tuple of slots (`One`, `TreeS<T>`), a tree travelling
+    /// as a `TreeVal` (the tree for its structure, and its leaves). Also
+    /// `jvp(grad(f))` and `vjp(grad(f))` w.r.t. one argument, through the
+    /// composable `grad`.
+    pub(super) fn tree_diff_fn(&self, has_tail: bool) -> TokenStream {
+        let Entries {
+            krate,
+            name,
+            fwd,
+            vjp,
+            masked,
+            tr,
+            ..
+        } = self;
+        let f = self.f;
+        let n = f.params.len();
+        let c = quote!(#krate::compose);
+        let slots = f.params.iter().map(|p| match &p.tree {
+            Some(t) => quote!(#c::TreeS<#t>),
+            None => quote!(#c::One),
+        });
+        // The generated programs read a tree through a `TreeArg` on the
+        // `TreeVal`'s skeleton; their pullbacks return its leaves, which
+        // go back onto the same skeleton.
+        let binds: TokenStream = f
+            .params
+            .iter()
+            .enumerate()
+            .filter(|(_, p)| p.tree.is_some())
+            .map(|(i, _)| {
+                let (idx, t, sk) = (
+                    syn::Index::from(i),
+                    format_ident!("__t{}", i),
+                    format_ident!("__sk{}", i),
+                );
+                quote! {
+                    let #t = x.#idx.arg();
+                    let #sk = ::core::clone::Clone::clone(&x.#idx.skeleton);
+                }
+            })
+            .collect();
+        let args: Vec<TokenStream> = f
+            .params
+            .iter()
+            .enumerate()
+            .map(|(i, p)| {
+                if p.tree.is_some() {
+                    let t = format_ident!("__t{}", i);
+                    quote!(&#t)
+                } else {
+                    let idx = syn::Index::from(i);
+                    quote!(&x.#idx)
+                }
+            })
+            .collect();
+        let back = f.params.iter().enumerate().map(|(i, p)| {
+            let idx = syn::Index::from(i);
+            if p.tree.is_some() {
+                let sk = format_ident!("__sk{}", i);
+                quote!(#c::TreeVal { skeleton: #sk, leaves: __c.#idx })
+            } else {
+                quote!(__c.#idx)
+            }
+        });
+        let pullback = quote! {
+            move |__ct: __V| {
+                let __c = __pullback(__ct);
+                (#(#back,)*)
+            }
+        };
+        let pb_ty = quote!(impl ::core::ops::FnOnce(__V) -> #c::ArgsOf<Self, __V> + use<__V>);
+        let shapes = has_tail.then(|| {
+            let tail = names::item(f, "vjp_tail");
+            quote! {
+                fn vjp_masked_shapes<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>, want: &[bool]) -> (#c::OutSpec, #pb_ty) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #c::is_wanted(want, i));
+                    #binds
+                    let (__y, __pullback) = #tail::<__V>(#(#args,)* __want);
+                    (__y, #pullback)
+                }
+            }
+        });
+        let grad_of = quote!(#tr::Grad<Self, #tr::Argnum<__K>, #tr::NoAux>);
+        let arity = quote!(<Self as #c::DiffFn>::Arity);
+        quote! {
+            impl #c::Tiered for #name::Function {
+                type Tier = #c::ArrayTier;
+            }
+            impl #c::DiffFn for #name::Function {
+                type Arity = (#(#slots,)*);
+                type Out = #c::One;
+                fn eval<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> __V {
+                    #binds
+                    #fwd::<__V>(#(#args),*)
+                }
+                fn vjp<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> (__V, #pb_ty) {
+                    #binds
+                    let (__y, __pullback) = #vjp::<__V>(#(#args),*);
+                    (__y, #pullback)
+                }
+                fn vjp_masked<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>, want: &[bool]) -> (__V, #pb_ty) {
+                    let __want: [bool; #n] = ::core::array::from_fn(|i| #c::is_wanted(want, i));
+                    #binds
+                    let (__y, __pullback) = #masked::<__V>(#(#args,)* __want);
+                    (__y, #pullback)
+                }
+                #shapes
+            }
+            impl<const __K: usize> #tr::GradJvpFn<#tr::Argnum<__K>> for #name::Function
+            where
+                #grad_of: #c::DiffFn<Arity = #arity>,
+                #arity: #c::Entries<#grad_of>,
+            {
+                type Ptr = <#arity as #c::Entries<#grad_of>>::Jvp;
+                const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::JVP;
+            }
+            impl<const __K: usize> #tr::GradVjpFn<#tr::Argnum<__K>> for #name::Function
+            where
+                #grad_of: #c::DiffFn<Arity = #arity>,
+                #arity: #c::Entries<#grad_of>,
+            {
+                type Ptr = <#arity as #c::Entries<#grad_of>>::Vjp;
+                const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::VJP;
+            }
+        }
+    }
+
     /// `ScalarFn1` for a function of one float returning one.
     pub(super) fn scalar_fn(&self) -> TokenStream {
         let Entries {
