@@ -65,6 +65,14 @@ def lin_p(p, x):  # derivatives w.r.t. the tree (w, b)
     return lin_x(x, p)
 
 
+def with_aux(x):  # (value, aux) for has_aux, and value_and_grad
+    return jnp.sum(x * x * jnp.sin(x)), jnp.tanh(x) * x
+
+
+def value_only(x):
+    return with_aux(x)[0]
+
+
 FUNCTIONS = {
     "bump": (bump, [()]),
     "bowl": (bowl, [(3,)]),
@@ -76,6 +84,23 @@ FUNCTIONS = {
     # A list of shapes is a tree argument: a tuple of arrays.
     "lin_x": (lin_x, [(3,), [(3,), ()]]),
     "lin_p": (lin_p, [[(3,), ()], (3,)]),
+    "with_aux": (with_aux, [(3,)]),
+    "value_only": (value_only, [(3,)]),
+}
+
+# value_and_grad and grad with has_aux composed with other transforms
+# ("grad_aux" is grad(f, has_aux=True)).
+AUX_CHAINS = {
+    "with_aux": [
+        "grad_aux", "value_and_grad_aux", "vmap.grad_aux", "vmap.value_and_grad_aux",
+        "jvp.grad_aux", "vjp.grad_aux", "jacfwd.grad_aux", "jacrev.grad_aux",
+        "jvp.vmap.grad_aux",
+    ],
+    "value_only": [
+        "value_and_grad", "vmap.value_and_grad", "jvp.value_and_grad", "vjp.value_and_grad",
+        "jacfwd.value_and_grad", "jacrev.value_and_grad", "vmap.vmap.value_and_grad",
+        "vjp.vmap.value_and_grad",
+    ],
 }
 
 # The chains of a function differentiated w.r.t. a tree: every chain whose
@@ -122,6 +147,9 @@ def wrap(name, g):
         "jacfwd": jax.jacfwd,
         "jacrev": jax.jacrev,
         "hessian": jax.hessian,
+        "value_and_grad": jax.value_and_grad,
+        "grad_aux": lambda h: jax.grad(h, has_aux=True),
+        "value_and_grad_aux": lambda h: jax.value_and_grad(h, has_aux=True),
     }[name](g)
 
 
@@ -174,7 +202,8 @@ def main():
     out = {"generator": f"jax {jax.__version__}, float64, numpy seed 7", "functions": {}}
     for fname, (f, shapes) in FUNCTIONS.items():
         cases, rejected = {}, {}
-        for chain in TREE_CHAINS if fname == "lin_p" else chains():
+        todo = TREE_CHAINS if fname == "lin_p" else AUX_CHAINS.get(fname, chains())
+        for chain in todo:
             try:
                 ins, outs = run(f, shapes, chain, rng)
             except TypeError:

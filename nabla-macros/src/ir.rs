@@ -264,20 +264,32 @@ impl Function {
                 .all(|p| p.var.is_some() && p.tree.is_none())
     }
 
-    /// Whether it is a function of arrays and trees of arrays (at least one
-    /// tree: `DiffFn` with a tuple of `One` and `TreeS` slots) returning one
-    /// array.
-    pub fn is_tree_composable(&self) -> bool {
-        !self.tuple_output
-            && matches!(self.outputs[0], Output::Value(_))
-            && self.tier == Tier::Array
+    /// Whether it joins the composable transforms through a tuple of
+    /// argument slots (`One` for an array, `TreeS` for a tree): a function
+    /// of arrays and trees with at least one tree returning one array, or a
+    /// function of arrays and trees returning a pair of arrays (`(value,
+    /// aux)`, `DiffFn` with a pair output).
+    pub fn is_slot_composable(&self) -> bool {
+        let args = self.tier == Tier::Array
             && !self.params.is_empty()
             && self.params.len() <= 6
             && self
                 .params
                 .iter()
-                .all(|p| p.var.is_some() && p.fixed_len().is_none())
-            && self.params.iter().any(|p| p.tree.is_some())
+                .all(|p| p.var.is_some() && p.fixed_len().is_none());
+        let one = !self.tuple_output
+            && matches!(self.outputs[0], Output::Value(_))
+            && self.params.iter().any(|p| p.tree.is_some());
+        args && (one || self.is_pair_output())
+    }
+
+    /// Whether it returns a pair of arrays, `(a, b)`.
+    pub fn is_pair_output(&self) -> bool {
+        self.tuple_output
+            && !self.list_output
+            && !self.array_output
+            && self.outputs.len() == 2
+            && self.outputs.iter().all(|o| matches!(o, Output::Value(_)))
     }
 
     /// Whether it is a list function, `fn f(args: &[Array]) -> Vec<Array>`

@@ -68,7 +68,7 @@ pub type UserOf<F> = <<F as DiffFn>::Out as Structure>::User;
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a composable function of arrays",
     label = "vmap, jacfwd, jacrev, hessian and their nesting need a composable function here",
-    note = "composable: #[differentiable] functions of one to six arrays or trees of arrays (#[derive(Tree)], Vec, tuples, &[Array]) returning an array, custom ops, and transforms of them",
+    note = "composable: #[differentiable] functions of one to six arrays or trees of arrays (#[derive(Tree)], Vec, tuples, &[Array]) returning an array or a pair (value, aux), custom ops, and transforms of them",
     note = "a function with a static parameter (#[nondiff], integers) is not composable: wrap it in a #[differentiable] function of its arrays that passes the static value"
 )]
 pub trait DiffFn: Copy + 'static {

@@ -14,6 +14,7 @@
 
 mod argnums;
 mod arity;
+mod aux;
 pub mod compose;
 mod fixed;
 pub mod grad;

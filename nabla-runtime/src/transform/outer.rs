@@ -33,7 +33,8 @@ use crate::compose::{
     Structure, UserOf, Vmap,
 };
 use crate::transform::grad::{
-    Argnum, Grad, GradFn, GradJvpFn, GradVjpFn, JvpFn, NoAux, ValueAndGradFn, VjpFn,
+    Argnum, Grad, GradFn, GradJvpFn, GradVjpFn, HasAux, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn,
+    VjpFn,
 };
 use crate::{Array, Dual, Value};
 
@@ -239,6 +240,31 @@ macro_rules! every_transform {
     )*};
 }
 every_transform!(Vmap<In, Out>, Jacfwd<In>, Jacrev<In>);
+
+/// `jvp` and `vjp` of the composable forms of `value_and_grad` and of
+/// `grad` with aux (`transform/aux.rs`); the `jvp`/`vjp` of a plain
+/// `grad` are `GradJvpFn`/`GradVjpFn`.
+macro_rules! jvp_vjp {
+    ($($t:ty => [$($g:tt)*]),*) => {$(
+        impl<$($g)*> JvpFn for $t
+        where
+            Self: DiffFn,
+            ArityOf<Self>: Entries<Self>,
+        {
+            type Ptr = <ArityOf<Self> as Entries<Self>>::Jvp;
+            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<Self>>::JVP;
+        }
+        impl<$($g)*> VjpFn for $t
+        where
+            Self: DiffFn,
+            ArityOf<Self>: Entries<Self>,
+        {
+            type Ptr = <ArityOf<Self> as Entries<Self>>::Vjp;
+            const PTR: &'static Self::Ptr = <ArityOf<Self> as Entries<Self>>::VJP;
+        }
+    )*};
+}
+jvp_vjp!(ValueAndGrad<F, A, X> => [F: Copy, A, X], Grad<F, A, HasAux> => [F: Copy, A]);
 
 /// Which generic programs a function value has: [`ScalarTier`] for
 /// functions of one float ([`ScalarFn1`]), [`ArrayTier`] for functions of

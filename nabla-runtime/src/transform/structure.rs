@@ -347,6 +347,68 @@ where
     }
 }
 
+/// A pair of structures: the outputs `(value, aux)` of a function, or
+/// `value_and_grad`'s `(value, gradient)`.
+///
+/// ```
+/// use nabla::compose::{One, Structure};
+/// let pair: (f64, f64) = <(One, One)>::rebuild(&((), ()), [1.0, 2.0]);
+/// assert_eq!(pair, (1.0, 2.0));
+/// assert_eq!(<(One, One)>::map(pair, |i, x| x * i as f64), (0.0, 2.0));
+/// ```
+impl<A: Structure, B: Structure> Structure for (A, B) {
+    type Of<W: Clone> = (A::Of<W>, B::Of<W>);
+    type Skel = (A::Skel, B::Skel);
+    type User = (A::User, B::User);
+    fn skel<W: Clone>(x: &Self::Of<W>) -> Self::Skel {
+        (A::skel(&x.0), B::skel(&x.1))
+    }
+    fn skel_len(sk: &Self::Skel) -> usize {
+        A::skel_len(&sk.0) + B::skel_len(&sk.1)
+    }
+    fn count<W: Clone>(x: &Self::Of<W>) -> usize {
+        A::count(&x.0) + B::count(&x.1)
+    }
+    fn leaf<W: Clone>(x: &Self::Of<W>, j: usize) -> &W {
+        let n = A::count(&x.0);
+        if j < n {
+            A::leaf(&x.0, j)
+        } else {
+            B::leaf(&x.1, j - n)
+        }
+    }
+    fn leaves<W: Clone>(x: Self::Of<W>) -> Leaves<W> {
+        let mut l = A::leaves(x.0);
+        l.extend(B::leaves(x.1));
+        l
+    }
+    fn rebuild<W: Clone>(sk: &Self::Skel, leaves: impl IntoIterator<Item = W>) -> Self::Of<W> {
+        let mut it = leaves.into_iter();
+        let a = A::rebuild(&sk.0, it.by_ref().take(A::skel_len(&sk.0)));
+        (a, B::rebuild(&sk.1, it))
+    }
+    fn map<W: Clone, U: Clone>(x: Self::Of<W>, mut f: impl FnMut(usize, W) -> U) -> Self::Of<U> {
+        let n = A::count(&x.0);
+        let a = A::map(x.0, &mut f);
+        (a, B::map(x.1, |j, w| f(n + j, w)))
+    }
+    fn map_ref<W: Clone, U: Clone>(
+        x: &Self::Of<W>,
+        mut f: impl FnMut(usize, &W) -> U,
+    ) -> Self::Of<U> {
+        let n = A::count(&x.0);
+        let a = A::map_ref(&x.0, &mut f);
+        (a, B::map_ref(&x.1, |j, w| f(n + j, w)))
+    }
+    fn to_user(x: Self::Of<Array>) -> Self::User {
+        (A::to_user(x.0), B::to_user(x.1))
+    }
+    #[track_caller]
+    fn from_user(u: &Self::User, sk: &Self::Skel) -> Self::Of<Array> {
+        (A::from_user(&u.0, &sk.0), B::from_user(&u.1, &sk.1))
+    }
+}
+
 /// Placeholders standing in for a list argument's skeleton in generated
 /// code (only its length is read).
 #[doc(hidden)]

@@ -75,12 +75,33 @@ fn lin_p(p: &Lin, x: &Array) -> Array {
     lin_x(x, p)
 }
 
-/// A value as the fixture's flat list of arrays.
+#[differentiable]
+fn with_aux(x: &Array) -> (Array, Array) {
+    (nabla::sum(&(x * x * x.sin())), x.tanh() * x)
+}
+
+#[differentiable]
+fn value_only(x: &Array) -> Array {
+    nabla::sum(&(x * x * x.sin()))
+}
+
+/// A value as the fixture's flat list of arrays (`N` of them).
 trait Flat: Sized {
+    const N: usize;
     fn flat(self) -> Vec<Array>;
     fn from_flat(x: &[Array]) -> Self;
 }
+impl<A: Flat, B: Flat> Flat for (A, B) {
+    const N: usize = A::N + B::N;
+    fn flat(self) -> Vec<Array> {
+        [self.0.flat(), self.1.flat()].concat()
+    }
+    fn from_flat(x: &[Array]) -> Self {
+        (A::from_flat(&x[..A::N]), B::from_flat(&x[A::N..]))
+    }
+}
 impl Flat for Array {
+    const N: usize = 1;
     fn flat(self) -> Vec<Array> {
         vec![self]
     }
@@ -89,6 +110,7 @@ impl Flat for Array {
     }
 }
 impl Flat for Lin {
+    const N: usize = 2;
     fn flat(self) -> Vec<Array> {
         vec![self.w, self.b]
     }
@@ -182,6 +204,27 @@ macro_rules! tree_case {
             let (y, pullback) = nabla::vjp(nest!(lin_p; $($t),*))(&p, &x[2]);
             let (cp, cx) = pullback(&Flat::from_flat(&x[3..]));
             [y.flat(), cp.flat(), cx.flat()].concat()
+        })
+    };
+}
+
+/// A chain ending in the transformed function `$g` of one array (a
+/// `value_and_grad` or a `has_aux` form), its outputs flattened.
+macro_rules! aux_case {
+    ($g:expr, plain[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| nest!($g; $($t),*)(&x[0]).flat())
+    };
+    ($g:expr, jvp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, t) = nabla::jvp(nest!($g; $($t),*))((&x[0],), (&x[1],));
+            [y.flat(), t.flat()].concat()
+        })
+    };
+    ($g:expr, vjp[$($t:ident),*]) => {
+        Box::new(|x: &[Array]| {
+            let (y, pullback) = nabla::vjp(nest!($g; $($t),*))(&x[0]);
+            let c = pullback(&Flat::from_flat(&x[1..]));
+            [y.flat(), c.flat()].concat()
         })
     };
 }
@@ -319,6 +362,88 @@ fn tree_chains() -> Vec<Case> {
         ("vjp.jacrev.vmap", tree_case!(p, vjp[jacrev, vmap])),
         ("vjp.vmap.grad", tree_case!(p, vjp[vmap, grad])),
     ]
+}
+
+#[test]
+fn grad_with_aux_composed() {
+    let cases: Vec<Case> = vec![
+        (
+            "grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), plain[]),
+        ),
+        (
+            "value_and_grad_aux",
+            aux_case!(nabla::value_and_grad!(with_aux, has_aux), plain[]),
+        ),
+        (
+            "vmap.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), plain[vmap]),
+        ),
+        (
+            "vmap.value_and_grad_aux",
+            aux_case!(nabla::value_and_grad!(with_aux, has_aux), plain[vmap]),
+        ),
+        (
+            "jvp.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), jvp[]),
+        ),
+        (
+            "vjp.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), vjp[]),
+        ),
+        (
+            "jacfwd.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), plain[jacfwd]),
+        ),
+        (
+            "jacrev.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), plain[jacrev]),
+        ),
+        (
+            "jvp.vmap.grad_aux",
+            aux_case!(nabla::grad!(with_aux, has_aux), jvp[vmap]),
+        ),
+    ];
+    assert_eq!(check("with_aux", cases), 9);
+}
+
+#[test]
+fn value_and_grad_composed() {
+    let cases: Vec<Case> = vec![
+        (
+            "value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), plain[]),
+        ),
+        (
+            "vmap.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), plain[vmap]),
+        ),
+        (
+            "jvp.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), jvp[]),
+        ),
+        (
+            "vjp.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), vjp[]),
+        ),
+        (
+            "jacfwd.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), plain[jacfwd]),
+        ),
+        (
+            "jacrev.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), plain[jacrev]),
+        ),
+        (
+            "vmap.vmap.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), plain[vmap, vmap]),
+        ),
+        (
+            "vjp.vmap.value_and_grad",
+            aux_case!(nabla::value_and_grad(value_only), vjp[vmap]),
+        ),
+    ];
+    assert_eq!(check("value_only", cases), 8);
 }
 
 #[test]

@@ -131,12 +131,12 @@ impl Entries<'_> {
         }
     }
 
-    /// `DiffFn` for a function of arrays and trees returning one array:
-    /// its arity is a tuple of slots (`One`, `TreeS<T>`), a tree travelling
-    /// as a `TreeVal` (the tree for its structure, and its leaves). Also
-    /// `jvp(grad(f))` and `vjp(grad(f))` w.r.t. one argument, through the
-    /// composable `grad`.
-    pub(super) fn tree_diff_fn(&self, has_tail: bool) -> TokenStream {
+    /// `DiffFn` for a function of arrays and trees returning one array or a
+    /// pair: its arity is a tuple of slots (`One`, `TreeS<T>`), a tree
+    /// travelling as a `TreeVal` (the tree for its structure, and its
+    /// leaves). With trees, also `jvp(grad(f))` and `vjp(grad(f))` w.r.t.
+    /// one argument, through the composable `grad`.
+    pub(super) fn slot_diff_fn(&self, has_tail: bool) -> TokenStream {
         let Entries {
             krate,
             name,
@@ -196,13 +196,27 @@ impl Entries<'_> {
                 quote!(__c.#idx)
             }
         });
+        // A pair output's pullback takes a cotangent per output.
+        let pair = f.is_pair_output();
+        let (out, out_ty, seed) = if pair {
+            (
+                quote!((#c::One, #c::One)),
+                quote!((__V, __V)),
+                quote!((
+                    ::core::option::Option::Some(__ct.0),
+                    ::core::option::Option::Some(__ct.1)
+                )),
+            )
+        } else {
+            (quote!(#c::One), quote!(__V), quote!(__ct))
+        };
         let pullback = quote! {
-            move |__ct: __V| {
-                let __c = __pullback(__ct);
+            move |__ct: #out_ty| {
+                let __c = __pullback(#seed);
                 (#(#back,)*)
             }
         };
-        let pb_ty = quote!(impl ::core::ops::FnOnce(__V) -> #c::ArgsOf<Self, __V> + use<__V>);
+        let pb_ty = quote!(impl ::core::ops::FnOnce(#out_ty) -> #c::ArgsOf<Self, __V> + use<__V>);
         let shapes = has_tail.then(|| {
             let tail = names::item(f, "vjp_tail");
             quote! {
@@ -216,23 +230,45 @@ impl Entries<'_> {
         });
         let grad_of = quote!(#tr::Grad<Self, #tr::Argnum<__K>, #tr::NoAux>);
         let arity = quote!(<Self as #c::DiffFn>::Arity);
+        // Functions of arrays get `jvp(grad(f))`/`vjp(grad(f))` from
+        // `second.rs` (with tuple argnums).
+        let grad_entries = f.params.iter().any(|p| p.tree.is_some()).then(|| {
+            quote! {
+                impl<const __K: usize> #tr::GradJvpFn<#tr::Argnum<__K>> for #name::Function
+                where
+                    #grad_of: #c::DiffFn<Arity = #arity>,
+                    #arity: #c::Entries<#grad_of>,
+                {
+                    type Ptr = <#arity as #c::Entries<#grad_of>>::Jvp;
+                    const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::JVP;
+                }
+                impl<const __K: usize> #tr::GradVjpFn<#tr::Argnum<__K>> for #name::Function
+                where
+                    #grad_of: #c::DiffFn<Arity = #arity>,
+                    #arity: #c::Entries<#grad_of>,
+                {
+                    type Ptr = <#arity as #c::Entries<#grad_of>>::Vjp;
+                    const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::VJP;
+                }
+            }
+        });
         quote! {
             impl #c::Tiered for #name::Function {
                 type Tier = #c::ArrayTier;
             }
             impl #c::DiffFn for #name::Function {
                 type Arity = (#(#slots,)*);
-                type Out = #c::One;
-                fn eval<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> __V {
+                type Out = #out;
+                fn eval<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> #out_ty {
                     #binds
                     #fwd::<__V>(#(#args),*)
                 }
-                fn vjp<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> (__V, #pb_ty) {
+                fn vjp<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>) -> (#out_ty, #pb_ty) {
                     #binds
                     let (__y, __pullback) = #vjp::<__V>(#(#args),*);
                     (__y, #pullback)
                 }
-                fn vjp_masked<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>, want: &[bool]) -> (__V, #pb_ty) {
+                fn vjp_masked<__V: #krate::ArrayValue>(x: &#c::ArgsOf<Self, __V>, want: &[bool]) -> (#out_ty, #pb_ty) {
                     let __want: [bool; #n] = ::core::array::from_fn(|i| #c::is_wanted(want, i));
                     #binds
                     let (__y, __pullback) = #masked::<__V>(#(#args,)* __want);
@@ -240,22 +276,7 @@ impl Entries<'_> {
                 }
                 #shapes
             }
-            impl<const __K: usize> #tr::GradJvpFn<#tr::Argnum<__K>> for #name::Function
-            where
-                #grad_of: #c::DiffFn<Arity = #arity>,
-                #arity: #c::Entries<#grad_of>,
-            {
-                type Ptr = <#arity as #c::Entries<#grad_of>>::Jvp;
-                const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::JVP;
-            }
-            impl<const __K: usize> #tr::GradVjpFn<#tr::Argnum<__K>> for #name::Function
-            where
-                #grad_of: #c::DiffFn<Arity = #arity>,
-                #arity: #c::Entries<#grad_of>,
-            {
-                type Ptr = <#arity as #c::Entries<#grad_of>>::Vjp;
-                const PTR: &'static Self::Ptr = <#arity as #c::Entries<#grad_of>>::VJP;
-            }
+            #grad_entries
         }
     }
 

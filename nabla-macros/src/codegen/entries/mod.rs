@@ -43,8 +43,8 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
     if f.is_list_fn() {
         out.extend(e.list_diff_fn(has_tail));
     }
-    if f.is_tree_composable() {
-        out.extend(e.tree_diff_fn(has_tail));
+    if f.is_slot_composable() {
+        out.extend(e.slot_diff_fn(has_tail));
     }
     let all_arrays = !f.params.is_empty()
         && f.params.len() <= 6
