@@ -247,7 +247,7 @@ of_grad!(
     /// `jvp!(grad!(f, argnums = ..))`): forward-over-reverse, the gradient
     /// and its tangent (a Hessian-vector product) in one pass.
     GradJvpFn => JvpFn, "`jvp(grad(f))` is not available for `{Self}`",
-    "jvp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output"
+    "jvp(grad(f)) needs a #[differentiable] function with one scalar output, of arrays, floats and fixed-size arrays of floats (any argnums), or of arrays and trees (one argnum)"
 );
 of_grad!(
     /// Implemented by `#[differentiable]` functions for `vjp(grad(f))`: the
@@ -256,7 +256,7 @@ of_grad!(
     /// symmetry of second derivatives, one forward-over-reverse pass with
     /// `u` as the tangent).
     GradVjpFn => VjpFn, "`vjp(grad(f))` is not available for `{Self}`",
-    "vjp(grad(f)) needs a #[differentiable] function of arrays or floats (no tree arguments) with one scalar output, whose static arguments are references or numbers"
+    "vjp(grad(f)) needs a #[differentiable] function with one scalar output, of arrays or floats whose static arguments are references or numbers (any argnums), or of arrays and trees (one argnum)"
 );
 
 /// The gradient of `f` with respect to its first argument. `f` must return

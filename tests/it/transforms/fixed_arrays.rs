@@ -1,7 +1,8 @@
 //! Fixed-size arrays of floats in functions of floats: `grad`,
 //! `value_and_grad`, `vjp`, `jvp`, `jacfwd`, `jacrev` and `hessian` of
 //! `[f64; 3]` and `[[f64; 2]; 2]` arguments and `[f64; M]` results, mixed
-//! with `f64` arguments and `argnums`, with loops and branches inside;
+//! with `f64` arguments and `argnums`, with loops and branches inside, and
+//! Hessian-vector products `jvp(grad(f))`;
 //! against closed forms and central finite differences.
 
 use nabla::prelude::*;
@@ -128,6 +129,85 @@ fn hessian_and_jacobians_of_a_simulation() {
     // The Jacobian of a scalar function is its gradient, both ways.
     close(jacfwd(flight)(&p), grad(flight)(&p), 1e-12, "jacfwd");
     close(jacrev(flight)(&p), grad(flight)(&p), 1e-12, "jacrev");
+}
+
+#[test]
+fn hessian_vector_products_on_fixed_arrays() {
+    let p = [12.0, 0.7, 0.1];
+    let v = [1.0, -2.0, 0.5];
+    // jvp(grad(f)): the gradient and H·v in one forward-over-reverse run.
+    let (g, hv) = jvp(grad(flight))((&p,), (&v,));
+    assert_eq!(g, grad(flight)(&p));
+    let h = hessian(flight)(&p);
+    let want: [f64; 3] = std::array::from_fn(|i| (0..3).map(|j| h[i][j] * v[j]).sum());
+    close(hv, want, 1e-9, "H·v");
+    // Central differences of the gradient along v.
+    let along = |t: f64| grad(flight)(&std::array::from_fn(|i| p[i] + t * v[i]));
+    let (a, b) = (along(1e-5), along(-1e-5));
+    close(
+        hv,
+        std::array::from_fn(|i| (a[i] - b[i]) / 2e-5),
+        1e-5,
+        "fd H·v",
+    );
+    // Nested arrays and floats with tuple argnums: tangents on each.
+    let m = [[2.0, 0.5], [-1.0, 3.0]];
+    let (dm, dw) = ([[0.1, 0.0], [0.0, -0.2]], [1.0, 0.5]);
+    let w = [0.3, -1.2];
+    let ((gm, gw), (tm, tw)) =
+        jvp(grad!(quadratic, argnums = (0, 1)))((m, &w, 1.5), (dm, &dw, 0.25));
+    assert_eq!((gm, gw), grad!(quadratic, argnums = (0, 1))(m, &w, 1.5));
+    // The tangent of the gradient by central differences along the tangents.
+    let step = |t: f64| {
+        let mt = std::array::from_fn(|i| std::array::from_fn(|j| m[i][j] + t * dm[i][j]));
+        let wt = std::array::from_fn(|i| w[i] + t * dw[i]);
+        grad!(quadratic, argnums = (0, 1))(mt, &wt, 1.5 + t * 0.25)
+    };
+    let ((am, aw), (bm, bw)) = (step(1e-5), step(-1e-5));
+    close(
+        tw,
+        std::array::from_fn(|i| (aw[i] - bw[i]) / 2e-5),
+        1e-5,
+        "d grad_w",
+    );
+    let flat = |x: [[f64; 2]; 2]| [x[0][0], x[0][1], x[1][0], x[1][1]];
+    let fdm: [f64; 4] = std::array::from_fn(|i| (flat(am)[i] - flat(bm)[i]) / 2e-5);
+    close(flat(tm), fdm, 1e-5, "d grad_m");
+}
+
+/// Cubic in a 2×2 matrix, times a float.
+#[allow(clippy::needless_range_loop)]
+#[differentiable]
+fn cubic(m: [[f64; 2]; 2], s: f64) -> f64 {
+    let mut t = 0.0;
+    for i in 0..2 {
+        for j in 0..2 {
+            t += m[i][j] * m[i][j] * m[j][i] * s;
+        }
+    }
+    t
+}
+
+#[test]
+fn hessian_of_a_nested_array() {
+    let m = [[1.0, 2.0], [3.0, 4.0]];
+    // `[[f64; 2]; 2]` in, `in_shape ++ in_shape` out, as in JAX.
+    let h: [[[[f64; 2]; 2]; 2]; 2] = hessian(cubic)(m, 2.0);
+    for k in 0..4 {
+        let (a, b) = (k / 2, k % 2);
+        let (mut mp, mut mm) = (m, m);
+        mp[a][b] += 1e-5;
+        mm[a][b] -= 1e-5;
+        let (gp, gm) = (grad(cubic)(mp, 2.0), grad(cubic)(mm, 2.0));
+        for i in 0..2 {
+            for j in 0..2 {
+                let fd = (gp[i][j] - gm[i][j]) / 2e-5;
+                assert!((h[i][j][a][b] - fd).abs() < 1e-5, "H[{i}][{j}][{a}][{b}]");
+            }
+        }
+    }
+    // ∂²f/∂m₀₁∂m₁₀ = 2 (m₀₁ + m₁₀) s.
+    assert_eq!(h[0][1][1][0], 20.0);
 }
 
 /// A vector field of three floats: `[f64; 4]` out.

@@ -22,7 +22,7 @@ impl Entries<'_> {
             .filter(|(_, p)| p.var.is_some())
             .map(|(k, _)| {
                 let mut out = self.jacobians_of(k);
-                if self.single && self.hessian_dim(k).is_some() {
+                if self.single {
                     out.extend(self.hessian_of(k));
                 }
                 out
@@ -45,14 +45,16 @@ impl Entries<'_> {
         if p.by_ref { quote!(#id) } else { quote!(&#id) }
     }
 
-    /// `None` for an `f64` parameter, `Some(N)` for `[f64; N]`; the Hessian
-    /// is offered for those (nested arrays have no Hessian entry).
-    fn hessian_dim(&self, k: usize) -> Option<Option<syn::Expr>> {
-        match self.owned_ty(k) {
-            Type::Array(a) if !matches!(&*a.elem, Type::Array(_)) => Some(Some(a.len.clone())),
-            Type::Array(_) => None,
-            _ => Some(None),
+    /// The lengths of parameter `k`'s array axes, outermost first (none
+    /// for a float): `[M, N]` for `[[f64; N]; M]`.
+    fn array_dims(&self, k: usize) -> Vec<syn::Expr> {
+        let mut dims = Vec::new();
+        let mut ty = self.owned_ty(k);
+        while let Type::Array(a) = ty {
+            dims.push(a.len.clone());
+            ty = &a.elem;
         }
+        dims
     }
 
     /// The arguments of a generated variant inside a loop: statics cloned
@@ -208,8 +210,10 @@ impl Entries<'_> {
         }
     }
 
-    /// `hessian` w.r.t. parameter `k` (an `f64` or `[f64; N]`) of a
-    /// function with one output, and its impl.
+    /// `hessian` w.r.t. parameter `k` (an `f64`, `[f64; N]` or a nested
+    /// array) of a function with one output, and its impl: for a
+    /// parameter of type `T` with axes `[d0, d1, ..]`, `H[i0][i1]..[j0][j1]..`
+    /// of type `[[T; d1]; d0]`, like JAX's `in_shape ++ in_shape`.
     fn hessian_of(&self, k: usize) -> TokenStream {
         let Entries {
             f,
@@ -222,7 +226,7 @@ impl Entries<'_> {
             user_types,
             ..
         } = self;
-        let dim = self.hessian_dim(k).flatten();
+        let dims = self.array_dims(k);
         let n = self.leaf_count(k);
         let entry = names::item(f, &format!("hessian_{k}"));
         let dual = quote!(#krate::Dual<#c>);
@@ -268,14 +272,25 @@ impl Entries<'_> {
         } else {
             quote!(::std::vec![__all.#ki.tangent_or_zero()])
         };
-        let (ty, assemble) = match &dim {
-            Some(d) => (
-                quote!([[#c; #d]; #d]),
-                quote!(::core::array::from_fn(|__i| ::core::array::from_fn(
-                    |__j| __cols[__j][__i]
-                ))),
-            ),
-            None => (quote!(#c), quote!(__cols[0][0])),
+        let (ty, assemble) = if dims.is_empty() {
+            (quote!(#c), quote!(__cols[0][0]))
+        } else {
+            // `[[T; d1]; d0]` around the parameter's own type.
+            let own = self.owned_ty(k);
+            let ty = dims
+                .iter()
+                .rev()
+                .fold(quote!(#own), |t, d| quote!([#t; #d]));
+            let is: Vec<syn::Ident> = (0..dims.len()).map(|a| format_ident!("__i{}", a)).collect();
+            let js: Vec<syn::Ident> = (0..dims.len()).map(|a| format_ident!("__j{}", a)).collect();
+            let (a, b) = (flat_all(&is, &dims), flat_all(&js, &dims));
+            let inner = quote!(__cols[#b][#a]);
+            let body = is
+                .iter()
+                .chain(&js)
+                .rev()
+                .fold(inner, |acc, i| quote!(::core::array::from_fn(|#i| #acc)));
+            (ty, body)
         };
         let tr = &self.tr;
         quote! {
@@ -298,4 +313,14 @@ impl Entries<'_> {
             }
         }
     }
+}
+
+/// The row-major flat index `((i0 · d1 + i1) · d2 + i2) ..` of the index
+/// variables `ix` over axes of lengths `dims`.
+fn flat_all(ix: &[syn::Ident], dims: &[syn::Expr]) -> TokenStream {
+    let first = &ix[0];
+    ix.iter()
+        .zip(dims)
+        .skip(1)
+        .fold(quote!(#first), |acc, (i, d)| quote!((#acc) * (#d) + #i))
 }

@@ -15,6 +15,7 @@
 
 mod compose;
 mod fixed;
+mod fixed_second;
 mod grad;
 mod second;
 mod vjp_jvp;
@@ -75,6 +76,14 @@ pub fn entries(f: &Function, s: &Sig, analysis: &Analysis) -> TokenStream {
         if e.has_grad_vjp() {
             out.extend(e.grad_vjp());
         }
+    } else if e.single
+        && matches!(f.tier, Tier::Scalar(_))
+        && f.params.iter().any(|p| p.fixed_len().is_some())
+        && f.params
+            .iter()
+            .all(|p| p.tree.is_none() || p.fixed_len().is_some())
+    {
+        out.extend(e.fixed_grad_jvp());
     }
     out
 }
