@@ -63,9 +63,10 @@
 //! | [`checkpoint()`] | `f`, recomputed in the reverse sweep | also `#[nabla::checkpoint(snapshots = s)]` on loops |
 //!
 //! Every transform takes every function value: a `#[differentiable]`
-//! function, a custom op, or another transform, to any depth
-//! (`jacfwd(jacrev(vmap(f)))`, `vmap(hessian(f))`, `grad(grad(grad(f)))`).
-//! A Hessian-vector product is `jvp(grad(f))`:
+//! function (of arrays, of trees of arrays, of floats), a custom op, or
+//! another transform, to any depth (`jacfwd(jacrev(vmap(f)))`,
+//! `vmap(hessian(f))`, `grad(grad(grad(f)))`, `vmap(value_and_grad(f))`,
+//! `vmap(grad!(f, has_aux))`). A Hessian-vector product is `jvp(grad(f))`:
 //!
 //! ```
 //! use nabla::prelude::*;
@@ -83,6 +84,38 @@
 //!     assert_eq!(hv.to_vec::<f64>(), vec![6.0, 12.0]);
 //!     let hs = vmap(hessian(f))(&Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]));
 //!     assert_eq!(hs.shape(), &[2, 2, 2]);
+//! }
+//! ```
+//!
+//! Over a tree of parameters, `vmap` of `grad` gives per-example
+//! gradients (each leaf gains the batch axis), and the Jacobian w.r.t. a
+//! tree is a tree of blocks (`out ++ leaf`). A Jacobian of a tree-valued
+//! function w.r.t. a tree (a tree of trees, e.g. the Hessian w.r.t. a
+//! tree) is not offered: take it w.r.t. array arguments (`argnums`).
+//!
+//! ```
+//! use nabla::prelude::*;
+//!
+//! #[derive(Tree, Clone)]
+//! struct Linear {
+//!     w: Array,
+//!     b: Array,
+//! }
+//!
+//! #[differentiable]
+//! fn loss(p: &Linear, x: &Array, y: &Array) -> Array {
+//!     nabla::mean(&(x.matmul(&p.w) + &p.b - y).powi(2))
+//! }
+//!
+//! fn main() {
+//!     let p = Linear { w: Array::ones(&[2, 1], DType::F64), b: Array::zeros(&[1], DType::F64) };
+//!     let (xs, ys) = (Array::ones(&[5, 2], DType::F64), Array::zeros(&[5, 1], DType::F64));
+//!     // One gradient per example: the batch axis on every leaf.
+//!     let per: Linear = vmap!(grad(loss), in_axes = (None, 0, 0))(&p, &xs, &ys);
+//!     assert_eq!((per.w.shape(), per.b.shape()), (&[5, 2, 1][..], &[5, 1][..]));
+//!     // Values and gradients per example.
+//!     let (v, g) = vmap!(value_and_grad(loss), in_axes = (None, 0, 0))(&p, &xs, &ys);
+//!     assert_eq!((v.shape(), g.w.shape()), (&[5][..], &[5, 2, 1][..]));
 //! }
 //! ```
 //!
@@ -140,6 +173,9 @@
 //!     assert!(g[0] > 0.0 && (h[0][1] - h[1][0]).abs() < 1e-12);
 //!     let j: [[f64; 2]; 2] = jacfwd(polar)(&[2.0, 0.0]);
 //!     assert_eq!(j, [[1.0, 0.0], [0.0, 2.0]]);
+//!     // A Hessian-vector product, on the stack.
+//!     let (_, hv): ([f64; 3], [f64; 3]) = jvp(grad(height))((&p,), (&[1.0, 0.0, 0.0],));
+//!     assert!((hv[1] - h[1][0]).abs() < 1e-12);
 //! }
 //! ```
 //!
