@@ -126,12 +126,27 @@ pub mod matmul {
         rule(&a.reshape(&p.a), &b.reshape(&p.b), &ct2).reshape(&like.shape_vec())
     }
 
-    /// Panics unless both operands have at least one axis.
+    /// Panics unless both operands have at least one axis and their inner
+    /// dimensions agree (checked on the caller's shapes, before 1-D
+    /// operands are promoted, so the message shows them and points at the
+    /// caller).
     #[track_caller]
     pub(crate) fn check_ranks(sa: &[usize], sb: &[usize]) {
         if sa.is_empty() || sb.is_empty() {
             panic!(
                 "matmul: operands must have at least one dimension, got {sa:?} @ {sb:?}; use * to scale by a scalar"
+            );
+        }
+        let k = sa[sa.len() - 1];
+        let k2 = if sb.len() == 1 {
+            sb[0]
+        } else {
+            sb[sb.len() - 2]
+        };
+        if k != k2 {
+            panic!(
+                "matmul: inner dimensions differ, {sa:?} @ {sb:?} ({k} vs {k2}); the last axis of the left operand \
+                 must equal the second-to-last of the right (transpose one operand?)"
             );
         }
     }
