@@ -23,6 +23,7 @@ mod desugar;
 mod errors;
 #[cfg(test)]
 mod expansion_tests;
+mod fusion;
 mod ir;
 mod lower;
 mod optable;
@@ -81,11 +82,16 @@ fn expand_differentiable(
     let Some((opts, item)) = lower::parse(attr, item, &mut cx) else {
         return cx.into_compile_error();
     };
-    let Some(ir) = lower::lower(&item, &opts, &mut cx) else {
+    let Some(mut ir) = lower::lower(&item, &opts, &mut cx) else {
         return codegen::with_errors(&item, cx);
     };
+    let regions = if opts.fuse {
+        fusion::fuse(&mut ir)
+    } else {
+        Vec::new()
+    };
     let analysis = analysis::analyse(&ir);
-    codegen::expand(&ir, &analysis, &item)
+    codegen::expand(&ir, &analysis, &item, &regions)
 }
 
 /// `#[custom_op(jvp = my_jvp, vjp = my_vjp, batch = ..)]` on `fn op(x:

@@ -282,6 +282,13 @@ pub fn all() -> impl Iterator<Item = &'static OpSpec> {
     ops()
 }
 
+/// Whether an op is elementwise (a unary or binary registry op, or scalar
+/// arithmetic): what a fused region may hold.
+pub fn is_elementwise(op: &OpSpec) -> bool {
+    UNARY.iter().chain(BINARY).any(|o| std::ptr::eq(o, op))
+        || matches!(op.rule, "add_scalar" | "mul_scalar")
+}
+
 /// Looks up an operation by method or `nabla::` function name.
 pub fn lookup(name: &str) -> Option<&'static OpSpec> {
     ops().find(|o| o.names.contains(&name))

@@ -24,6 +24,7 @@ pub mod custom;
 mod device;
 mod dtype;
 pub mod functions;
+pub mod fused;
 mod interp;
 pub mod primitives;
 pub mod random;

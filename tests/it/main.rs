@@ -11,7 +11,8 @@
 //!   differences, forward mode and loops of single-example calls;
 //! - [`transforms`]: composed transforms, `argnums`/`in_axes`, output-only
 //!   tails and checkpointing against JAX, each other and the plain code;
-//! - [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
+//! - [`fused`] (fused regions against their unfused twins),
+//!   [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
 //!   [`properties`], [`random_programs`] and [`cuda`] (GPU tests, which
 //!   skip without a GPU; `scripts/gpu-check.sh` runs them with the filter
 //!   `cuda::`).
@@ -25,6 +26,7 @@ mod custom_ops;
 mod errors;
 mod finite_differences;
 mod fixtures;
+mod fused;
 mod fused_ops;
 mod imperative;
 mod language;

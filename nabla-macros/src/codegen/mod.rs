@@ -28,6 +28,7 @@
 
 mod entries;
 mod forward;
+mod fused;
 mod held;
 pub(crate) mod names;
 mod reads;
@@ -49,8 +50,14 @@ use quote::quote;
 use syn::ItemFn;
 
 /// Everything generated for one annotated function.
-pub fn expand(f: &Function, analysis: &Analysis, item: &ItemFn) -> TokenStream {
+pub fn expand(
+    f: &Function,
+    analysis: &Analysis,
+    item: &ItemFn,
+    regions: &[crate::fusion::Region],
+) -> TokenStream {
     let s = sig(f);
+    let fused = fused::items(regions);
     let primal = variants::primal_fn(f, item);
     let forward = variants::forward_fn(f, &s);
     let jvp = variants::jvp_fn(f, &s);
@@ -68,6 +75,7 @@ pub fn expand(f: &Function, analysis: &Analysis, item: &ItemFn) -> TokenStream {
         #jvp
         #vjp
         #shapes
+        #fused
 
         #value
 

@@ -51,22 +51,32 @@ pub struct Options {
     /// `crate = path`: where the facade lives (`::nabla` by default; the
     /// runtime itself uses `crate`).
     pub krate: TokenStream,
+    /// `fuse = false`: keep every elementwise operation a separate pass
+    /// (for debugging and comparison); regions fuse by default.
+    pub fuse: bool,
 }
 
 /// Parses the attribute's arguments.
 fn options(attr: TokenStream) -> syn::Result<Options> {
     let mut krate = quote!(::nabla);
+    let mut fuse = true;
     let parser = syn::meta::parser(|meta| {
         if meta.path.is_ident("crate") {
             let p: syn::Path = meta.value()?.parse()?;
             krate = p.to_token_stream();
             Ok(())
+        } else if meta.path.is_ident("fuse") {
+            let b: syn::LitBool = meta.value()?.parse()?;
+            fuse = b.value;
+            Ok(())
         } else {
-            Err(meta.error("unknown option; #[differentiable] accepts only `crate = path`"))
+            Err(meta.error(
+                "unknown option; #[differentiable] accepts `crate = path` and `fuse = false`",
+            ))
         }
     });
     syn::parse::Parser::parse2(parser, attr)?;
-    Ok(Options { krate })
+    Ok(Options { krate, fuse })
 }
 
 /// The attribute's options and the annotated function; `None` after
@@ -111,6 +121,7 @@ pub fn lower(item: &ItemFn, opts: &Options, cx: &mut Errors) -> Option<Function>
 pub fn lower_ok(item: &ItemFn) -> Function {
     let opts = Options {
         krate: quote!(::nabla),
+        fuse: true,
     };
     let mut cx = Errors::new();
     lower(item, &opts, &mut cx).unwrap_or_else(|| panic!("{}", cx.into_compile_error()))

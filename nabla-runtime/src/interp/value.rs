@@ -77,7 +77,7 @@ pub trait ElementwiseRule {
 /// assert_eq!(softsign(&1.0f64), 0.5);
 /// ```
 #[allow(missing_docs)]
-pub trait Value: Clone + Sized {
+pub trait Value: Clone + Sized + 'static {
     /// The per-example shape (`[]` for scalars).
     fn shape_vec(&self) -> Shape;
     /// The per-example number of axes (`shape_vec().len()`, without

@@ -1,0 +1,97 @@
+//! The items of fused regions (`crate::fusion`): each region's generic
+//! programs at the array tier (its op-by-op path) and at the float tier
+//! (what the fused kernel runs per element), and the region's type, whose
+//! `forward`/`vjp` the enclosing function calls as it calls another
+//! differentiable function and which implements `nabla::fused::Region`.
+
+use super::{names, sig, variants, vjp};
+use crate::analysis;
+use crate::fusion::Region;
+use proc_macro2::TokenStream;
+use quote::{format_ident, quote};
+
+/// Every region's items.
+pub fn items(regions: &[Region]) -> TokenStream {
+    regions.iter().map(region).collect()
+}
+
+fn region(r: &Region) -> TokenStream {
+    let krate = &r.array.krate;
+    let programs = |f: &crate::ir::Function| {
+        let s = sig(f);
+        let active = analysis::analyse(f).active;
+        let fwd = variants::forward_fn(f, &s);
+        let vjp = vjp::vjp_fn(f, &active, &s);
+        quote!(#fwd #vjp)
+    };
+    let (array, scalar) = (programs(&r.array), programs(&r.scalar));
+    let (fwd_a, vjp_a) = (
+        names::item(&r.array, "forward"),
+        names::item(&r.array, "vjp"),
+    );
+    let (fwd_s, vjp_s) = (
+        names::item(&r.scalar, "forward"),
+        names::item(&r.scalar, "vjp"),
+    );
+    let ty = &r.ty;
+    let n = r.inputs;
+    let xs: Vec<syn::Ident> = (0..n).map(|k| format_ident!("__x{}", k)).collect();
+    let cs: Vec<syn::Ident> = (0..n).map(|k| format_ident!("__c{}", k)).collect();
+    let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
+    let ks: Vec<usize> = (0..n).collect();
+    let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
+    let ct_tuple = if n == 1 {
+        quote!((__V,))
+    } else {
+        quote!((#(#vs,)*))
+    };
+    quote! {
+        #array
+        #scalar
+        #[doc(hidden)]
+        #[allow(non_camel_case_types)]
+        struct #ty;
+        #[allow(clippy::all)]
+        impl #ty {
+            #[track_caller]
+            fn forward<'__a, __V: #krate::ArrayValue + '__a>(#(#xs: &__V),*) -> __V {
+                #krate::fused::forward::<__V, #ty, #n>([#(#xs),*])
+            }
+            #[track_caller]
+            fn vjp<'__a, __V: #krate::ArrayValue + '__a>(#(#xs: &__V),*)
+                -> (__V, impl ::core::ops::FnOnce(__V) -> #ct_tuple + use<__V>)
+            {
+                let (__y, __pullback) = #krate::fused::vjp::<__V, #ty, #n>([#(#xs),*]);
+                (__y, move |__ct: __V| {
+                    let [#(#cs),*] = __pullback(__ct);
+                    (#(#cs,)*)
+                })
+            }
+        }
+        #[allow(clippy::all)]
+        impl #krate::fused::Region<#n> for #ty {
+            #[inline(always)]
+            fn scalar<__T: #krate::Value + ::core::marker::Copy>(__x: [__T; #n]) -> __T {
+                #fwd_s::<__T>(#(&__x[#ks]),*)
+            }
+            #[inline(always)]
+            fn scalar_vjp<__T: #krate::Value + ::core::marker::Copy>(__x: [__T; #n], __ct: __T) -> [__T; #n] {
+                let (_, __pullback) = #vjp_s::<__T>(#(&__x[#ks]),*);
+                let __c = __pullback(__ct);
+                [#(__c.#idx),*]
+            }
+            fn ops<__V: #krate::ArrayValue>(__x: [&__V; #n]) -> __V {
+                #fwd_a::<__V>(#(__x[#ks]),*)
+            }
+            fn ops_vjp<__V: #krate::ArrayValue>(__x: [&__V; #n])
+                -> (__V, impl ::core::ops::FnOnce(__V) -> [__V; #n] + use<__V>)
+            {
+                let (__y, __pullback) = #vjp_a::<__V>(#(__x[#ks]),*);
+                (__y, move |__ct: __V| {
+                    let __c = __pullback(__ct);
+                    [#(__c.#idx),*]
+                })
+            }
+        }
+    }
+}
