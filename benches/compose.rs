@@ -1,7 +1,8 @@
 //! Composable-transform workloads of the team's `BENCHMARKS.md`:
 //! `seed_hessian` (per-call latency of `jacfwd(jacrev(vmap(foo)))` on a
 //! (2, 3) f32 input) and `rosen_hessian` (Hessian of Rosenbrock, n = 100,
-//! f64). Ratios against JAX come from running the JAX twin in the same
+//! f64), and the fusion workloads (`rosenbrock` 1e6 f64 and `eltwise_loss`
+//! on 4M f32, gradients, fused and `fuse = false`). Ratios against JAX come from running the JAX twin in the same
 //! session (see docs/performance.md).
 //!
 //! Run: `cargo bench --bench compose`
@@ -34,6 +35,25 @@ fn benches(c: &mut Criterion) {
     assert_eq!(pe(&w1, &b1, &w2, &b2, &xs, &ys).shape(), &[256, 64, 128]);
     c.bench_function("per_example_grads_b256", |b| {
         b.iter(|| pe(black_box(&w1), &b1, &w2, &b2, black_box(&xs), &ys))
+    });
+
+    // Fusion: each elementwise region one pass per sweep, against its
+    // op-by-op twin.
+    let xb = workloads::rosen_big_input();
+    let (gf, gu) = (
+        nabla::grad(rosenbrock),
+        nabla::grad(workloads::rosenbrock_unfused),
+    );
+    c.bench_function("rosen_grad_1e6_fused", |b| b.iter(|| gf(black_box(&xb))));
+    c.bench_function("rosen_grad_1e6_unfused", |b| b.iter(|| gu(black_box(&xb))));
+    let (xe, ye) = workloads::eltwise_inputs();
+    let ef = nabla::grad!(workloads::eltwise_loss, argnums = (0, 1));
+    let eu = nabla::grad!(workloads::eltwise_loss_unfused, argnums = (0, 1));
+    c.bench_function("eltwise_loss_4m_fused", |b| {
+        b.iter(|| ef(black_box(&xe), &ye))
+    });
+    c.bench_function("eltwise_loss_4m_unfused", |b| {
+        b.iter(|| eu(black_box(&xe), &ye))
     });
 }
 

@@ -120,6 +120,47 @@ fn main() {
         let r = measure(|| drop(black_box(h(black_box(&x)))), warmup, meas);
         results.insert("rosen_hessian".into(), r);
     }
+    // Fusion (`TWIN=fusion`): Rosenbrock 1e6 f64 and the elementwise loss
+    // on 4M f32, fused and unfused, against the same JAX `jit`.
+    if wanted("rosen_grad") || wanted("rosen_grad_unfused") || wanted("rosen_fwd") {
+        let x = workloads::rosen_big_input();
+        if wanted("rosen_grad") {
+            let g = nabla::grad(workloads::rosenbrock);
+            let r = measure(|| drop(black_box(g(black_box(&x)))), warmup, meas);
+            results.insert("rosen_grad".into(), r);
+        }
+        if wanted("rosen_grad_unfused") {
+            let g = nabla::grad(workloads::rosenbrock_unfused);
+            let r = measure(|| drop(black_box(g(black_box(&x)))), warmup, meas);
+            results.insert("rosen_grad_unfused".into(), r);
+        }
+        if wanted("rosen_fwd") {
+            // The forward program every transform runs (fused).
+            let r = measure(
+                || {
+                    drop(black_box(workloads::rosenbrock::forward::<nabla::Array>(
+                        black_box(&x),
+                    )))
+                },
+                warmup,
+                meas,
+            );
+            results.insert("rosen_fwd".into(), r);
+        }
+    }
+    if wanted("eltwise_loss") || wanted("eltwise_loss_unfused") {
+        let (x, y) = workloads::eltwise_inputs();
+        if wanted("eltwise_loss") {
+            let g = nabla::grad!(workloads::eltwise_loss, argnums = (0, 1));
+            let r = measure(|| drop(black_box(g(black_box(&x), &y))), warmup, meas);
+            results.insert("eltwise_loss".into(), r);
+        }
+        if wanted("eltwise_loss_unfused") {
+            let g = nabla::grad!(workloads::eltwise_loss_unfused, argnums = (0, 1));
+            let r = measure(|| drop(black_box(g(black_box(&x), &y))), warmup, meas);
+            results.insert("eltwise_loss_unfused".into(), r);
+        }
+    }
     if wanted("per_example") {
         let [w1, b1, w2, b2, xs, ys] = workloads::per_example_inputs();
         let pe = nabla::vmap!(

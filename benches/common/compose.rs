@@ -20,6 +20,43 @@ pub fn rosenbrock(x: &Array) -> Array {
     nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
 }
 
+/// `rosenbrock` without fusion: every elementwise operation its own pass
+/// (the A/B of the fusion workloads).
+#[differentiable(fuse = false)]
+pub fn rosenbrock_unfused(x: &Array) -> Array {
+    let n = x.shape()[0];
+    let head = x.slice_axis(0, 0..n - 1);
+    let tail = x.slice_axis(0, 1..n);
+    nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
+}
+
+/// The `eltwise_loss` workload: `sum(softplus(x) * tanh(y) + exp(-x²) * sin(y))`.
+#[differentiable]
+pub fn eltwise_loss(x: &Array, y: &Array) -> Array {
+    nabla::sum(&(x.softplus() * y.tanh() + (-x.square()).exp() * y.sin()))
+}
+
+/// `eltwise_loss` without fusion.
+#[differentiable(fuse = false)]
+pub fn eltwise_loss_unfused(x: &Array, y: &Array) -> Array {
+    nabla::sum(&(x.softplus() * y.tanh() + (-x.square()).exp() * y.sin()))
+}
+
+/// The 1e6 f64 input of the fusion workloads' Rosenbrock.
+pub fn rosen_big_input() -> Array {
+    nabla::manual_seed(3);
+    nabla::randn(&[1_000_000], DType::F64)
+}
+
+/// `eltwise_loss`'s two 4M f32 inputs.
+pub fn eltwise_inputs() -> (Array, Array) {
+    nabla::manual_seed(4);
+    (
+        nabla::randn(&[4 << 20], DType::F32),
+        nabla::randn(&[4 << 20], DType::F32),
+    )
+}
+
 /// One example's loss for the `per_example` workload: MLP 64→128→10, tanh,
 /// MSE.
 #[differentiable]

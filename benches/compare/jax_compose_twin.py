@@ -4,7 +4,11 @@
 - seed_hessian: jit(jacfwd(jacrev(vmap(foo)))) on a (2, 3) f32 input;
 - rosen_hessian: jit(hessian(rosenbrock)), n = 100, f64;
 - per_example: jit(vmap(grad(loss), in_axes=(None,) * 4 + (0, 0))),
-  MLP 64->128->10, batch 256, f32.
+  MLP 64->128->10, batch 256, f32;
+- rosen_grad (and rosen_grad_unfused, the same twin): jit(grad(rosenbrock)),
+  1e6 f64; rosen_fwd: jit(rosenbrock);
+- eltwise_loss (and eltwise_loss_unfused): jit(grad(loss, argnums=(0, 1)))
+  of sum(softplus(x) * tanh(y) + exp(-x^2) * sin(y)), two 4M f32 arrays.
 
 Same protocol as the Rust side and torch_twin.py (warm-up, then many timed
 repetitions of one call each, each ending in block_until_ready); prints one
@@ -33,6 +37,10 @@ def rosen(x):
     return jnp.sum(100.0 * (x[1:] - x[:-1] ** 2) ** 2 + (1.0 - x[:-1]) ** 2)
 
 
+def eltwise_loss(x, y):
+    return jnp.sum(jax.nn.softplus(x) * jnp.tanh(y) + jnp.exp(-(x**2)) * jnp.sin(y))
+
+
 def example_loss(w1, b1, w2, b2, x, y):
     h = jnp.tanh(x @ w1 + b1)
     return jnp.mean((h @ w2 + b2 - y) ** 2)
@@ -51,6 +59,20 @@ def main():
         xr = jnp.asarray(np.random.default_rng(1).standard_normal(100), dtype=jnp.float64)
         rh = jax.jit(jax.hessian(rosen))
         results["rosen_hessian"] = measure(lambda: jax.block_until_ready(rh(xr)), warmup, meas)
+
+    for name in ("rosen_grad", "rosen_grad_unfused", "rosen_fwd"):
+        if wanted(name):
+            xb = jnp.asarray(np.random.default_rng(3).standard_normal(1_000_000), dtype=jnp.float64)
+            f = jax.jit(rosen if name == "rosen_fwd" else jax.grad(rosen))
+            results[name] = measure(lambda: jax.block_until_ready(f(xb)), warmup, meas)
+
+    for name in ("eltwise_loss", "eltwise_loss_unfused"):
+        if wanted(name):
+            rng = np.random.default_rng(4)
+            xe = jnp.asarray(rng.standard_normal(4 << 20), dtype=jnp.float32)
+            ye = jnp.asarray(rng.standard_normal(4 << 20), dtype=jnp.float32)
+            g = jax.jit(jax.grad(eltwise_loss, argnums=(0, 1)))
+            results[name] = measure(lambda: jax.block_until_ready(g(xe, ye)), warmup, meas)
 
     if wanted("per_example"):
         rng = np.random.default_rng(2)

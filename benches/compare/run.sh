@@ -5,7 +5,9 @@
 # BENCHMARKS.md in Nabla (benches/twin.rs, release mode) and in PyTorch
 # (torch_twin.py). TWIN=jax: the composable-transform workloads
 # `seed_hessian`, `rosen_hessian` and `per_example` in Nabla and in JAX
-# (jax_compose_twin.py, `jax.jit`). Both sides use all cores, in the same
+# (jax_compose_twin.py, `jax.jit`). TWIN=fusion: Rosenbrock 1e6 f64 and the
+# elementwise loss on 4M f32, fused and unfused (`fuse = false`), against
+# the same JAX `jit` (the unfused rows are the A/B, with no target). Both sides use all cores, in the same
 # run; prints medians and ratios (nabla / twin). Never run in CI.
 #
 # Shared machines are noisy, so each workload is timed in Nabla and then at
@@ -33,16 +35,18 @@ twin="${TWIN:-torch}"
 case "$twin" in
     torch) workloads=(gemm eltwise_add eltwise_tanh mlp_step); script="$here/torch_twin.py" ;;
     jax) workloads=(seed_hessian rosen_hessian per_example); script="$here/jax_compose_twin.py" ;;
-    *) echo "TWIN must be torch or jax, not '$twin'" >&2; exit 2 ;;
+    fusion) workloads=(rosen_grad rosen_grad_unfused rosen_fwd eltwise_loss eltwise_loss_unfused); script="$here/jax_compose_twin.py" ;;
+    *) echo "TWIN must be torch, jax or fusion, not '$twin'" >&2; exit 2 ;;
 esac
 
 if [ ! -x "$venv/bin/python" ]; then
     "${PYTHON:-python3}" -m venv "$venv"
     "$venv/bin/pip" install -q --upgrade pip
 fi
-if ! "$venv/bin/python" -c "import $twin, numpy" 2>/dev/null; then
+module="$twin"; [ "$twin" = fusion ] && module=jax
+if ! "$venv/bin/python" -c "import $module, numpy" 2>/dev/null; then
     echo "installing $twin and numpy into $venv ..." >&2
-    if [ "$twin" = jax ]; then
+    if [ "$twin" = jax ] || [ "$twin" = fusion ]; then
         "$venv/bin/pip" install -q jax jaxlib numpy
     elif ! "$venv/bin/pip" install -q torch numpy --index-url https://download.pytorch.org/whl/cpu; then
         echo "CPU wheel index unreachable; installing torch from PyPI" >&2
@@ -77,6 +81,8 @@ out, twin = sys.argv[1], sys.argv[3]
 targets = {
     "torch": {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2},
     "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0},
+    "fusion": {"rosen_grad": 1.5, "rosen_grad_unfused": 1e9, "rosen_fwd": 1.0,
+               "eltwise_loss": 1.2, "eltwise_loss_unfused": 1e9},
 }[twin]
 
 def run(fw, w, r):

@@ -104,9 +104,9 @@ fn expansions_match_the_golden_files() {
     assert!(failed.is_empty(), "expansions differ: {failed:?}");
 }
 
-/// The documented example: the Rust block after `<!-- example -->`.
-fn doc_example(doc: &str) -> syn::ItemFn {
-    let at = doc.find("<!-- example -->").expect("an example marker");
+/// The documented example: the Rust block after `marker`.
+fn doc_example(doc: &str, marker: &str) -> syn::ItemFn {
+    let at = doc.find(marker).expect("an example marker");
     let block = &doc[at..];
     let start = block.find("```rust\n").expect("the example's code block") + 8;
     let len = block[start..].find("```").expect("the example block's end");
@@ -146,6 +146,36 @@ fn doc_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
     vec![("expansion", fmt(main)), ("vjp_tail", fmt(tail))]
 }
 
+/// The documented blocks of the fused example: `fused` (the function's
+/// forward program and its masked VJP, which call the region, then the
+/// region's float-tier forward program, its type and its `Region` impl).
+fn fused_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
+    let out = crate::expand_differentiable(TokenStream::new(), item.to_token_stream());
+    let file: syn::File = syn::parse2(out).expect("the expansion parses");
+    let f = item.sig.ident.to_string();
+    let wanted = [
+        format!("__nabla_{f}_forward"),
+        format!("__nabla_{f}_vjp_masked"),
+        format!("__nabla_{f}_fused0_scalar_forward"),
+    ];
+    let region = format!("__nabla_{f}_fused0");
+    let keep = |it: &syn::Item| match it {
+        syn::Item::Fn(x) => wanted.contains(&x.sig.ident.to_string()),
+        syn::Item::Struct(x) => x.ident == region,
+        syn::Item::Impl(i) => {
+            matches!(&*i.self_ty, syn::Type::Path(p) if p.path.is_ident(&region))
+        }
+        _ => false,
+    };
+    let items: Vec<syn::Item> = file.items.into_iter().filter(keep).collect();
+    let code = prettyplease::unparse(&syn::File {
+        shebang: None,
+        attrs: Vec::new(),
+        items,
+    });
+    vec![("fused", code)]
+}
+
 /// `doc` with the code block between each `<!-- generated:<name> begin -->`
 /// and `<!-- generated:<name> end -->` replaced by `blocks`' code.
 fn with_blocks(doc: &str, blocks: &[(&str, String)]) -> String {
@@ -173,7 +203,11 @@ fn with_blocks(doc: &str, blocks: &[(&str, String)]) -> String {
 fn generated_code_doc_is_current() {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../docs/generated-code.md");
     let doc = std::fs::read_to_string(&path).expect("read docs/generated-code.md");
-    let want = with_blocks(&doc, &doc_blocks(&doc_example(&doc)));
+    let want = with_blocks(&doc, &doc_blocks(&doc_example(&doc, "<!-- example -->")));
+    let want = with_blocks(
+        &want,
+        &fused_blocks(&doc_example(&want, "<!-- example:fused -->")),
+    );
     if std::env::var_os("NABLA_BLESS_EXPANSIONS").is_some() {
         std::fs::write(&path, &want).expect("write docs/generated-code.md");
         return;

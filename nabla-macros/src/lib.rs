@@ -7,8 +7,11 @@
 //!
 //! 1. `lower`: the options and the `syn::ItemFn` → the A-normal-form `ir`,
 //!    applying the syntax rewrites of `desugar` on the way;
-//! 2. `analysis`: activity and the output-only tail, computed once;
-//! 3. `codegen`: the forward, JVP and VJP programs and the entry points.
+//! 2. `fusion`: trees of elementwise operations become calls of fused
+//!    regions (skipped with `fuse = false`);
+//! 3. `analysis`: activity and the output-only tail, computed once;
+//! 4. `codegen`: the forward, JVP and VJP programs, the regions' items and
+//!    the entry points.
 //!
 //! Option parsing and lowering report their errors to one `errors::Errors`
 //! context, and the macro emits them together. The op table (`optable`,

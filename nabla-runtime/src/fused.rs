@@ -50,7 +50,7 @@ thread_local! {
 ///
 /// fn main() {
 ///     let before = nabla::fused::passes();
-///     f::forward::<Array>(&Array::ones(&[4], nabla::DType::F64));
+///     f(&Array::ones(&[4], nabla::DType::F64));
 ///     assert_eq!(nabla::fused::passes(), before + 1);
 /// }
 /// ```

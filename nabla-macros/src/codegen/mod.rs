@@ -66,7 +66,7 @@ pub fn expand(
         .tail
         .as_ref()
         .map(|t| shapes::vjp_tail_fn(f, &analysis.active, &s, t));
-    let value = function_value(f, item);
+    let value = function_value(f, item, !regions.is_empty());
     let entries = entries(f, &s, analysis);
     quote! {
         #[doc(hidden)]
@@ -83,6 +83,16 @@ pub fn expand(
     }
 }
 
+/// Whether direct calls of `f` go through its forward program: a function
+/// of arrays returning one array, with a fused region (`fused`).
+fn fused_call(f: &Function, fused: bool) -> bool {
+    fused
+        && f.tier == crate::ir::Tier::Array
+        && !f.tuple_output
+        && matches!(f.outputs.first(), Some(crate::ir::Output::Value(_)))
+        && f.params.iter().all(|p| p.var.is_some() && p.tree.is_none())
+}
+
 /// What a function that failed to lower expands to: the errors, then the
 /// function as written, so the rest of the crate still type-checks and the
 /// errors point at the unsupported code.
@@ -94,7 +104,7 @@ pub fn with_errors(item: &ItemFn, cx: Errors) -> TokenStream {
 
 /// The function value (`const foo`, with the user's docs), the module of
 /// its variants, and its `Deref` to the primal as a `fn` pointer.
-fn function_value(f: &Function, item: &ItemFn) -> TokenStream {
+fn function_value(f: &Function, item: &ItemFn, fused: bool) -> TokenStream {
     let name = &f.ident;
     let vis = &f.vis;
     let primal = names::item(f, "primal");
@@ -111,7 +121,35 @@ fn function_value(f: &Function, item: &ItemFn) -> TokenStream {
         "Generated variants of the differentiable function [`{name}`](const@{name}): `primal` (as written), \
          `forward::<V>`, `jvp::<V>` and `vjp::<V>`."
     );
+    // A function of arrays returning one array is called through its
+    // forward program at `Array`, so a direct call runs fused regions too;
+    // other functions run the body as written.
+    let (target, call) = if fused_call(f, fused) {
+        let entry = names::item(f, "call");
+        let krate = &f.krate;
+        let params = f.params.iter().map(|p| {
+            let (id, ty) = (&p.ident, &p.ty);
+            quote!(#id: #ty)
+        });
+        let args = f.params.iter().map(|p| {
+            let id = &p.ident;
+            if p.by_ref { quote!(#id) } else { quote!(&#id) }
+        });
+        (
+            entry.clone(),
+            quote! {
+                #[doc(hidden)]
+                #[track_caller]
+                fn #entry(#(#params),*) -> #ret_ty {
+                    #fwd::<#krate::Array>(#(#args),*)
+                }
+            },
+        )
+    } else {
+        (primal.clone(), quote!())
+    };
     quote! {
+        #call
         #(#docs)*
         #[allow(non_upper_case_globals)]
         #vis const #name: #name::Function = #name::Function;
@@ -127,7 +165,7 @@ fn function_value(f: &Function, item: &ItemFn) -> TokenStream {
         impl ::core::ops::Deref for #name::Function {
             type Target = fn(#(#user_types),*) -> #ret_ty;
             fn deref(&self) -> &Self::Target {
-                &(#primal as fn(#(#user_types),*) -> #ret_ty)
+                &(#target as fn(#(#user_types),*) -> #ret_ty)
             }
         }
     }
