@@ -195,11 +195,27 @@ nabla_ops::binary_ops!(binary_modules);
 pub mod add {
     use super::*;
     /// Forward: the broadcasting kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+    /// let b = Array::from_vec(vec![10.0f64, 20.0], &[2]);
+    /// assert_eq!(add::forward(&a, &b).to_vec::<f64>(), vec![11.0, 21.0, 12.0, 22.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
         binary_forward(a, b, BinaryOp::Add, "add")
     }
     /// JVP rule: `ȧ + ḃ`.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 1], DType::F64), Array::zeros(&[2], DType::F64));
+    /// let y = add::forward(&a, &b);
+    /// let da = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+    /// let t = add::jvp(&a, &b, &y, Some(&da), None); // widened to the output's shape
+    /// assert_eq!((t.shape(), t.to_vec::<f64>()), (&[2, 2][..], vec![1.0, 1.0, 2.0, 2.0]));
+    /// ```
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.add(z),
@@ -208,10 +224,24 @@ pub mod add {
         }
     }
     /// VJP rule for `a`: `ȳ` summed to `a`'s shape.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 1], DType::F64), Array::zeros(&[2], DType::F64));
+    /// let ct = Array::ones(&[2, 2], DType::F64);
+    /// assert_eq!(add::vjp_0(&a, &b, &ct, &ct).to_vec::<f64>(), vec![2.0, 2.0]);
+    /// ```
     pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 3], DType::F64), Array::scalar(0.0f64));
+    /// let ct = Array::ones(&[2, 3], DType::F64);
+    /// assert_eq!(add::vjp_1(&a, &b, &ct, &ct).item(), 6.0); // summed to `b`'s shape
+    /// ```
     pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), b)
     }
@@ -221,11 +251,23 @@ pub mod add {
 pub mod sub {
     use super::*;
     /// Forward: the broadcasting kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::sub, Array};
+    /// let a = Array::from_vec(vec![5.0f64, 7.0], &[2]);
+    /// assert_eq!(sub::forward(&a, &Array::scalar(1.0f64)).to_vec::<f64>(), vec![4.0, 6.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
         binary_forward(a, b, BinaryOp::Sub, "sub")
     }
     /// JVP rule: `ȧ - ḃ`.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::sub;
+    /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, Some(&2.0), Some(&0.5)), 1.5);
+    /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, None, Some(&0.5)), -0.5);
+    /// ```
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.sub(z),
@@ -235,10 +277,22 @@ pub mod sub {
         }
     }
     /// VJP rule for `a`.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::sub;
+    /// assert_eq!(sub::vjp_0(&5.0f64, &1.0, &4.0, &2.0), 2.0);
+    /// ```
     pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`: `-ȳ` summed to `b`'s shape.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::sub, Array, DType};
+    /// let (a, b) = (Array::zeros(&[3], DType::F64), Array::scalar(0.0f64));
+    /// let ct = Array::ones(&[3], DType::F64);
+    /// assert_eq!(sub::vjp_1(&a, &b, &ct, &ct).item(), -3.0);
+    /// ```
     pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.neg(), b)
     }
@@ -308,6 +362,13 @@ impl Array {
 pub mod mul_scaled {
     use super::*;
     /// Forward: the fused kernel (a product and a scale on a GPU).
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::mul_scaled, Array};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+    /// assert_eq!(mul_scaled::forward(&a, &b, 0.5).to_vec::<f64>(), vec![1.5, 4.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array, c: f64) -> Array {
         check_binary("mul_scaled", a, b);
@@ -323,6 +384,12 @@ pub mod mul_scaled {
         ))
     }
     /// JVP rule: `ẏ = c · (ȧ · b + a · ḃ)`, skipping symbolic zeros.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::mul_scaled;
+    /// // y = 0.5·a·b at a = 2, b = 3: ẏ = 0.5·(ȧ·3 + 2·ḃ)
+    /// assert_eq!(mul_scaled::jvp(&2.0f64, &3.0, &3.0, Some(&1.0), Some(&1.0), 0.5), 2.5);
+    /// ```
     pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>, c: f64) -> V {
         let ta = da.map(|d| d.mul_scaled(b, c));
         let tb = db.map(|d| a.mul_scaled(d, c));
@@ -333,6 +400,11 @@ pub mod mul_scaled {
         }
     }
     /// VJP rule: `(c · ȳ · b, c · ȳ · a)`, each summed back to its shape.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::mul_scaled;
+    /// assert_eq!(mul_scaled::vjp(&2.0f64, &3.0, &1.0, 0.5), (1.5, 1.0));
+    /// ```
     pub fn vjp<V: Value>(a: &V, b: &V, ct: &V, c: f64) -> (V, V) {
         (
             unbroadcast(ct.mul_scaled(b, c), a),
