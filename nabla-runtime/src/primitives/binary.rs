@@ -144,48 +144,115 @@ macro_rules! binary_primitive {
         pub mod $name {
             use super::*;
             /// Forward: the broadcasting kernel.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType, Value};")]
+            /// let a = Array::full(&[2, 1], 2.0, DType::F64);
+            /// let b = Array::full(&[3], 3.0, DType::F64);
+            /// let y = op::forward(&a, &b);
+            /// assert_eq!(y.shape(), &[2, 3]);
+            #[doc = concat!("let expected = Value::", stringify!($name), "(&2.0f64, &3.0); // the scalar formula")]
+            /// assert!(y.to_vec::<f64>().iter().all(|v| (v - expected).abs() < 1e-12));
+            /// ```
             #[track_caller]
             pub fn forward(a: &Array, b: &Array) -> Array {
                 binary_forward(a, b, $kernel, stringify!($name))
             }
             /// `∂y/∂a` elementwise (at the broadcast shape).
+            ///
+            /// ```
+            #[doc = concat!("use nabla::primitives::binary::", stringify!($name), " as op;")]
+            #[doc = concat!("let f = |a: f64, b: f64| nabla::Value::", stringify!($name), "(&a, &b);")]
+            /// let (a, b, h) = (2.0, 3.0, 1e-6);
+            /// let slope = (f(a + h, b) - f(a - h, b)) / (2.0 * h); // central difference
+            /// assert!((op::partial_a(&a, &b, &f(a, b)) - slope).abs() < 1e-6);
+            /// ```
             #[allow(unused_variables)]
             pub fn partial_a<V: Value>($a: &V, $b: &V, $y: &V) -> V {
                 $pa
             }
             /// `∂y/∂b` elementwise (at the broadcast shape).
+            ///
+            /// ```
+            #[doc = concat!("use nabla::primitives::binary::", stringify!($name), " as op;")]
+            #[doc = concat!("let f = |a: f64, b: f64| nabla::Value::", stringify!($name), "(&a, &b);")]
+            /// let (a, b, h) = (2.0, 3.0, 1e-6);
+            /// let slope = (f(a, b + h) - f(a, b - h)) / (2.0 * h); // central difference
+            /// assert!((op::partial_b(&a, &b, &f(a, b)) - slope).abs() < 1e-6);
+            /// ```
             #[allow(unused_variables)]
             pub fn partial_b<V: Value>($a: &V, $b: &V, $y: &V) -> V {
                 $pb
             }
             /// JVP rule; `None` is a symbolic-zero tangent.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+            /// let (a, b) = (2.0f64, 3.0f64);
+            #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+            /// let (pa, pb) = (op::partial_a(&a, &b, &y), op::partial_b(&a, &b, &y));
+            /// assert_eq!(op::jvp(&a, &b, &y, Some(&2.0), Some(&0.5)), 2.0 * pa + 0.5 * pb);
+            /// assert_eq!(op::jvp(&a, &b, &y, None, None), 0.0);
+            /// ```
             pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
                 jvp_from(y, da.map(|d| (d, partial_a(a, b, y))), db.map(|d| (d, partial_b(a, b, y))))
             }
             /// VJP rule for `a`.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType};")]
+            /// let (a, b) = (Array::scalar(2.0f64), Array::full(&[3], 3.0, DType::F64));
+            /// let y = op::forward(&a, &b);
+            /// let g = op::vjp_0(&a, &b, &y, &Array::ones(&[3], DType::F64)); // summed to `a`'s shape
+            /// let pa = op::partial_a(&2.0f64, &3.0, &y.to_vec::<f64>()[0]);
+            /// assert!(g.shape().is_empty() && (g.item() - 3.0 * pa).abs() < 1e-12);
+            /// ```
             pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_a(a, b, y)), a)
             }
             /// VJP rule for `b`.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType};")]
+            /// let (a, b) = (Array::full(&[3], 2.0, DType::F64), Array::scalar(3.0f64));
+            /// let y = op::forward(&a, &b);
+            /// let g = op::vjp_1(&a, &b, &y, &Array::ones(&[3], DType::F64)); // summed to `b`'s shape
+            /// let pb = op::partial_b(&2.0f64, &3.0, &y.to_vec::<f64>()[0]);
+            /// assert!(g.shape().is_empty() && (g.item() - 3.0 * pb).abs() < 1e-12);
+            /// ```
             pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_b(a, b, y)), b)
             }
-            binary_primitive!(@from_inputs $reads);
+            binary_primitive!(@from_inputs $reads $name);
         }
     };
-    (@from_inputs inputs) => {
+    (@from_inputs inputs $name:ident) => {
         /// [`vjp_0`] without the output: these partials read only `a` and
         /// `b` (`reads: inputs` in the registry), so an output-only tail can
         /// skip computing `y`. `ct` need only broadcast to the output's shape.
+        ///
+        /// ```
+        #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+        /// let (a, b) = (2.0f64, 3.0f64);
+        #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+        /// assert_eq!(op::vjp_0_from_inputs(&a, &b, &1.5), op::vjp_0(&a, &b, &y, &1.5));
+        /// ```
         pub fn vjp_0_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_a(a, b, a)), a)
         }
         /// [`vjp_1`] without the output (see [`vjp_0_from_inputs`]).
+        ///
+        /// ```
+        #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+        /// let (a, b) = (2.0f64, 3.0f64);
+        #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+        /// assert_eq!(op::vjp_1_from_inputs(&a, &b, &1.5), op::vjp_1(&a, &b, &y, &1.5));
+        /// ```
         pub fn vjp_1_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_b(a, b, a)), b)
         }
     };
-    (@from_inputs $reads:ident) => {};
+    (@from_inputs $reads:ident $name:ident) => {};
 }
 pub(crate) use binary_primitive;
 
