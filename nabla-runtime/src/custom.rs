@@ -309,7 +309,8 @@ pub fn call<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Arra
 /// or without `vjp`): which modes need it and how to add it.
 ///
 /// ```
-/// let r: std::thread::Result<()> = std::panic::catch_unwind(|| nabla::custom::missing_rule("spring", "jvp"));
+/// use std::panic::catch_unwind;
+/// let r: std::thread::Result<()> = catch_unwind(|| nabla::custom::missing_rule("spring", "jvp"));
 /// let msg = r.unwrap_err().downcast::<String>().unwrap();
 /// assert!(msg.starts_with("custom op `spring` has no JVP rule"));
 /// ```
