@@ -19,6 +19,12 @@ use crate::{Array, ArrayValue};
 use nabla_macros::differentiable;
 
 /// The shape of a reduction over `axes` (negative axes allowed).
+///
+/// ```
+/// use nabla::composite::reduced_shape;
+/// assert_eq!(reduced_shape([2, 3, 4], &[-1], false), vec![2, 3]);
+/// assert_eq!(reduced_shape([2, 3, 4], &[0, 2], true), vec![1, 3, 1]);
+/// ```
 pub fn reduced_shape(shape: impl AsRef<[usize]>, axes: &[isize], keepdim: bool) -> Vec<usize> {
     let shape = shape.as_ref();
     let ax = norm_axes("reduce", axes, shape.len());
@@ -31,12 +37,23 @@ pub fn reduced_shape(shape: impl AsRef<[usize]>, axes: &[isize], keepdim: bool) 
 }
 
 /// `axis` after checking it against `ndim` (panics naming `op`).
+///
+/// ```
+/// use nabla::composite::checked_axis;
+/// assert_eq!(checked_axis("softmax", -1, 3), 2);
+/// assert!(std::panic::catch_unwind(|| checked_axis("softmax", 3, 3)).is_err());
+/// ```
 #[track_caller]
 pub fn checked_axis(op: &str, axis: isize, ndim: usize) -> isize {
     crate::array::norm_axis(op, axis, ndim) as isize
 }
 
 /// The number of elements a reduction over `axes` combines.
+///
+/// ```
+/// use nabla::composite::reduced_count;
+/// assert_eq!(reduced_count([2, 3, 4], &[0, -1]), 8);
+/// ```
 pub fn reduced_count(shape: impl AsRef<[usize]>, axes: &[isize]) -> usize {
     let shape = shape.as_ref();
     norm_axes("reduce", axes, shape.len())
@@ -46,11 +63,23 @@ pub fn reduced_count(shape: impl AsRef<[usize]>, axes: &[isize]) -> usize {
 }
 
 /// All axes of an array, as the `&[isize]` the reductions take.
+///
+/// ```
+/// use nabla::composite::all_axes;
+/// assert_eq!(all_axes([2, 3, 4]), vec![0, 1, 2]);
+/// ```
 pub fn all_axes(shape: impl AsRef<[usize]>) -> Vec<isize> {
     (0..shape.as_ref().len() as isize).collect()
 }
 
 /// Mean over normalised `axes` (generic; used by the `mean` rules).
+///
+/// ```
+/// use nabla::Array;
+/// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+/// let m = nabla::composite::mean(&x, &[1], false);
+/// assert_eq!(m.to_vec::<f64>(), vec![2.0, 5.0]);
+/// ```
 pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
     let shape = x.shape_vec();
     let n: usize = axes.iter().map(|&a| shape[a]).product();

@@ -9,11 +9,23 @@
 
 /// True when this build has the `cuda` feature, the CUDA driver loads and
 /// at least one GPU is present. Never panics, never aborts.
+///
+/// ```
+/// assert_eq!(nabla::cuda::is_available(), nabla::cuda::device_count() > 0);
+/// ```
 pub fn is_available() -> bool {
     device_count() > 0
 }
 
 /// Number of usable CUDA devices (0 without the `cuda` feature).
+///
+/// ```
+/// use nabla::{Array, DType, Device};
+/// for n in 0..nabla::cuda::device_count() {
+///     let x = Array::ones(&[2], DType::F32).to_device(Device::Cuda(n));
+///     assert_eq!(x.device(), Device::Cuda(n));
+/// }
+/// ```
 pub fn device_count() -> usize {
     #[cfg(feature = "cuda")]
     {
@@ -47,6 +59,14 @@ pub fn unavailable_reason() -> Option<String> {
 
 /// Waits for all queued GPU work on device `n` (for timing; results never
 /// need it, host reads synchronise). A no-op without a GPU.
+///
+/// ```
+/// use nabla::{Array, DType, Device};
+/// let device = if nabla::cuda::is_available() { Device::Cuda(0) } else { Device::Cpu };
+/// let y = Array::ones(&[3], DType::F32).to_device(device).exp();
+/// nabla::cuda::synchronize(0);
+/// assert_eq!(y.to_vec::<f32>(), vec![1f32.exp(); 3]);
+/// ```
 pub fn synchronize(n: usize) {
     #[cfg(feature = "cuda")]
     if let Ok(g) = nabla_kernels::cuda::Gpu::get(n) {

@@ -33,6 +33,14 @@ pub struct Key(u64);
 
 impl Key {
     /// A key from a seed.
+    ///
+    /// ```
+    /// use nabla::{random::Key, DType};
+    /// assert_eq!(Key::new(7), Key::new(7));
+    /// assert_ne!(Key::new(7), Key::new(8));
+    /// let a = Key::new(7).uniform(&[2], DType::F64).to_vec::<f64>();
+    /// assert_eq!(a, Key::new(7).uniform(&[2], DType::F64).to_vec::<f64>());
+    /// ```
     pub fn new(seed: u64) -> Key {
         Key(mix(seed ^ 0x5EED_0000_0000_0001))
     }

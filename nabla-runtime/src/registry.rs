@@ -131,6 +131,58 @@ macro_rules! unary_example {
 }
 pub(crate) use unary_example;
 
+/// Runnable doc examples of the items of a unary op's rule module
+/// (`primitives::unary::<name>`), at the op's registry example `x` (and
+/// parameters `a`): the forward gives the example's output, the
+/// derivative matches the tape's gradient of the `Array` method, and the
+/// rules are the derivative times the tangent or cotangent.
+macro_rules! rule_example {
+    (forward $name:ident $method:ident (($x:literal $(, $a:literal)*) => $out:expr)) => {
+        concat!(
+            "\n```\nuse nabla::{primitives::unary::", stringify!($name), " as op, Array};\n",
+            "let y = op::forward(&Array::scalar(", stringify!($x), "f64)", $(", ", stringify!($a),)* ");\n",
+            "assert!((y.item() - (", stringify!($out), ")).abs() < 1e-12);\n```"
+        )
+    };
+    (derivative $name:ident $method:ident (($x:literal $(, $a:literal)*) => $out:expr)) => {
+        concat!(
+            "\n```\nuse nabla::{primitives::unary::", stringify!($name), " as op, Array};\n",
+            "let x = Array::scalar(", stringify!($x), "f64).requires_grad();\n",
+            "let y = x.", stringify!($method), "(", $(stringify!($a), ", ",)* ");\n",
+            "y.backward(); // through the tape's VJP rule\n",
+            "let d = op::derivative(&x.detach(), &y.detach()", $(", ", stringify!($a),)* ");\n",
+            "assert_eq!(d.item(), x.grad().item());\n```"
+        )
+    };
+    (chain $name:ident $method:ident (($x:literal $(, $a:literal)*) => $out:expr)) => {
+        concat!(
+            "\n```\nuse nabla::{primitives::unary::", stringify!($name), " as op, ElementwiseRule, Value};\n",
+            "let x = ", stringify!($x), "f64;\n",
+            "let y = Value::", stringify!($method), "(&x", $(", ", stringify!($a),)* ");\n",
+            "assert_eq!(op::Chain::eval(&x, &y, &2.0), 2.0 * op::derivative(&x, &y));\n```"
+        )
+    };
+    (vjp_from_x $name:ident $method:ident (($x:literal $(, $a:literal)*) => $out:expr)) => {
+        concat!(
+            "\n```\nuse nabla::{primitives::unary::", stringify!($name), " as op, Value};\n",
+            "let x = ", stringify!($x), "f64;\n",
+            "let y = Value::", stringify!($method), "(&x", $(", ", stringify!($a),)* ");\n",
+            "assert_eq!(op::vjp_from_x(&x, ", $(stringify!($a), ", ",)* "&2.0), op::vjp(&x, &y, ",
+            $(stringify!($a), ", ",)* "&2.0));\n```"
+        )
+    };
+    ($rule:ident $name:ident $method:ident (($x:literal $(, $a:literal)*) => $out:expr)) => {
+        concat!(
+            "\n```\nuse nabla::{primitives::unary::", stringify!($name), " as op, Value};\n",
+            "let x = ", stringify!($x), "f64;\n",
+            "let y = Value::", stringify!($method), "(&x", $(", ", stringify!($a),)* ");\n",
+            "let d = op::derivative(&x, &y", $(", ", stringify!($a),)* ");\n",
+            "assert_eq!(op::", stringify!($rule), "(&x, &y, ", $(stringify!($a), ", ",)* "&2.0), 2.0 * d);\n```"
+        )
+    };
+}
+pub(crate) use rule_example;
+
 /// The free function of every op, with its JAX/NumPy name.
 macro_rules! free_fns {
     (unary $(
@@ -189,18 +241,20 @@ macro_rules! unary_modules {
     )*) => {
         $(
             $crate::registry::unary_modules!(@module [$(#[$doc])*] $name $kind [$($p: $pt),*]
-                ($($rule)*) $reads);
+                ($($rule)*) $reads $method ($ex => $out));
             $crate::registry::unary_modules!(@method [$(#[$doc])*] $name $method [$($p: $pt),*]
                 ($($rule)*) ($ex => $out));
         )*
     };
-    (@module [$($doc:tt)*] $name:ident $kind:ident [$($p:ident: $pt:ty),*] (custom) $reads:ident) => {};
+    (@module [$($doc:tt)*] $name:ident $kind:ident [$($p:ident: $pt:ty),*] (custom) $reads:ident
+        $method:ident $eg:tt) => {};
     (@module [$($doc:tt)*] $name:ident $kind:ident [$($p:ident: $pt:ty),*]
-        (|$x:ident, $y:ident| $d:expr $(, scale $c:expr)?) $reads:ident) => {
+        (|$x:ident, $y:ident| $d:expr $(, scale $c:expr)?) $reads:ident $method:ident $eg:tt) => {
         $($doc)*
         pub mod $name {
             use super::*;
             /// Forward: the elementwise kernel.
+            #[doc = $crate::registry::rule_example!(forward $name $method $eg)]
             #[track_caller]
             pub fn forward(x: &Array $(, $p: $pt)*) -> Array {
                 unary_forward(x, UnaryOp::$kind($($p),*), stringify!($name))
@@ -214,12 +268,13 @@ macro_rules! unary_modules {
                 $d
             }
             /// dy/dx elementwise, from the input `x` and output `y`.
+            #[doc = $crate::registry::rule_example!(derivative $name $method $eg)]
             pub fn derivative<V: Value>(x: &V, y: &V $(, $p: $pt)*) -> V {
                 let d = unscaled(x, y $(, $p)*);
                 if SCALE == 1.0 { d } else { d.mul_scalar(SCALE) }
             }
-            $crate::registry::unary_modules!(@chain [$($p: $pt),*]);
-            $crate::registry::unary_modules!(@from_x $reads [$($p: $pt),*]);
+            $crate::registry::unary_modules!(@chain [$($p: $pt),*] $name $method $eg);
+            $crate::registry::unary_modules!(@from_x $reads [$($p: $pt),*] $name $method $eg);
         }
     };
     (@scale) => {
@@ -230,9 +285,10 @@ macro_rules! unary_modules {
     };
     // Without parameters: `t · dy/dx` is one elementwise rule, fused into
     // one pass on arrays.
-    (@chain []) => {
+    (@chain [] $name:ident $method:ident $eg:tt) => {
         /// `t · dy/dx` from `(x, y, t)`: the JVP and the VJP, one
         /// elementwise rule ([`Value::fused_rule`]).
+        #[doc = $crate::registry::rule_example!(chain $name $method $eg)]
         pub struct Chain;
         impl $crate::ElementwiseRule for Chain {
             fn eval<V: Value>(x: &V, y: &V, t: &V) -> V {
@@ -241,33 +297,38 @@ macro_rules! unary_modules {
             }
         }
         /// JVP rule: `ẏ = ẋ · dy/dx`.
+        #[doc = $crate::registry::rule_example!(jvp $name $method $eg)]
         pub fn jvp<V: Value>(x: &V, y: &V, dx: &V) -> V {
             V::fused_rule::<Chain>(x, y, dx)
         }
         /// VJP rule: `x̄ = ȳ · dy/dx`.
+        #[doc = $crate::registry::rule_example!(vjp $name $method $eg)]
         pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
             V::fused_rule::<Chain>(x, y, ct)
         }
     };
-    (@chain [$($p:ident: $pt:ty),+]) => {
+    (@chain [$($p:ident: $pt:ty),+] $name:ident $method:ident $eg:tt) => {
         /// JVP rule: `ẏ = ẋ · dy/dx`.
+        #[doc = $crate::registry::rule_example!(jvp $name $method $eg)]
         pub fn jvp<V: Value>(x: &V, y: &V $(, $p: $pt)*, dx: &V) -> V {
             dx.mul(&derivative(x, y $(, $p)*))
         }
         /// VJP rule: `x̄ = ȳ · dy/dx`.
+        #[doc = $crate::registry::rule_example!(vjp $name $method $eg)]
         pub fn vjp<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
             ct.mul(&derivative(x, y $(, $p)*))
         }
     };
-    (@from_x x [$($p:ident: $pt:ty),*]) => {
+    (@from_x x [$($p:ident: $pt:ty),*] $name:ident $method:ident $eg:tt) => {
         /// [`vjp`] without the output: this derivative reads only `x`
         /// (`reads: x` in the registry), so an output-only tail can skip
         /// computing `y`.
+        #[doc = $crate::registry::rule_example!(vjp_from_x $name $method $eg)]
         pub fn vjp_from_x<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
             vjp(x, x $(, $p)*, ct)
         }
     };
-    (@from_x $reads:ident [$($p:ident: $pt:ty),*]) => {};
+    (@from_x $reads:ident [$($p:ident: $pt:ty),*] $name:ident $method:ident $eg:tt) => {};
     (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom) $ex:tt) => {};
     (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*)
         ($ex:tt => $out:expr)) => {

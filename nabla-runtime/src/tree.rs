@@ -19,6 +19,15 @@ use crate::Array;
 use crate::transform::grad::Cotangent;
 
 /// One step of a path into a tree: a named field or an index.
+///
+/// ```
+/// use nabla::{tree::{Seg, Tree}, Array, DType};
+/// #[derive(nabla::Tree)]
+/// struct Layer { w: Array, b: Array }
+/// let layer = Layer { w: Array::zeros(&[2], DType::F64), b: Array::zeros(&[1], DType::F64) };
+/// let p = (Array::scalar(1.0f64), layer);
+/// assert_eq!(p.leaf_index(&[Seg::Index(1), Seg::Field("b")]), 2); // `p.1.b`
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Seg {
     /// A struct field.
@@ -29,20 +38,73 @@ pub enum Seg {
 
 /// A value made of leaves of type `L`: arrays, or (`L = f64`, `f32`)
 /// floats.
+///
+/// ```
+/// use nabla::prelude::*;
+///
+/// #[derive(Clone, Tree)]
+/// struct Line { w: Array, b: Array }
+///
+/// #[differentiable]
+/// fn loss(p: &Line, x: &Array) -> Array {
+///     (&(&p.w * x) + &p.b).sum()
+/// }
+///
+/// fn main() {
+///     let p = Line { w: Array::scalar(2.0f64), b: Array::scalar(0.5f64) };
+///     assert_eq!(p.num_leaves(), 2);
+///     let g: Line = grad(loss)(&p, &Array::scalar(3.0f64)); // the gradient is a `Line`
+///     assert_eq!((g.w.item(), g.b.item()), (3.0, 1.0));
+/// }
+/// ```
 pub trait Tree<L = Array> {
     /// The type of its gradient (`Self`, or `Vec<_>` for slices).
     type Grad;
     /// Appends the leaves in a fixed order.
+    ///
+    /// ```
+    /// use nabla::{tree::Tree, Array};
+    /// let t = (Array::scalar(1.0f64), vec![Array::scalar(2.0f64), Array::scalar(3.0f64)]);
+    /// let mut out = Vec::new();
+    /// t.flatten_into(&mut out);
+    /// assert_eq!(out.iter().map(|a| a.item()).collect::<Vec<_>>(), vec![1.0, 2.0, 3.0]);
+    /// ```
     fn flatten_into(&self, out: &mut Vec<L>);
     /// The number of leaves.
+    ///
+    /// ```
+    /// use nabla::tree::Tree;
+    /// assert_eq!([[1.0f64, 2.0], [3.0, 4.0]].num_leaves(), 4);
+    /// ```
     fn num_leaves(&self) -> usize;
     /// A value of this shape built from the next leaves of `leaves`.
+    ///
+    /// ```
+    /// use nabla::{tree::Tree, Array, DType};
+    /// let t = vec![Array::zeros(&[2], DType::F64), Array::zeros(&[1], DType::F64)];
+    /// let new = vec![Array::ones(&[2], DType::F64), Array::full(&[1], 5.0, DType::F64)];
+    /// let r: Vec<Array> = t.rebuild(&mut new.into_iter());
+    /// assert_eq!(r[1].to_vec::<f64>(), vec![5.0]);
+    /// ```
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad;
     /// The position among the leaves of the single array at `path`.
+    ///
+    /// ```
+    /// use nabla::{tree::{Seg, Tree}, Array};
+    /// let t = (Array::scalar(0.0f64), vec![Array::scalar(1.0f64), Array::scalar(2.0f64)]);
+    /// assert_eq!(t.leaf_index(&[Seg::Index(1), Seg::Index(1)]), 2); // `t.1[1]`
+    /// ```
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize;
     /// Calls `f` on every leaf in order (through [`Tree::flatten_into`]
     /// unless a type does it without collecting).
+    ///
+    /// ```
+    /// use nabla::tree::Tree;
+    /// let mut total = 0.0;
+    /// [1.0f64, 2.0, 3.0].for_each_leaf(&mut |v: &f64| total += v);
+    /// assert_eq!(total, 6.0);
+    /// ```
     fn for_each_leaf(&self, f: &mut dyn FnMut(&L)) {
         let mut out = Vec::with_capacity(self.num_leaves());
         self.flatten_into(&mut out);
@@ -65,6 +127,15 @@ pub fn leaves<L, T: Tree<L> + ?Sized>(t: &T) -> Vec<L> {
 /// A tree argument as generated code sees it: the skeleton (for positions)
 /// and the leaves, a `Vec<V>` at the value type `V` (an array `[V; K]` for
 /// a fixed-size array of floats, so it needs no heap).
+///
+/// ```
+/// use nabla::{tree::{Seg, TreeArg}, Array, DType};
+/// let params = vec![Array::zeros(&[2], DType::F64), Array::ones(&[3], DType::F64)];
+/// let arg = TreeArg::new(&params);
+/// assert_eq!(arg.leaves.len(), 2);
+/// assert_eq!(arg.leaves[1].shape(), &[3]);
+/// assert_eq!(arg.skeleton.len(), 2);
+/// ```
 pub struct TreeArg<'a, T: ?Sized, Leaves> {
     /// The original value; only its structure is used.
     pub skeleton: &'a T,
@@ -74,6 +145,12 @@ pub struct TreeArg<'a, T: ?Sized, Leaves> {
 
 impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, Vec<L>> {
     /// Wraps a tree.
+    ///
+    /// ```
+    /// use nabla::tree::TreeArg;
+    /// let arg = TreeArg::new(&[[1.0f64, 2.0], [3.0, 4.0]]);
+    /// assert_eq!(arg.leaves, vec![1.0, 2.0, 3.0, 4.0]);
+    /// ```
     pub fn new(t: &'a T) -> Self {
         TreeArg {
             skeleton: t,
@@ -85,6 +162,14 @@ impl<'a, L, T: Tree<L> + ?Sized> TreeArg<'a, T, Vec<L>> {
 impl<T: ?Sized, Leaves> TreeArg<'_, T, Leaves> {
     /// The leaf index at `path` (for generated field access) in a tree of
     /// `L` leaves.
+    ///
+    /// ```
+    /// use nabla::{tree::{Seg, TreeArg}, Array, DType};
+    /// let params = vec![Array::zeros(&[2], DType::F64), Array::ones(&[3], DType::F64)];
+    /// let arg = TreeArg::new(&params);
+    /// let i = arg.index::<Array>(&[Seg::Index(1)]); // `params[1]`
+    /// assert_eq!(arg.leaves[i].shape(), &[3]);
+    /// ```
     #[track_caller]
     pub fn index<L>(&self, path: &[Seg]) -> usize
     where

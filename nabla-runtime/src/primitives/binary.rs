@@ -144,48 +144,115 @@ macro_rules! binary_primitive {
         pub mod $name {
             use super::*;
             /// Forward: the broadcasting kernel.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType, Value};")]
+            /// let a = Array::full(&[2, 1], 2.0, DType::F64);
+            /// let b = Array::full(&[3], 3.0, DType::F64);
+            /// let y = op::forward(&a, &b);
+            /// assert_eq!(y.shape(), &[2, 3]);
+            #[doc = concat!("let expected = Value::", stringify!($name), "(&2.0f64, &3.0); // the scalar formula")]
+            /// assert!(y.to_vec::<f64>().iter().all(|v| (v - expected).abs() < 1e-12));
+            /// ```
             #[track_caller]
             pub fn forward(a: &Array, b: &Array) -> Array {
                 binary_forward(a, b, $kernel, stringify!($name))
             }
             /// `∂y/∂a` elementwise (at the broadcast shape).
+            ///
+            /// ```
+            #[doc = concat!("use nabla::primitives::binary::", stringify!($name), " as op;")]
+            #[doc = concat!("let f = |a: f64, b: f64| nabla::Value::", stringify!($name), "(&a, &b);")]
+            /// let (a, b, h) = (2.0, 3.0, 1e-6);
+            /// let slope = (f(a + h, b) - f(a - h, b)) / (2.0 * h); // central difference
+            /// assert!((op::partial_a(&a, &b, &f(a, b)) - slope).abs() < 1e-6);
+            /// ```
             #[allow(unused_variables)]
             pub fn partial_a<V: Value>($a: &V, $b: &V, $y: &V) -> V {
                 $pa
             }
             /// `∂y/∂b` elementwise (at the broadcast shape).
+            ///
+            /// ```
+            #[doc = concat!("use nabla::primitives::binary::", stringify!($name), " as op;")]
+            #[doc = concat!("let f = |a: f64, b: f64| nabla::Value::", stringify!($name), "(&a, &b);")]
+            /// let (a, b, h) = (2.0, 3.0, 1e-6);
+            /// let slope = (f(a, b + h) - f(a, b - h)) / (2.0 * h); // central difference
+            /// assert!((op::partial_b(&a, &b, &f(a, b)) - slope).abs() < 1e-6);
+            /// ```
             #[allow(unused_variables)]
             pub fn partial_b<V: Value>($a: &V, $b: &V, $y: &V) -> V {
                 $pb
             }
             /// JVP rule; `None` is a symbolic-zero tangent.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+            /// let (a, b) = (2.0f64, 3.0f64);
+            #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+            /// let (pa, pb) = (op::partial_a(&a, &b, &y), op::partial_b(&a, &b, &y));
+            /// assert_eq!(op::jvp(&a, &b, &y, Some(&2.0), Some(&0.5)), 2.0 * pa + 0.5 * pb);
+            /// assert_eq!(op::jvp(&a, &b, &y, None, None), 0.0);
+            /// ```
             pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
                 jvp_from(y, da.map(|d| (d, partial_a(a, b, y))), db.map(|d| (d, partial_b(a, b, y))))
             }
             /// VJP rule for `a`.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType};")]
+            /// let (a, b) = (Array::scalar(2.0f64), Array::full(&[3], 3.0, DType::F64));
+            /// let y = op::forward(&a, &b);
+            /// let g = op::vjp_0(&a, &b, &y, &Array::ones(&[3], DType::F64)); // summed to `a`'s shape
+            /// let pa = op::partial_a(&2.0f64, &3.0, &y.to_vec::<f64>()[0]);
+            /// assert!(g.shape().is_empty() && (g.item() - 3.0 * pa).abs() < 1e-12);
+            /// ```
             pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_a(a, b, y)), a)
             }
             /// VJP rule for `b`.
+            ///
+            /// ```
+            #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Array, DType};")]
+            /// let (a, b) = (Array::full(&[3], 2.0, DType::F64), Array::scalar(3.0f64));
+            /// let y = op::forward(&a, &b);
+            /// let g = op::vjp_1(&a, &b, &y, &Array::ones(&[3], DType::F64)); // summed to `b`'s shape
+            /// let pb = op::partial_b(&2.0f64, &3.0, &y.to_vec::<f64>()[0]);
+            /// assert!(g.shape().is_empty() && (g.item() - 3.0 * pb).abs() < 1e-12);
+            /// ```
             pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
                 unbroadcast(ct.mul(&partial_b(a, b, y)), b)
             }
-            binary_primitive!(@from_inputs $reads);
+            binary_primitive!(@from_inputs $reads $name);
         }
     };
-    (@from_inputs inputs) => {
+    (@from_inputs inputs $name:ident) => {
         /// [`vjp_0`] without the output: these partials read only `a` and
         /// `b` (`reads: inputs` in the registry), so an output-only tail can
         /// skip computing `y`. `ct` need only broadcast to the output's shape.
+        ///
+        /// ```
+        #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+        /// let (a, b) = (2.0f64, 3.0f64);
+        #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+        /// assert_eq!(op::vjp_0_from_inputs(&a, &b, &1.5), op::vjp_0(&a, &b, &y, &1.5));
+        /// ```
         pub fn vjp_0_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_a(a, b, a)), a)
         }
         /// [`vjp_1`] without the output (see [`vjp_0_from_inputs`]).
+        ///
+        /// ```
+        #[doc = concat!("use nabla::{primitives::binary::", stringify!($name), " as op, Value};")]
+        /// let (a, b) = (2.0f64, 3.0f64);
+        #[doc = concat!("let y = Value::", stringify!($name), "(&a, &b);")]
+        /// assert_eq!(op::vjp_1_from_inputs(&a, &b, &1.5), op::vjp_1(&a, &b, &y, &1.5));
+        /// ```
         pub fn vjp_1_from_inputs<V: Value>(a: &V, b: &V, ct: &V) -> V {
             unbroadcast(ct.mul(&partial_b(a, b, a)), b)
         }
     };
-    (@from_inputs $reads:ident) => {};
+    (@from_inputs $reads:ident $name:ident) => {};
 }
 pub(crate) use binary_primitive;
 
@@ -195,11 +262,27 @@ nabla_ops::binary_ops!(binary_modules);
 pub mod add {
     use super::*;
     /// Forward: the broadcasting kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+    /// let b = Array::from_vec(vec![10.0f64, 20.0], &[2]);
+    /// assert_eq!(add::forward(&a, &b).to_vec::<f64>(), vec![11.0, 21.0, 12.0, 22.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
         binary_forward(a, b, BinaryOp::Add, "add")
     }
     /// JVP rule: `ȧ + ḃ`.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 1], DType::F64), Array::zeros(&[2], DType::F64));
+    /// let y = add::forward(&a, &b);
+    /// let da = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+    /// let t = add::jvp(&a, &b, &y, Some(&da), None); // widened to the output's shape
+    /// assert_eq!((t.shape(), t.to_vec::<f64>()), (&[2, 2][..], vec![1.0, 1.0, 2.0, 2.0]));
+    /// ```
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.add(z),
@@ -208,10 +291,24 @@ pub mod add {
         }
     }
     /// VJP rule for `a`: `ȳ` summed to `a`'s shape.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 1], DType::F64), Array::zeros(&[2], DType::F64));
+    /// let ct = Array::ones(&[2, 2], DType::F64);
+    /// assert_eq!(add::vjp_0(&a, &b, &ct, &ct).to_vec::<f64>(), vec![2.0, 2.0]);
+    /// ```
     pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::add, Array, DType};
+    /// let (a, b) = (Array::zeros(&[2, 3], DType::F64), Array::scalar(0.0f64));
+    /// let ct = Array::ones(&[2, 3], DType::F64);
+    /// assert_eq!(add::vjp_1(&a, &b, &ct, &ct).item(), 6.0); // summed to `b`'s shape
+    /// ```
     pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), b)
     }
@@ -221,11 +318,23 @@ pub mod add {
 pub mod sub {
     use super::*;
     /// Forward: the broadcasting kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::sub, Array};
+    /// let a = Array::from_vec(vec![5.0f64, 7.0], &[2]);
+    /// assert_eq!(sub::forward(&a, &Array::scalar(1.0f64)).to_vec::<f64>(), vec![4.0, 6.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
         binary_forward(a, b, BinaryOp::Sub, "sub")
     }
     /// JVP rule: `ȧ - ḃ`.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::sub;
+    /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, Some(&2.0), Some(&0.5)), 1.5);
+    /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, None, Some(&0.5)), -0.5);
+    /// ```
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.sub(z),
@@ -235,10 +344,22 @@ pub mod sub {
         }
     }
     /// VJP rule for `a`.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::sub;
+    /// assert_eq!(sub::vjp_0(&5.0f64, &1.0, &4.0, &2.0), 2.0);
+    /// ```
     pub fn vjp_0<V: Value>(a: &V, _b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.clone(), a)
     }
     /// VJP rule for `b`: `-ȳ` summed to `b`'s shape.
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::sub, Array, DType};
+    /// let (a, b) = (Array::zeros(&[3], DType::F64), Array::scalar(0.0f64));
+    /// let ct = Array::ones(&[3], DType::F64);
+    /// assert_eq!(sub::vjp_1(&a, &b, &ct, &ct).item(), -3.0);
+    /// ```
     pub fn vjp_1<V: Value>(_a: &V, b: &V, _y: &V, ct: &V) -> V {
         unbroadcast(ct.neg(), b)
     }
@@ -308,6 +429,13 @@ impl Array {
 pub mod mul_scaled {
     use super::*;
     /// Forward: the fused kernel (a product and a scale on a GPU).
+    ///
+    /// ```
+    /// use nabla::{primitives::binary::mul_scaled, Array};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+    /// assert_eq!(mul_scaled::forward(&a, &b, 0.5).to_vec::<f64>(), vec![1.5, 4.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array, c: f64) -> Array {
         check_binary("mul_scaled", a, b);
@@ -323,6 +451,12 @@ pub mod mul_scaled {
         ))
     }
     /// JVP rule: `ẏ = c · (ȧ · b + a · ḃ)`, skipping symbolic zeros.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::mul_scaled;
+    /// // y = 0.5·a·b at a = 2, b = 3: ẏ = 0.5·(ȧ·3 + 2·ḃ)
+    /// assert_eq!(mul_scaled::jvp(&2.0f64, &3.0, &3.0, Some(&1.0), Some(&1.0), 0.5), 2.5);
+    /// ```
     pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>, c: f64) -> V {
         let ta = da.map(|d| d.mul_scaled(b, c));
         let tb = db.map(|d| a.mul_scaled(d, c));
@@ -333,6 +467,11 @@ pub mod mul_scaled {
         }
     }
     /// VJP rule: `(c · ȳ · b, c · ȳ · a)`, each summed back to its shape.
+    ///
+    /// ```
+    /// use nabla::primitives::binary::mul_scaled;
+    /// assert_eq!(mul_scaled::vjp(&2.0f64, &3.0, &1.0, 0.5), (1.5, 1.0));
+    /// ```
     pub fn vjp<V: Value>(a: &V, b: &V, ct: &V, c: f64) -> (V, V) {
         (
             unbroadcast(ct.mul_scaled(b, c), a),

@@ -7,11 +7,24 @@ use crate::autograd::unary_node;
 use crate::{Array, DType};
 
 /// Forward: converts the storage.
+///
+/// ```
+/// use nabla::{primitives::cast, Array, DType};
+/// let y = cast::forward(&Array::from_vec(vec![1.5f64, -2.0], &[2]), DType::F32);
+/// assert_eq!(y.dtype(), DType::F32);
+/// assert_eq!(y.to_vec::<f32>(), vec![1.5, -2.0]);
+/// ```
 pub fn forward(x: &Array, dtype: DType) -> Array {
     Array::from_data(data_cast(&x.data, dtype))
 }
 
 /// VJP rule: cast the cotangent back to the input dtype.
+///
+/// ```
+/// use nabla::{primitives::cast, Array, DType};
+/// let g = cast::vjp(DType::F64, &Array::ones(&[2], DType::F32));
+/// assert_eq!((g.dtype(), g.to_vec::<f64>()), (DType::F64, vec![1.0, 1.0]));
+/// ```
 pub fn vjp(x_dtype: DType, ct: &Array) -> Array {
     ct.cast(x_dtype)
 }

@@ -15,6 +15,13 @@ use crate::{Array, ArrayValue};
 pub mod index_select {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_select, Array, DType};
+    /// let x = Array::arange(6, DType::F64).reshape(&[2, 3]);
+    /// let y = index_select::forward(&x, 1, &[2, 0]);
+    /// assert_eq!(y.to_vec::<f64>(), vec![2.0, 0.0, 5.0, 3.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, axis: usize, idx: &[usize]) -> Array {
         let n = x.shape()[axis];
@@ -34,10 +41,22 @@ pub mod index_select {
         )))
     }
     /// JVP rule.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_select, Array};
+    /// let dx = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    /// assert_eq!(index_select::jvp(&dx, 0, &[2, 2]).to_vec::<f64>(), vec![3.0, 3.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(dx: &V, axis: usize, idx: &[usize]) -> V {
         dx.index_select(axis, idx)
     }
     /// VJP rule: scatter-add the cotangent back.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_select, Array, DType};
+    /// let g = index_select::vjp(&[2, 3], 1, &[2, 0], &Array::ones(&[2, 2], DType::F64));
+    /// assert_eq!(g.to_vec::<f64>(), vec![1.0, 0.0, 1.0, 1.0, 0.0, 1.0]);
+    /// ```
     pub fn vjp<V: ArrayValue>(x_shape: &[usize], axis: usize, idx: &[usize], ct: &V) -> V {
         ct.index_add(x_shape, axis, idx)
     }
@@ -47,6 +66,13 @@ pub mod index_select {
 pub mod index_add {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_add, Array};
+    /// let src = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    /// let y = index_add::forward(&src, &[2], 0, &[0, 1, 0]); // repeated indices add up
+    /// assert_eq!(y.to_vec::<f64>(), vec![4.0, 2.0]);
+    /// ```
     #[track_caller]
     pub fn forward(src: &Array, shape: &[usize], axis: usize, idx: &[usize]) -> Array {
         if !src.dtype().is_float() {
@@ -62,10 +88,22 @@ pub mod index_add {
         ))
     }
     /// JVP rule.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_add, Array, DType};
+    /// let t = index_add::jvp(&Array::ones(&[2], DType::F64), &[3], 0, &[2, 2]);
+    /// assert_eq!(t.to_vec::<f64>(), vec![0.0, 0.0, 2.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(dsrc: &V, shape: &[usize], axis: usize, idx: &[usize]) -> V {
         dsrc.index_add(shape, axis, idx)
     }
     /// VJP rule: gather the cotangent.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::index_add, Array};
+    /// let ct = Array::from_vec(vec![10.0f64, 20.0], &[2]);
+    /// assert_eq!(index_add::vjp(0, &[0, 1, 0], &ct).to_vec::<f64>(), vec![10.0, 20.0, 10.0]);
+    /// ```
     pub fn vjp<V: ArrayValue>(axis: usize, idx: &[usize], ct: &V) -> V {
         ct.index_select(axis, idx)
     }
@@ -75,6 +113,14 @@ pub mod index_add {
 pub mod select {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::select, Array};
+    /// let mask = Array::from_vec(vec![true, false], &[2]);
+    /// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// let y = select::forward(&mask, &a, &Array::scalar(0.0f64)); // `b` broadcasts
+    /// assert_eq!(y.to_vec::<f64>(), vec![1.0, 0.0]);
+    /// ```
     #[track_caller]
     pub fn forward(mask: &Array, a: &Array, b: &Array) -> Array {
         if mask.dtype() != crate::DType::Bool {
@@ -120,6 +166,14 @@ pub mod select {
         ))
     }
     /// JVP rule; `None` is a symbolic-zero tangent.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::select, Array, DType};
+    /// let mask = Array::from_vec(vec![true, false], &[2]);
+    /// let y = Array::zeros(&[2], DType::F64);
+    /// let da = Array::from_vec(vec![5.0f64, 6.0], &[2]);
+    /// assert_eq!(select::jvp(&mask, &y, Some(&da), None).to_vec::<f64>(), vec![5.0, 0.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(mask: &Array, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         let shape = y.shape_vec();
         let z = y.zeros_like();
@@ -130,10 +184,24 @@ pub mod select {
         V::select(mask, &da, &db)
     }
     /// VJP rule for `a`.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::select, Array};
+    /// let mask = Array::from_vec(vec![true, false], &[2]);
+    /// let ct = Array::from_vec(vec![5.0f64, 6.0], &[2]);
+    /// assert_eq!(select::vjp_0(&mask, &[2], &ct).to_vec::<f64>(), vec![5.0, 0.0]);
+    /// ```
     pub fn vjp_0<V: ArrayValue>(mask: &Array, a_shape: &[usize], ct: &V) -> V {
         V::select(mask, ct, &ct.zeros_like()).sum_to_shape(a_shape)
     }
     /// VJP rule for `b`.
+    ///
+    /// ```
+    /// use nabla::{primitives::index::select, Array};
+    /// let mask = Array::from_vec(vec![true, false], &[2]);
+    /// let ct = Array::from_vec(vec![5.0f64, 6.0], &[2]);
+    /// assert_eq!(select::vjp_1(&mask, &[], &ct).item(), 6.0); // `b` was a scalar
+    /// ```
     pub fn vjp_1<V: ArrayValue>(mask: &Array, b_shape: &[usize], ct: &V) -> V {
         V::select(mask, &ct.zeros_like(), ct).sum_to_shape(b_shape)
     }

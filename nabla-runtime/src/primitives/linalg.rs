@@ -22,6 +22,12 @@ pub mod matmul {
     /// The output shape of `a @ b` for operands of any rank ≥ 1, with
     /// NumPy's 1-D promotions (`Promotion`), checking the shapes as the
     /// forward does (the output-only tail computes only this).
+    ///
+    /// ```
+    /// use nabla::primitives::linalg::matmul;
+    /// assert_eq!(&matmul::out_shape(&[5, 2, 3], &[3, 4])[..], &[5, 2, 4]);
+    /// assert_eq!(&matmul::out_shape(&[2, 3], &[3])[..], &[2]); // matrix · vector
+    /// ```
     #[track_caller]
     pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
         check_ranks(sa, sb);
@@ -176,6 +182,13 @@ pub mod matmul {
 
     /// Forward: one GEMM per batch entry, or a single GEMM when `b` is a
     /// plain matrix and `a` is contiguous.
+    ///
+    /// ```
+    /// use nabla::{primitives::linalg::matmul, Array};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let b = Array::from_vec(vec![1.0f64, 0.0, 1.0], &[3, 1]);
+    /// assert_eq!(matmul::forward(&a, &b).to_vec::<f64>(), vec![4.0, 10.0]);
+    /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
         check_dtypes("matmul", a, b);
@@ -277,6 +290,14 @@ pub mod matmul {
     }
 
     /// JVP rule: `ȧ·b + a·ḃ`; `None` is a symbolic-zero tangent.
+    ///
+    /// ```
+    /// use nabla::{primitives::linalg::matmul, Array, DType};
+    /// let a = Array::eye(2, DType::F64);
+    /// let b = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+    /// let da = Array::from_vec(vec![0.0f64, 1.0, 0.0, 0.0], &[2, 2]);
+    /// assert_eq!(matmul::jvp(&a, &b, Some(&da), None).to_vec::<f64>(), vec![2.0, 0.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(a: &V, b: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(da), Some(db)) => da.matmul(b).add(&a.matmul(db)),
@@ -294,11 +315,27 @@ pub mod matmul {
     }
 
     /// VJP rule for `a`: `ȳ·bᵀ`, summed over broadcast batch axes.
+    ///
+    /// ```
+    /// use nabla::{primitives::linalg::matmul, Array, DType};
+    /// let a = Array::zeros(&[2, 3], DType::F64);
+    /// let b = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3, 1]);
+    /// let g = matmul::vjp_0(&a, &b, &Array::ones(&[2, 1], DType::F64));
+    /// assert_eq!(g.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+    /// ```
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         ct.matmul(&mt(b)).sum_to_shape(&a.shape_vec())
     }
 
     /// VJP rule for `b`: `aᵀ·ȳ`, summed over broadcast batch axes.
+    ///
+    /// ```
+    /// use nabla::{primitives::linalg::matmul, Array, DType};
+    /// let a = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// let b = Array::zeros(&[3, 1], DType::F64);
+    /// let g = matmul::vjp_1(&a, &b, &Array::ones(&[2, 1], DType::F64));
+    /// assert_eq!(g.to_vec::<f64>(), vec![5.0, 7.0, 9.0]);
+    /// ```
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         mt(a).matmul(ct).sum_to_shape(&b.shape_vec())
     }
@@ -373,6 +410,15 @@ impl Array {
 }
 
 /// `a[i] · b[j]`, written with generic value ops (differentiable).
+///
+/// ```
+/// use nabla::{primitives::linalg::outer, Array};
+/// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+/// let b = Array::from_vec(vec![3.0f64, 4.0, 5.0], &[3]);
+/// let y = outer(&a, &b);
+/// assert_eq!(y.shape(), &[2, 3]);
+/// assert_eq!(y.to_vec::<f64>(), vec![3.0, 4.0, 5.0, 6.0, 8.0, 10.0]);
+/// ```
 pub fn outer<V: ArrayValue>(a: &V, b: &V) -> V {
     let (n, m) = (a.shape_vec()[0], b.shape_vec()[0]);
     a.reshape(&[n, 1]).mul(&b.reshape(&[1, m]))

@@ -14,6 +14,11 @@ use nabla_kernels::reduce::{self as kernels, ReduceOp};
 use ndarray::IxDyn;
 
 /// The shape of a reduction's result with `keepdim = true`.
+///
+/// ```
+/// use nabla::primitives::reduce::keep_shape;
+/// assert_eq!(&keep_shape(&[2, 3, 4], &[0, 2])[..], &[1, 3, 1]);
+/// ```
 pub fn keep_shape(shape: &[usize], axes: &[usize]) -> crate::Shape {
     shape
         .iter()
@@ -63,15 +68,35 @@ fn to_keep<V: ArrayValue>(y: &V, x_shape: &[usize], axes: &[usize], keepdim: boo
 pub mod sum {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::sum, Array};
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    /// assert_eq!(sum::forward(&x, &[1], false).to_vec::<f64>(), vec![6.0, 15.0]);
+    /// assert_eq!(sum::forward(&x, &[1], true).shape(), &[2, 1]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
         super::forward(x, axes, keepdim, ReduceOp::Sum, "sum")
     }
     /// JVP rule: the sum of the tangent.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::sum, Array, DType};
+    /// let dx = Array::ones(&[2, 3], DType::F64);
+    /// assert_eq!(sum::jvp(&dx, &[0], false).to_vec::<f64>(), vec![2.0, 2.0, 2.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(dx: &V, axes: &[usize], keepdim: bool) -> V {
         dx.sum_axes(axes, keepdim)
     }
     /// VJP rule: the cotangent broadcast back over the reduced axes.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::sum, Array};
+    /// let ct = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    /// let g = sum::vjp(&[2, 3], &[1], false, &ct);
+    /// assert_eq!(g.to_vec::<f64>(), vec![1.0, 1.0, 1.0, 2.0, 2.0, 2.0]);
+    /// ```
     pub fn vjp<V: ArrayValue>(x_shape: &[usize], axes: &[usize], keepdim: bool, ct: &V) -> V {
         // Reduced leading axes (a full sum included) come back by
         // broadcasting alone; others need their length-1 axes first.
@@ -99,15 +124,42 @@ macro_rules! chooser {
         pub mod $name {
             use super::*;
             /// Forward.
+            ///
+            /// ```
+            /// use nabla::{primitives::reduce::{max, min}, Array};
+            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
+            /// assert_eq!(max::forward(&x, &[1], false).to_vec::<f64>(), vec![4.0, 3.0]);
+            /// assert_eq!(min::forward(&x, &[1], false).to_vec::<f64>(), vec![1.0, 2.0]);
+            /// ```
             #[track_caller]
             pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
                 super::forward(x, axes, keepdim, $op, stringify!($name))
             }
             /// JVP rule: the tangent averaged over the arg-extreme positions.
+            ///
+            /// ```
+            /// use nabla::{primitives::reduce::{max, min}, Array};
+            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 3.0], &[2, 2]); // a tie in row 1
+            /// let dx = Array::from_vec(vec![10.0f64, 20.0, 30.0, 50.0], &[2, 2]);
+            /// let y = max::forward(&x, &[1], false);
+            /// assert_eq!(max::jvp(&x, &y, &[1], false, &dx).to_vec::<f64>(), vec![20.0, 40.0]);
+            /// let y = min::forward(&x, &[1], false);
+            /// assert_eq!(min::jvp(&x, &y, &[1], false, &dx).to_vec::<f64>(), vec![10.0, 40.0]);
+            /// ```
             pub fn jvp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, dx: &V) -> V {
                 dx.mul(&chooser_weights(x, y, axes, keepdim)).sum_axes(axes, keepdim)
             }
             /// VJP rule: the cotangent sent to the arg-extreme positions.
+            ///
+            /// ```
+            /// use nabla::{primitives::reduce::{max, min}, Array, DType};
+            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 3.0], &[2, 2]); // a tie in row 1
+            /// let ct = Array::ones(&[2], DType::F64);
+            /// let y = max::forward(&x, &[1], false);
+            /// assert_eq!(max::vjp(&x, &y, &[1], false, &ct).to_vec::<f64>(), vec![0.0, 1.0, 0.5, 0.5]);
+            /// let y = min::forward(&x, &[1], false);
+            /// assert_eq!(min::vjp(&x, &y, &[1], false, &ct).to_vec::<f64>(), vec![1.0, 0.0, 0.5, 0.5]);
+            /// ```
             pub fn vjp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, ct: &V) -> V {
                 to_keep(ct, &x.shape_vec(), axes, keepdim).mul(&chooser_weights(x, y, axes, keepdim))
             }
@@ -181,15 +233,37 @@ fn others_product<V: ArrayValue>(x: &V, axes: &[usize]) -> V {
 pub mod prod {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::prod, Array};
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+    /// assert_eq!(prod::forward(&x, &[0], false).to_vec::<f64>(), vec![3.0, 8.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
         super::forward(x, axes, keepdim, ReduceOp::Prod, "prod")
     }
     /// JVP rule: `Σ ẋ · ∏(others)`.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::prod, Array};
+    /// let x = Array::from_vec(vec![2.0f64, 3.0, 4.0], &[3]);
+    /// let dx = Array::from_vec(vec![1.0f64, 0.0, 0.0], &[3]);
+    /// let y = prod::forward(&x, &[0], false);
+    /// assert_eq!(prod::jvp(&x, &y, &[0], false, &dx).item(), 12.0); // ∂(xyz)/∂x = yz
+    /// ```
     pub fn jvp<V: ArrayValue>(x: &V, _y: &V, axes: &[usize], keepdim: bool, dx: &V) -> V {
         dx.mul(&others_product(x, axes)).sum_axes(axes, keepdim)
     }
     /// VJP rule: `ȳ · ∏(others)`.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::prod, Array};
+    /// let x = Array::from_vec(vec![2.0f64, 0.0, 4.0], &[3]); // exact at zeros
+    /// let y = prod::forward(&x, &[0], false);
+    /// let g = prod::vjp(&x, &y, &[0], false, &Array::scalar(1.0f64));
+    /// assert_eq!(g.to_vec::<f64>(), vec![0.0, 8.0, 0.0]);
+    /// ```
     pub fn vjp<V: ArrayValue>(x: &V, _y: &V, axes: &[usize], keepdim: bool, ct: &V) -> V {
         to_keep(ct, &x.shape_vec(), axes, keepdim).mul(&others_product(x, axes))
     }
@@ -199,6 +273,13 @@ pub mod prod {
 pub mod cumsum {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::cumsum, Array};
+    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+    /// assert_eq!(cumsum::forward(&x, 0, false).to_vec::<f64>(), vec![1.0, 3.0, 6.0]);
+    /// assert_eq!(cumsum::forward(&x, 0, true).to_vec::<f64>(), vec![6.0, 5.0, 3.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, axis: usize, reverse: bool) -> Array {
         if !x.dtype().is_float() {
@@ -212,10 +293,22 @@ pub mod cumsum {
         ))
     }
     /// JVP rule: cumsum of the tangent.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::cumsum, Array, DType};
+    /// let dx = Array::ones(&[3], DType::F64);
+    /// assert_eq!(cumsum::jvp(&dx, 0, false).to_vec::<f64>(), vec![1.0, 2.0, 3.0]);
+    /// ```
     pub fn jvp<V: ArrayValue>(dx: &V, axis: usize, reverse: bool) -> V {
         dx.cumsum_axis(axis, reverse)
     }
     /// VJP rule: cumsum of the cotangent in the other direction.
+    ///
+    /// ```
+    /// use nabla::{primitives::reduce::cumsum, Array, DType};
+    /// let ct = Array::ones(&[3], DType::F64);
+    /// assert_eq!(cumsum::vjp(0, false, &ct).to_vec::<f64>(), vec![3.0, 2.0, 1.0]);
+    /// ```
     pub fn vjp<V: ArrayValue>(axis: usize, reverse: bool, ct: &V) -> V {
         ct.cumsum_axis(axis, !reverse)
     }

@@ -36,19 +36,42 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
 pub mod square {
     use super::*;
     /// Forward: the elementwise kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::square, Array};
+    /// let y = square::forward(&Array::from_vec(vec![-3.0f64, 2.0], &[2]));
+    /// assert_eq!(y.to_vec::<f64>(), vec![9.0, 4.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array) -> Array {
         unary_forward(x, UnaryOp::Square(), "square")
     }
     /// dy/dx = 2x.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::square;
+    /// assert_eq!(square::derivative(&3.0f64, &9.0), 6.0);
+    /// ```
     pub fn derivative<V: Value>(x: &V, _y: &V) -> V {
         x.mul_scalar(2.0)
     }
     /// JVP rule: `ẏ = 2 x ẋ`, one pass.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::square;
+    /// assert_eq!(square::jvp(&3.0f64, &9.0, &0.5), 3.0);
+    /// ```
     pub fn jvp<V: Value>(x: &V, _y: &V, dx: &V) -> V {
         dx.mul_scaled(x, 2.0)
     }
     /// VJP rule: `x̄ = 2 x ȳ`, one pass.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::square, Array};
+    /// let x = Array::from_vec(vec![1.0f64, -2.0], &[2]);
+    /// let g = square::vjp(&x, &x.square(), &Array::from_vec(vec![1.0f64, 10.0], &[2]));
+    /// assert_eq!(g.to_vec::<f64>(), vec![2.0, -40.0]);
+    /// ```
     pub fn vjp<V: Value>(x: &V, _y: &V, ct: &V) -> V {
         ct.mul_scaled(x, 2.0)
     }
@@ -98,19 +121,41 @@ nabla_ops::unary_ops!(unary_modules);
 pub mod neg {
     use super::*;
     /// Forward: the elementwise kernel.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::neg, Array};
+    /// let y = neg::forward(&Array::from_vec(vec![1.0f64, -2.0], &[2]));
+    /// assert_eq!(y.to_vec::<f64>(), vec![-1.0, 2.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array) -> Array {
         unary_forward(x, UnaryOp::Neg(), "neg")
     }
     /// dy/dx = -1.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::neg, Array, DType};
+    /// let x = Array::zeros(&[2], DType::F32);
+    /// assert_eq!(neg::derivative(&x, &x).to_vec::<f32>(), vec![-1.0, -1.0]);
+    /// ```
     pub fn derivative<V: Value>(x: &V, _y: &V) -> V {
         x.full_like(-1.0)
     }
     /// JVP rule: `ẏ = -ẋ`.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::neg;
+    /// assert_eq!(neg::jvp(&1.0f64, &-1.0, &0.5), -0.5);
+    /// ```
     pub fn jvp<V: Value>(_x: &V, _y: &V, dx: &V) -> V {
         dx.neg()
     }
     /// VJP rule: `x̄ = -ȳ`.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::neg;
+    /// assert_eq!(neg::vjp(&1.0f64, &-1.0, &2.0), -2.0);
+    /// ```
     pub fn vjp<V: Value>(_x: &V, _y: &V, ct: &V) -> V {
         ct.neg()
     }
@@ -133,15 +178,31 @@ impl Array {
 pub mod affine {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::affine, Array};
+    /// let y = affine::forward(&Array::from_vec(vec![0.0f64, 1.0], &[2]), 2.0, 1.0);
+    /// assert_eq!(y.to_vec::<f64>(), vec![1.0, 3.0]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, a: f64, b: f64) -> Array {
         unary_forward(x, UnaryOp::Affine(a, b), "affine")
     }
     /// JVP rule: `a · ẋ`.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::affine;
+    /// assert_eq!(affine::jvp(2.0, &0.5f64), 1.0);
+    /// ```
     pub fn jvp<V: Value>(a: f64, dx: &V) -> V {
         dx.mul_scalar(a)
     }
     /// VJP rule: `a · ȳ`.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::affine;
+    /// assert_eq!(affine::vjp(2.0, &3.0f64), 6.0);
+    /// ```
     pub fn vjp<V: Value>(a: f64, ct: &V) -> V {
         ct.mul_scalar(a)
     }
@@ -151,19 +212,40 @@ pub mod affine {
 pub mod rdiv {
     use super::*;
     /// Forward.
+    ///
+    /// ```
+    /// use nabla::{primitives::unary::rdiv, Array};
+    /// let y = rdiv::forward(&Array::from_vec(vec![2.0f64, 4.0], &[2]), 1.0);
+    /// assert_eq!(y.to_vec::<f64>(), vec![0.5, 0.25]);
+    /// ```
     #[track_caller]
     pub fn forward(x: &Array, c: f64) -> Array {
         unary_forward(x, UnaryOp::RDiv(c), "rdiv")
     }
     /// `-c / x²`.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::rdiv;
+    /// assert_eq!(rdiv::derivative(&2.0f64, 8.0), -2.0);
+    /// ```
     pub fn derivative<V: Value>(x: &V, c: f64) -> V {
         x.square().recip().mul_scalar(-c)
     }
     /// JVP rule.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::rdiv;
+    /// assert_eq!(rdiv::jvp(&2.0f64, 8.0, &0.5), -1.0);
+    /// ```
     pub fn jvp<V: Value>(x: &V, c: f64, dx: &V) -> V {
         dx.mul(&derivative(x, c))
     }
     /// VJP rule.
+    ///
+    /// ```
+    /// use nabla::primitives::unary::rdiv;
+    /// assert_eq!(rdiv::vjp(&2.0f64, 8.0, &3.0), -6.0);
+    /// ```
     pub fn vjp<V: Value>(x: &V, c: f64, ct: &V) -> V {
         ct.mul(&derivative(x, c))
     }

@@ -65,6 +65,24 @@ pub type UserOf<F> = <<F as DiffFn>::Out as Structure>::User;
 /// `Array` or a tree of arrays, returning one `Array`, and of one
 /// `&[Array]` returning a `vec![..]` of arrays, and by every transform of
 /// one.
+///
+/// ```
+/// use nabla::{compose::DiffFn, Array};
+///
+/// #[nabla::differentiable]
+/// fn f(x: &Array) -> Array {
+///     (x * x).sum()
+/// }
+///
+/// fn main() {
+///     // `f`'s type implements `DiffFn`: its programs run at any value type,
+///     // and transforms such as `vmap` compose them.
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     assert_eq!(<f::Function as DiffFn>::eval::<Array>(&(x,)).item(), 5.0);
+///     let rows = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+///     assert_eq!(nabla::compose::vmap(f)(&rows).to_vec::<f64>(), vec![5.0, 25.0]);
+/// }
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a composable function of arrays",
     label = "vmap, jacfwd, jacrev, hessian and their nesting need a composable function here",
@@ -77,8 +95,42 @@ pub trait DiffFn: Copy + 'static {
     /// Its outputs.
     type Out: Structure;
     /// The function at value type `V`.
+    ///
+    /// ```
+    /// use nabla::{compose::DiffFn, Array, Dual};
+    ///
+    /// #[nabla::differentiable]
+    /// fn f(x: &Array) -> Array {
+    ///     (x * x).sum()
+    /// }
+    ///
+    /// fn main() {
+    ///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    ///     let t = Array::from_vec(vec![1.0f64, 0.0], &[2]);
+    ///     // At `Dual<Array>`, the program carries a tangent: forward mode.
+    ///     let y = <f::Function as DiffFn>::eval::<Dual<Array>>(&(Dual::new(x, Some(t)),));
+    ///     assert_eq!((y.primal.item(), y.tangent_or_zero().item()), (5.0, 2.0));
+    /// }
+    /// ```
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V>;
     /// The output and the pullback (one cotangent per argument) at `V`.
+    ///
+    /// ```
+    /// use nabla::{compose::DiffFn, Array};
+    ///
+    /// #[nabla::differentiable]
+    /// fn f(x: &Array) -> Array {
+    ///     (x * x).sum()
+    /// }
+    ///
+    /// fn main() {
+    ///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    ///     let (y, pullback) = <f::Function as DiffFn>::vjp::<Array>(&(x,));
+    ///     assert_eq!(y.item(), 5.0);
+    ///     let (g,) = pullback(Array::scalar(1.0f64));
+    ///     assert_eq!(g.to_vec::<f64>(), vec![2.0, 4.0]);
+    /// }
+    /// ```
     #[allow(clippy::type_complexity)]
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
@@ -90,6 +142,24 @@ pub trait DiffFn: Copy + 'static {
     /// `i >= want.len()`) need a true cotangent; the others may come back as
     /// zeros, and the work that only they need is skipped (`grad` with
     /// `argnums`, `jacrev` of some arguments). The default computes all.
+    ///
+    /// ```
+    /// use nabla::{compose::DiffFn, Array};
+    ///
+    /// #[nabla::differentiable]
+    /// fn g(a: &Array, b: &Array) -> Array {
+    ///     (a * b).sum()
+    /// }
+    ///
+    /// fn main() {
+    ///     let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    ///     let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+    ///     // Only `b`'s cotangent is wanted; `a`'s may come back as zeros.
+    ///     let (_, pullback) = <g::Function as DiffFn>::vjp_masked::<Array>(&(a, b), &[false, true]);
+    ///     let (_, db) = pullback(Array::scalar(1.0f64));
+    ///     assert_eq!(db.to_vec::<f64>(), vec![1.0, 2.0]);
+    /// }
+    /// ```
     #[allow(clippy::type_complexity)]
     fn vjp_masked<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
@@ -107,6 +177,23 @@ pub trait DiffFn: Copy + 'static {
     /// whose results reach nothing but the outputs (`sum(sin(x))`: all of
     /// it but `x`), found at compile time; the default runs
     /// [`DiffFn::vjp_masked`].
+    ///
+    /// ```
+    /// use nabla::{compose::DiffFn, Array, DType};
+    ///
+    /// #[nabla::differentiable]
+    /// fn f(x: &Array) -> Array {
+    ///     (x * x).sum()
+    /// }
+    ///
+    /// fn main() {
+    ///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+    ///     let (spec, pullback) = <f::Function as DiffFn>::vjp_masked_shapes::<Array>(&(x,), &[]);
+    ///     assert_eq!((spec.shape.len(), spec.dtype), (0, DType::F64)); // a scalar output
+    ///     let (g,) = pullback(Array::scalar(1.0f64));
+    ///     assert_eq!(g.to_vec::<f64>(), vec![2.0, 4.0]);
+    /// }
+    /// ```
     #[allow(clippy::type_complexity)]
     fn vjp_masked_shapes<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
@@ -138,6 +225,13 @@ pub struct OutSpec {
 
 impl OutSpec {
     /// The spec of a value.
+    ///
+    /// ```
+    /// use nabla::{compose::OutSpec, Array, Batched, DType};
+    /// let y = Batched::new(Array::zeros(&[4, 3], DType::F32), Some(0)); // a batch of 4
+    /// let s = OutSpec::of(&y);
+    /// assert_eq!((&s.shape[..], s.dtype), (&[3][..], DType::F32)); // per example
+    /// ```
     pub fn of<V: ArrayValue>(y: &V) -> OutSpec {
         OutSpec {
             shape: y.shape_vec(),
@@ -161,6 +255,23 @@ pub fn is_wanted(want: &[bool], i: usize) -> bool {
 }
 
 /// Makes a transform of `G` callable as a plain function of arrays.
+///
+/// ```
+/// use nabla::{compose::{vmap, Caller, Vmap, A1}, Array};
+///
+/// #[nabla::differentiable]
+/// fn f(x: &Array) -> Array {
+///     (x * x).sum()
+/// }
+///
+/// fn main() {
+///     // `vmap(f)` is called through this pointer: `fn(&Array) -> Array`.
+///     let call: &fn(&Array) -> Array = <A1 as Caller<Vmap<f::Function>>>::PTR;
+///     let rows = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+///     assert_eq!(call(&rows).to_vec::<f64>(), vec![5.0, 25.0]);
+///     assert_eq!(vmap(f)(&rows).to_vec::<f64>(), vec![5.0, 25.0]);
+/// }
+/// ```
 pub trait Caller<G>: Arity {
     /// `fn(&Array, ..) -> Array` with this arity (a tree argument by
     /// reference, `fn(&[Array]) -> ..` for lists; `Vec<Array>` or a tree
@@ -197,19 +308,80 @@ impl<G: DiffFn<Arity = AList>> Caller<G> for AList {
 }
 
 /// An axis for `vmap`'s `in_axes`/`out_axes` (negative counts from the end).
+///
+/// ```
+/// use nabla::{compose::{vmap_with, Axis}, Array};
+///
+/// #[nabla::differentiable]
+/// fn total(x: &Array) -> Array {
+///     x.sum()
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
+///     // What `vmap!(total, in_axes = 1)` expands to: one sum per column.
+///     let sums = vmap_with::<(Axis<1>,), Axis<0>, _>(total)(&x);
+///     assert_eq!(sums.to_vec::<f64>(), vec![3.0, 5.0, 7.0]);
+/// }
+/// ```
 pub struct Axis<const A: isize>;
 /// `None` in `in_axes`: the argument is shared by the whole batch.
+///
+/// ```
+/// use nabla::{compose::{vmap_with, Axis, NoAxis}, Array};
+///
+/// #[nabla::differentiable]
+/// fn score(w: &Array, x: &Array) -> Array {
+///     (w * x).sum()
+/// }
+///
+/// fn main() {
+///     let w = Array::from_vec(vec![1.0f64, 2.0], &[2]); // shared by the batch
+///     let xs = Array::from_vec(vec![1.0f64, 1.0, 2.0, 2.0, 3.0, 3.0], &[3, 2]);
+///     // What `vmap!(score, in_axes = (None, 0))` expands to.
+///     let s = vmap_with::<(NoAxis, Axis<0>), Axis<0>, _>(score)(&w, &xs);
+///     assert_eq!(s.to_vec::<f64>(), vec![3.0, 6.0, 9.0]);
+/// }
+/// ```
 pub struct NoAxis;
 /// `in_axes = 0` for every argument (the default).
+///
+/// ```
+/// use nabla::{compose::{vmap_with, AllZero, Axis}, Array};
+///
+/// #[nabla::differentiable]
+/// fn total(x: &Array) -> Array {
+///     x.sum()
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![0.0f64, 1.0, 2.0, 3.0, 4.0, 5.0], &[2, 3]);
+///     // `vmap(total)`: every argument mapped over axis 0.
+///     let sums = vmap_with::<AllZero, Axis<0>, _>(total)(&x);
+///     assert_eq!(sums.to_vec::<f64>(), vec![3.0, 12.0]);
+/// }
+/// ```
 pub struct AllZero;
 
 /// The `in_axes` of a `vmap` for a function of arity `A`, as a type.
+///
+/// ```
+/// use nabla::compose::{AllZero, Axis, InAxes, NoAxis, A2};
+/// type Spec = (NoAxis, Axis<-1>); // `in_axes = (None, -1)`
+/// assert_eq!((<Spec as InAxes<A2>>::axis(0), <Spec as InAxes<A2>>::axis(1)), (None, Some(-1)));
+/// assert_eq!(<AllZero as InAxes<A2>>::axis(1), Some(0));
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`in_axes` {Self} does not match the function's number of arguments",
     note = "give one entry per argument (an axis or None), or a single axis for all"
 )]
 pub trait InAxes<A>: 'static {
     /// The (unnormalised) axis of argument `i`, or `None`.
+    ///
+    /// ```
+    /// use nabla::compose::{All, Axis, InAxes, A3};
+    /// assert_eq!(<All<Axis<1>> as InAxes<A3>>::axis(2), Some(1)); // `in_axes = 1`
+    /// ```
     fn axis(i: usize) -> Option<isize>;
 }
 impl<A: Arity> InAxes<A> for AllZero {
@@ -218,6 +390,12 @@ impl<A: Arity> InAxes<A> for AllZero {
     }
 }
 /// One entry of `in_axes`.
+///
+/// ```
+/// use nabla::compose::{Axis, AxisSpec, NoAxis};
+/// assert_eq!(<Axis<-1> as AxisSpec>::AXIS, Some(-1));
+/// assert_eq!(<NoAxis as AxisSpec>::AXIS, None);
+/// ```
 pub trait AxisSpec: 'static {
     /// The axis, or `None`.
     const AXIS: Option<isize>;
@@ -248,6 +426,22 @@ in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2, T3 S3 3, T4 S4 4);
 in_axes_tuple!(T0 S0 0, T1 S1 1, T2 S2 2, T3 S3 3, T4 S4 4, T5 S5 5);
 
 /// A single axis for every argument (`in_axes = 1`).
+///
+/// ```
+/// use nabla::{compose::{vmap_with, All, Axis}, Array};
+///
+/// #[nabla::differentiable]
+/// fn dot(a: &Array, b: &Array) -> Array {
+///     (a * b).sum()
+/// }
+///
+/// fn main() {
+///     let a = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+///     // What `vmap!(dot, in_axes = 1)` expands to: both mapped over their columns.
+///     let d = vmap_with::<All<Axis<1>>, Axis<0>, _>(dot)(&a, &a);
+///     assert_eq!(d.to_vec::<f64>(), vec![10.0, 20.0]);
+/// }
+/// ```
 pub struct All<T>(PhantomData<T>);
 impl<A: Arity, T: AxisSpec> InAxes<A> for All<T> {
     fn axis(_: usize) -> Option<isize> {
@@ -257,12 +451,57 @@ impl<A: Arity, T: AxisSpec> InAxes<A> for All<T> {
 
 /// `vmap(f)`: `f` mapped over `in_axes` of its arguments; the batch axis of
 /// the result is `out_axes` (`Axis<0>` by default).
+///
+/// ```
+/// use nabla::{compose::{vmap, Vmap}, Array};
+///
+/// #[nabla::differentiable]
+/// fn total(x: &Array) -> Array {
+///     x.sum()
+/// }
+///
+/// fn main() {
+///     let v: Vmap<total::Function> = vmap(total);
+///     let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+///     assert_eq!(v(&x).to_vec::<f64>(), vec![3.0, 7.0]);
+/// }
+/// ```
 pub struct Vmap<F, I = AllZero, O = Axis<0>>(pub F, PhantomData<(I, O)>);
 /// `jacfwd(f)`: the Jacobian w.r.t. argument `I` by forward mode, shape
 /// `out ++ in`.
+///
+/// ```
+/// use nabla::{compose::{jacfwd, Jacfwd}, Array};
+///
+/// #[nabla::differentiable]
+/// fn sq(x: &Array) -> Array {
+///     x * x
+/// }
+///
+/// fn main() {
+///     let j: Jacfwd<sq::Function> = jacfwd(sq);
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     assert_eq!(j(&x).to_vec::<f64>(), vec![2.0, 0.0, 0.0, 4.0]);
+/// }
+/// ```
 pub struct Jacfwd<F, I = Argnum<0>>(pub F, PhantomData<I>);
 /// `jacrev(f)`: the Jacobian w.r.t. argument `I` by reverse mode, shape
 /// `out ++ in`.
+///
+/// ```
+/// use nabla::{compose::{jacrev, Jacrev}, Array};
+///
+/// #[nabla::differentiable]
+/// fn sq(x: &Array) -> Array {
+///     x * x
+/// }
+///
+/// fn main() {
+///     let j: Jacrev<sq::Function> = jacrev(sq);
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     assert_eq!(j(&x).to_vec::<f64>(), vec![2.0, 0.0, 0.0, 4.0]);
+/// }
+/// ```
 pub struct Jacrev<F, I = Argnum<0>>(pub F, PhantomData<I>);
 
 macro_rules! value_type {
@@ -318,16 +557,62 @@ macro_rules! jacobian_deref {
 jacobian_deref!(Jacfwd, Jacrev);
 
 /// Maps `f` over axis 0 of every argument.
+///
+/// ```
+/// use nabla::{compose::vmap, Array};
+///
+/// #[nabla::differentiable]
+/// fn norm2(x: &Array) -> Array {
+///     (x * x).sum()
+/// }
+///
+/// fn main() {
+///     let rows = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0], &[2, 2]);
+///     assert_eq!(vmap(norm2)(&rows).to_vec::<f64>(), vec![5.0, 25.0]);
+/// }
+/// ```
 pub fn vmap<F: DiffFn>(f: F) -> Vmap<F> {
     Vmap(f, PhantomData)
 }
 
 /// `vmap` with explicit `in_axes` and `out_axes` (what `vmap!` expands to).
+///
+/// ```
+/// use nabla::{compose::{vmap_with, AllZero, Axis}, Array};
+///
+/// #[nabla::differentiable]
+/// fn double(x: &Array) -> Array {
+///     x * 2.0
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]);
+///     // `vmap!(double, out_axes = 1)`: the batch axis of the result is axis 1.
+///     let y = vmap_with::<AllZero, Axis<1>, _>(double)(&x);
+///     assert_eq!(y.shape(), &[2, 3]);
+///     assert_eq!(y.to_vec::<f64>(), vec![2.0, 6.0, 10.0, 4.0, 8.0, 12.0]);
+/// }
+/// ```
 pub fn vmap_with<I: InAxes<F::Arity>, O: AxisSpec, F: DiffFn>(f: F) -> Vmap<F, I, O> {
     Vmap(f, PhantomData)
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by forward mode.
+///
+/// ```
+/// use nabla::{compose::jacfwd, Array};
+///
+/// #[nabla::differentiable]
+/// fn sq(x: &Array) -> Array {
+///     x * x
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     let j = jacfwd(sq)(&x); // shape out ++ in
+///     assert_eq!((j.shape(), j.to_vec::<f64>()), (&[2, 2][..], vec![2.0, 0.0, 0.0, 4.0]));
+/// }
+/// ```
 pub fn jacfwd<F: Tiered>(f: F) -> Jacfwd<F>
 where
     (F::Tier, Jacfwd<F>): JacCall,
@@ -336,6 +621,23 @@ where
 }
 
 /// `jacfwd` w.r.t. argument `I` (what `jacfwd!(f, argnums = i)` expands to).
+///
+/// ```
+/// use nabla::{compose::jacfwd_with, transforms::Argnum, Array};
+///
+/// #[nabla::differentiable]
+/// fn mul(a: &Array, b: &Array) -> Array {
+///     a * b
+/// }
+///
+/// fn main() {
+///     let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+///     // `jacfwd!(mul, argnums = 1)`: with respect to `b`, so `diag(a)`.
+///     let j = jacfwd_with::<Argnum<1>, _>(mul)(&a, &b);
+///     assert_eq!(j.to_vec::<f64>(), vec![1.0, 0.0, 0.0, 2.0]);
+/// }
+/// ```
 pub fn jacfwd_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<F, I>
 where
     (F::Tier, Jacfwd<F, I>): JacCall,
@@ -344,6 +646,21 @@ where
 }
 
 /// The Jacobian of `f` w.r.t. its first argument, by reverse mode.
+///
+/// ```
+/// use nabla::{compose::jacrev, Array};
+///
+/// #[nabla::differentiable]
+/// fn cube(x: &Array) -> Array {
+///     x * x * x
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     let j = jacrev(cube)(&x);
+///     assert_eq!((j.shape(), j.to_vec::<f64>()), (&[2, 2][..], vec![3.0, 0.0, 0.0, 12.0]));
+/// }
+/// ```
 pub fn jacrev<F: Tiered>(f: F) -> Jacrev<F>
 where
     (F::Tier, Jacrev<F>): JacCall,
@@ -352,6 +669,23 @@ where
 }
 
 /// `jacrev` w.r.t. argument `I`.
+///
+/// ```
+/// use nabla::{compose::jacrev_with, transforms::Argnum, Array};
+///
+/// #[nabla::differentiable]
+/// fn mul(a: &Array, b: &Array) -> Array {
+///     a * b
+/// }
+///
+/// fn main() {
+///     let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+///     // `jacrev!(mul, argnums = 1)`: with respect to `b`, so `diag(a)`.
+///     let j = jacrev_with::<Argnum<1>, _>(mul)(&a, &b);
+///     assert_eq!(j.to_vec::<f64>(), vec![1.0, 0.0, 0.0, 2.0]);
+/// }
+/// ```
 pub fn jacrev_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacrev<F, I>
 where
     (F::Tier, Jacrev<F, I>): JacCall,
@@ -360,6 +694,20 @@ where
 }
 
 /// The Hessian w.r.t. the first argument: `jacfwd(jacrev(f))`.
+///
+/// ```
+/// use nabla::{compose::hessian, Array};
+///
+/// #[nabla::differentiable]
+/// fn f(x: &Array) -> Array {
+///     (x * x * x).sum()
+/// }
+///
+/// fn main() {
+///     let x = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     assert_eq!(hessian(f)(&x).to_vec::<f64>(), vec![6.0, 0.0, 0.0, 12.0]); // diag(6x)
+/// }
+/// ```
 pub fn hessian<F: Tiered>(f: F) -> Jacfwd<Jacrev<F>>
 where
     Jacrev<F>: Tiered,
@@ -369,6 +717,23 @@ where
 }
 
 /// The Hessian w.r.t. argument `I`.
+///
+/// ```
+/// use nabla::{compose::hessian_with, transforms::Argnum, Array};
+///
+/// #[nabla::differentiable]
+/// fn f(a: &Array, b: &Array) -> Array {
+///     (a * b * b).sum()
+/// }
+///
+/// fn main() {
+///     let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+///     let b = Array::from_vec(vec![3.0f64, 4.0], &[2]);
+///     // `hessian!(f, argnums = 1)`: ∂²f/∂b² = diag(2a).
+///     let h = hessian_with::<Argnum<1>, _>(f)(&a, &b);
+///     assert_eq!(h.to_vec::<f64>(), vec![2.0, 0.0, 0.0, 4.0]);
+/// }
+/// ```
 pub fn hessian_with<I, F: Tiered + JacArgnum<I>>(f: F) -> Jacfwd<Jacrev<F, I>, I>
 where
     Jacrev<F, I>: Tiered,
@@ -551,12 +916,55 @@ where
 /// programs (scalar-only `#[differentiable]` functions of one argument, and
 /// their gradients). `grad` of such a function is again one, so
 /// `grad(grad(grad(f)))` works.
+///
+/// ```
+/// use nabla::compose::ScalarFn1;
+///
+/// #[nabla::differentiable]
+/// fn cube(x: f64) -> f64 {
+///     x * x * x
+/// }
+///
+/// fn main() {
+///     assert_eq!(<cube::Function as ScalarFn1>::eval::<f64>(&2.0), 8.0);
+///     // `grad` of a `ScalarFn1` is one again, so it nests.
+///     assert_eq!(nabla::grad(nabla::grad(nabla::grad(cube)))(2.0), 6.0);
+/// }
+/// ```
 pub trait ScalarFn1: Copy + 'static {
     /// `f32` or `f64`.
     type S: Value + Copy + 'static;
     /// The function at value type `V`.
+    ///
+    /// ```
+    /// use nabla::{compose::ScalarFn1, Dual};
+    ///
+    /// #[nabla::differentiable]
+    /// fn cube(x: f64) -> f64 {
+    ///     x * x * x
+    /// }
+    ///
+    /// fn main() {
+    ///     let y = <cube::Function as ScalarFn1>::eval::<Dual<f64>>(&Dual::new(2.0, Some(1.0)));
+    ///     assert_eq!((y.primal, y.tangent_or_zero()), (8.0, 12.0));
+    /// }
+    /// ```
     fn eval<V: Value>(x: &V) -> V;
     /// The output and the pullback at value type `V`.
+    ///
+    /// ```
+    /// use nabla::compose::ScalarFn1;
+    ///
+    /// #[nabla::differentiable]
+    /// fn cube(x: f64) -> f64 {
+    ///     x * x * x
+    /// }
+    ///
+    /// fn main() {
+    ///     let (y, pullback) = <cube::Function as ScalarFn1>::vjp::<f64>(&2.0);
+    ///     assert_eq!((y, pullback(1.0)), (8.0, 12.0));
+    /// }
+    /// ```
     fn vjp<V: Value>(x: &V) -> (V, impl FnOnce(V) -> V + use<V, Self>);
 }
 

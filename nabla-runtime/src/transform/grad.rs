@@ -33,9 +33,30 @@ use std::ops::Deref;
 
 /// Type-level argument index for `argnums`: `Argnum<1>` selects the second
 /// argument, `(Argnum<0>, Argnum<2>)` the first and third.
+///
+/// ```
+/// use nabla::transforms::{grad_with, Argnum, NoAux};
+///
+/// #[nabla::differentiable]
+/// fn f(x: f64, y: f64) -> f64 {
+///     x * x * y
+/// }
+///
+/// fn main() {
+///     // What `grad!(f, argnums = 1)` expands to.
+///     assert_eq!(grad_with::<Argnum<1>, NoAux, _>(f)(3.0, 2.0), 9.0); // ∂f/∂y = x²
+///     let both = grad_with::<(Argnum<0>, Argnum<1>), NoAux, _>(f)(3.0, 2.0);
+///     assert_eq!(both, (12.0, 9.0));
+/// }
+/// ```
 pub struct Argnum<const I: usize>;
 
 /// Element `I` of a tuple (implemented for tuples of up to 8 elements).
+///
+/// ```
+/// use nabla::transforms::TupleGet;
+/// assert_eq!(<(f64, &str) as TupleGet<1>>::get(&(1.0, "two")), "two");
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`argnums` index {I} is out of range for this function",
     note = "argnums indexes the function's parameters from 0"
@@ -44,15 +65,41 @@ pub trait TupleGet<const I: usize> {
     /// The element's type.
     type Out;
     /// A clone of the element.
+    ///
+    /// ```
+    /// use nabla::transforms::TupleGet;
+    /// let t = (1.0f64, 2.5f32, 3i32);
+    /// assert_eq!(TupleGet::<0>::get(&t), 1.0);
+    /// assert_eq!(TupleGet::<2>::get(&t), 3);
+    /// ```
     fn get(&self) -> Self::Out;
 }
 
 /// The cotangent slot of a non-differentiable (static) argument.
+///
+/// ```
+/// use nabla::transforms::{Argnum, Select, Static};
+/// // The cotangents of `fn power(x: f64, n: i32) -> f64` at `(2.0, 3)`,
+/// // as its generated VJP program returns them: `n` is static.
+/// let all = (12.0f64, Static);
+/// assert_eq!(<Argnum<0> as Select<(f64, Static)>>::select(&all), 12.0);
+/// assert_eq!(all.1, Static::default());
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Static;
 
 /// Types that can be a gradient: arrays and floats (trees have their own
 /// gradient type, the tree itself).
+///
+/// ```
+/// use nabla::{transforms::Cotangent, Array};
+/// fn as_gradient<C: Cotangent>(c: C) -> C {
+///     c
+/// }
+/// assert_eq!(as_gradient(2.5f64), 2.5);
+/// let (a, b) = as_gradient((1.0f32, vec![Array::scalar(2.0f64)])); // tuples, Vec, [T; N]
+/// assert_eq!((a, b[0].item()), (1.0, 2.0));
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`argnums` selects an argument of type `{Self}`, which has no gradient",
     note = "integers, bools, strings and #[nondiff] arguments are static; select a differentiable argument (Array, f32, f64)"
@@ -63,6 +110,13 @@ impl Cotangent for f32 {}
 impl Cotangent for f64 {}
 
 /// Picks the requested cotangents out of the tuple of all of them.
+///
+/// ```
+/// use nabla::transforms::{Argnum, Select};
+/// type Both = (Argnum<0>, Argnum<2>);
+/// assert_eq!(<Both as Select<(f64, f64, f64)>>::INDICES, &[0, 2]);
+/// assert_eq!(<Argnum<1> as Select<(f64, f32)>>::select(&(1.0, 2.0)), 2.0f32);
+/// ```
 #[diagnostic::on_unimplemented(
     message = "`argnums` does not fit this function's arguments",
     note = "argnums indexes the function's parameters from 0; every selected one must be differentiable"
@@ -73,6 +127,12 @@ pub trait Select<T> {
     /// The selected argument indices (the others need no cotangent).
     const INDICES: &'static [usize];
     /// Selects from the tuple of all cotangents.
+    ///
+    /// ```
+    /// use nabla::transforms::{Argnum, Select};
+    /// let all = (1.0f64, 2.0f64, 3.0f64);
+    /// assert_eq!(<(Argnum<0>, Argnum<2>) as Select<_>>::select(&all), (1.0, 3.0));
+    /// ```
     fn select(all: &T) -> Self::Out;
 }
 
@@ -148,8 +208,36 @@ select_tuple!(I0, I1, I2, I3, I4);
 select_tuple!(I0, I1, I2, I3, I4, I5);
 
 /// Marker: the function returns a single value.
+///
+/// ```
+/// use nabla::transforms::{grad_with, Argnum, NoAux};
+///
+/// #[nabla::differentiable]
+/// fn sq(x: f64) -> f64 {
+///     x * x
+/// }
+///
+/// fn main() {
+///     // `nabla::grad(sq)` is `grad_with::<Argnum<0>, NoAux, _>(sq)`.
+///     assert_eq!(grad_with::<Argnum<0>, NoAux, _>(sq)(3.0), 6.0);
+/// }
+/// ```
 pub struct NoAux;
 /// Marker: the function returns `(value, aux)`; only `value` is differentiated.
+///
+/// ```
+/// use nabla::transforms::{grad_with, Argnum, HasAux};
+///
+/// #[nabla::differentiable]
+/// fn with_aux(x: f64) -> (f64, f64) {
+///     (x * x, x + 1.0)
+/// }
+///
+/// fn main() {
+///     // What `grad!(with_aux, has_aux)` expands to: the gradient and the aux.
+///     assert_eq!(grad_with::<Argnum<0>, HasAux, _>(with_aux)(3.0), (6.0, 4.0));
+/// }
+/// ```
 pub struct HasAux;
 
 macro_rules! transform {
@@ -168,6 +256,32 @@ macro_rules! transform {
         impl<F: Copy, $($p),*> Copy for $name<F, $($p),*> {}
 
         #[doc = concat!("Implemented by `#[differentiable]` functions for [`", stringify!($name), "`].")]
+        ///
+        /// Each of these traits gives a function value the generated,
+        /// monomorphic function of one transform, which the transform's
+        /// value dereferences to:
+        ///
+        /// ```
+        /// use nabla::transforms::{Argnum, GradFn, JvpFn, NoAux, ValueAndGradFn, VjpFn};
+        ///
+        /// #[nabla::differentiable]
+        /// fn sq(x: f64) -> f64 {
+        ///     x * x
+        /// }
+        ///
+        /// fn grad_of<F: GradFn<Argnum<0>, NoAux>>(_: F) -> &'static F::Ptr { F::PTR }
+        /// fn value_and_grad_of<F: ValueAndGradFn<Argnum<0>, NoAux>>(_: F) -> &'static F::Ptr { F::PTR }
+        /// fn vjp_of<F: VjpFn>(_: F) -> &'static F::Ptr { F::PTR }
+        /// fn jvp_of<F: JvpFn>(_: F) -> &'static F::Ptr { F::PTR }
+        ///
+        /// fn main() {
+        ///     assert_eq!(grad_of(sq)(3.0), 6.0);
+        ///     assert_eq!(value_and_grad_of(sq)(3.0), (9.0, 6.0));
+        ///     let (y, pullback) = vjp_of(sq)(3.0);
+        ///     assert_eq!((y, pullback(&1.0)), (9.0, 6.0));
+        ///     assert_eq!(jvp_of(sq)((3.0,), (1.0,)), (9.0, 6.0));
+        /// }
+        /// ```
         #[diagnostic::on_unimplemented(
             message = $msg,
             label = "this function cannot be transformed with these options",
@@ -191,12 +305,40 @@ macro_rules! transform {
 
 transform!(
     /// `grad(f)`: the gradient with respect to the `argnums` arguments.
+    ///
+    /// ```
+    /// use nabla::transforms::{Argnum, Grad, NoAux};
+    ///
+    /// #[nabla::differentiable]
+    /// fn sq(x: f64) -> f64 {
+    ///     x * x
+    /// }
+    ///
+    /// fn main() {
+    ///     let g: Grad<_, Argnum<0>, NoAux> = nabla::grad(sq);
+    ///     assert_eq!(g(3.0), 6.0); // it dereferences to the generated gradient
+    /// }
+    /// ```
     Grad<A, X>, GradFn,
     "`{Self}` cannot be differentiated by `grad` with these options",
     "grad needs a #[differentiable] function with one scalar output (or `(value, aux)` with `has_aux`); `argnums` must index its differentiable parameters (Array, f32, f64)"
 );
 transform!(
     /// `value_and_grad(f)`: the output and the gradient.
+    ///
+    /// ```
+    /// use nabla::transforms::{Argnum, NoAux, ValueAndGrad};
+    ///
+    /// #[nabla::differentiable]
+    /// fn sq(x: f64) -> f64 {
+    ///     x * x
+    /// }
+    ///
+    /// fn main() {
+    ///     let vg: ValueAndGrad<_, Argnum<0>, NoAux> = nabla::value_and_grad(sq);
+    ///     assert_eq!(vg(3.0), (9.0, 6.0));
+    /// }
+    /// ```
     ValueAndGrad<A, X>, ValueAndGradFn,
     "`{Self}` cannot be differentiated by `value_and_grad` with these options",
     "value_and_grad needs a #[differentiable] function with one scalar output (or `(value, aux)` with `has_aux`); `argnums` must index its differentiable parameters (Array, f32, f64)"
@@ -204,12 +346,41 @@ transform!(
 transform!(
     /// `vjp(f)`: the output and a pullback mapping an output cotangent to
     /// one cotangent per differentiable argument.
+    ///
+    /// ```
+    /// use nabla::transforms::Vjp;
+    ///
+    /// #[nabla::differentiable]
+    /// fn mul(x: f64, y: f64) -> f64 {
+    ///     x * y
+    /// }
+    ///
+    /// fn main() {
+    ///     let v: Vjp<_> = nabla::vjp(mul);
+    ///     let (z, pullback) = v(3.0, 2.0);
+    ///     assert_eq!((z, pullback(&1.0)), (6.0, (2.0, 3.0)));
+    /// }
+    /// ```
     Vjp<>, VjpFn,
     "`{Self}` has no `vjp`",
     "vjp needs a #[differentiable] function with a single differentiable output"
 );
 transform!(
     /// `jvp(f)`: `(primals, tangents) ↦ (output, output tangent)`.
+    ///
+    /// ```
+    /// use nabla::transforms::Jvp;
+    ///
+    /// #[nabla::differentiable]
+    /// fn mul(x: f64, y: f64) -> f64 {
+    ///     x * y
+    /// }
+    ///
+    /// fn main() {
+    ///     let j: Jvp<_> = nabla::jvp(mul);
+    ///     assert_eq!(j((3.0, 2.0), (0.0, 1.0)), (6.0, 3.0));
+    /// }
+    /// ```
     Jvp<>, JvpFn,
     "`{Self}` has no `jvp`",
     "jvp needs a #[differentiable] function with a single differentiable output"
@@ -370,12 +541,26 @@ pub mod private {
     }
     impl Borrowed {
         /// A reference to the taped value.
+        ///
+        /// ```
+        /// use nabla::transforms::private::Borrowed;
+        /// let taped = vec![1.0, 2.0];
+        /// let r: &Vec<f64> = Borrowed.back(&taped);
+        /// assert!(std::ptr::eq(r, &taped));
+        /// ```
         pub fn back<'a, T>(&self, x: &'a T) -> &'a T {
             x
         }
     }
     impl Owned {
         /// A copy of the taped value.
+        ///
+        /// ```
+        /// use nabla::transforms::private::Owned;
+        /// let taped = vec![1.0, 2.0];
+        /// let v: Vec<f64> = Owned.back(&taped);
+        /// assert_eq!(v, taped);
+        /// ```
         pub fn back<T: Clone>(&self, x: &T) -> T {
             x.clone()
         }

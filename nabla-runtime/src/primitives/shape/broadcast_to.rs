@@ -5,6 +5,12 @@ use crate::{Array, ArrayValue};
 use ndarray::IxDyn;
 
 /// The output shape (`shape`), checking that `x` broadcasts to it.
+///
+/// ```
+/// use nabla::primitives::shape::broadcast_to;
+/// assert_eq!(&broadcast_to::out_shape(&[3], &[2, 3])[..], &[2, 3]);
+/// assert!(std::panic::catch_unwind(|| broadcast_to::out_shape(&[3], &[3, 2])).is_err());
+/// ```
 #[track_caller]
 pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
     if !nabla_kernels::elementwise::broadcasts_to(x, shape) {
@@ -15,6 +21,13 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
     crate::Shape::from_slice(shape)
 }
 /// Forward (materialises the result).
+///
+/// ```
+/// use nabla::{primitives::shape::broadcast_to, Array};
+/// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+/// let y = broadcast_to::forward(&x, &[2, 3]);
+/// assert_eq!(y.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+/// ```
 #[track_caller]
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     out_shape(x.shape(), shape);
@@ -29,10 +42,22 @@ pub fn forward(x: &Array, shape: &[usize]) -> Array {
     }))
 }
 /// JVP rule.
+///
+/// ```
+/// use nabla::{primitives::shape::broadcast_to, Array};
+/// let dx = Array::from_vec(vec![1.0f64, 2.0], &[2, 1]);
+/// assert_eq!(broadcast_to::jvp(&dx, &[2, 2]).to_vec::<f64>(), vec![1.0, 1.0, 2.0, 2.0]);
+/// ```
 pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
     dx.broadcast_to(shape)
 }
 /// VJP rule: sum back to the input shape.
+///
+/// ```
+/// use nabla::{primitives::shape::broadcast_to, Array, DType};
+/// let g = broadcast_to::vjp(&[3], &Array::ones(&[2, 3], DType::F64));
+/// assert_eq!(g.to_vec::<f64>(), vec![2.0, 2.0, 2.0]);
+/// ```
 pub fn vjp<V: ArrayValue>(x_shape: &[usize], ct: &V) -> V {
     ct.sum_to_shape(x_shape)
 }

@@ -5,6 +5,13 @@ use crate::{Array, ArrayValue};
 use ndarray::Slice;
 
 /// Forward.
+///
+/// ```
+/// use nabla::{primitives::shape::concat, Array};
+/// let a = Array::from_vec(vec![1.0f64, 2.0], &[2]);
+/// let b = Array::from_vec(vec![3.0f64], &[1]);
+/// assert_eq!(concat::forward(&[a, b], 0).to_vec::<f64>(), vec![1.0, 2.0, 3.0]);
+/// ```
 #[track_caller]
 pub fn forward(parts: &[Array], axis: usize) -> Array {
     check(parts, axis);
@@ -67,6 +74,14 @@ fn check(parts: &[Array], axis: usize) {
     }
 }
 /// The slices of the result that each part came from.
+///
+/// ```
+/// use nabla::primitives::shape::concat::part_slices;
+/// use ndarray::Slice;
+/// let s = part_slices(&[2, 3], 2, 1); // parts of widths 2 and 3 along axis 1
+/// assert_eq!(s[0], vec![Slice::from(..), Slice::new(0, Some(2), 1)]);
+/// assert_eq!(s[1], vec![Slice::from(..), Slice::new(2, Some(5), 1)]);
+/// ```
 pub fn part_slices(sizes: &[usize], ndim: usize, axis: usize) -> Vec<Vec<Slice>> {
     let mut start = 0;
     sizes
@@ -87,10 +102,23 @@ pub fn part_slices(sizes: &[usize], ndim: usize, axis: usize) -> Vec<Vec<Slice>>
         .collect()
 }
 /// JVP rule: concatenate the tangents.
+///
+/// ```
+/// use nabla::{primitives::shape::concat, Array, DType};
+/// let t = concat::jvp(&[Array::ones(&[2, 1], DType::F64), Array::zeros(&[2, 2], DType::F64)], 1);
+/// assert_eq!(t.to_vec::<f64>(), vec![1.0, 0.0, 0.0, 1.0, 0.0, 0.0]);
+/// ```
 pub fn jvp<V: ArrayValue>(dxs: &[V], axis: usize) -> V {
     V::concat(dxs, axis)
 }
 /// VJP rule: the cotangent's slice for part `i`.
+///
+/// ```
+/// use nabla::{primitives::shape::concat, Array};
+/// let ct = Array::from_vec(vec![10.0f64, 20.0, 30.0], &[3]);
+/// assert_eq!(concat::vjp(&[2, 1], 0, 0, &ct).to_vec::<f64>(), vec![10.0, 20.0]);
+/// assert_eq!(concat::vjp(&[2, 1], 0, 1, &ct).to_vec::<f64>(), vec![30.0]);
+/// ```
 pub fn vjp<V: ArrayValue>(sizes: &[usize], axis: usize, i: usize, ct: &V) -> V {
     let nd = ct.ndim();
     ct.slice(&part_slices(sizes, nd, axis)[i])

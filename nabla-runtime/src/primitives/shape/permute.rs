@@ -7,6 +7,12 @@ use crate::{Array, ArrayValue};
 use ndarray::IxDyn;
 
 /// The output shape, checking that `perm` is a permutation of the axes.
+///
+/// ```
+/// use nabla::primitives::shape::permute;
+/// assert_eq!(&permute::out_shape(&[2, 3, 4], &[2, 0, 1])[..], &[4, 2, 3]);
+/// assert!(std::panic::catch_unwind(|| permute::out_shape(&[2, 3], &[0, 0])).is_err());
+/// ```
 #[track_caller]
 pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
     let mut sorted = crate::Shape::from_slice(perm);
@@ -21,6 +27,14 @@ pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
     perm.iter().map(|&p| x[p]).collect()
 }
 /// Forward: a strided view, no copy.
+///
+/// ```
+/// use nabla::{primitives::shape::permute, Array, DType};
+/// let x = Array::arange(6, DType::F64).reshape(&[2, 3]);
+/// let y = permute::forward(&x, &[1, 0]);
+/// assert_eq!(y.shape(), &[3, 2]);
+/// assert_eq!(y.to_vec::<f64>(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+/// ```
 #[track_caller]
 pub fn forward(x: &Array, perm: &[usize]) -> Array {
     out_shape(x.shape(), perm);
@@ -32,6 +46,13 @@ pub fn forward(x: &Array, perm: &[usize]) -> Array {
 /// not (it only adds or drops length-1 axes, or the permuted view is
 /// already row-major), on a GPU, or when `x` records a tape node, the
 /// two ops run one after the other, so views stay views.
+///
+/// ```
+/// use nabla::{primitives::shape::permute, Array, DType};
+/// let x = Array::arange(6, DType::F64).reshape(&[2, 3]);
+/// let y = permute::forward_as(&x, &[1, 0], &[6]);
+/// assert_eq!(y.to_vec::<f64>(), vec![0.0, 3.0, 1.0, 4.0, 2.0, 5.0]);
+/// ```
 #[track_caller]
 pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
     let ps = out_shape(x.shape(), perm);
@@ -75,6 +96,11 @@ fn reshape_keeps_view(
         && t.next().is_none()
 }
 /// The inverse permutation.
+///
+/// ```
+/// use nabla::primitives::shape::permute::inverse;
+/// assert_eq!(inverse(&[2, 0, 1]), vec![1, 2, 0]);
+/// ```
 pub fn inverse(perm: &[usize]) -> Vec<usize> {
     let mut inv = vec![0; perm.len()];
     for (i, &p) in perm.iter().enumerate() {
@@ -83,10 +109,22 @@ pub fn inverse(perm: &[usize]) -> Vec<usize> {
     inv
 }
 /// JVP rule.
+///
+/// ```
+/// use nabla::{primitives::shape::permute, Array, DType};
+/// let dx = Array::zeros(&[2, 3, 4], DType::F64);
+/// assert_eq!(permute::jvp(&dx, &[2, 0, 1]).shape(), &[4, 2, 3]);
+/// ```
 pub fn jvp<V: ArrayValue>(dx: &V, perm: &[usize]) -> V {
     dx.permute(perm)
 }
 /// VJP rule: the inverse permutation.
+///
+/// ```
+/// use nabla::{primitives::shape::permute, Array, DType};
+/// let ct = Array::zeros(&[4, 2, 3], DType::F64); // the output's shape
+/// assert_eq!(permute::vjp(&[2, 0, 1], &ct).shape(), &[2, 3, 4]);
+/// ```
 pub fn vjp<V: ArrayValue>(perm: &[usize], ct: &V) -> V {
     ct.permute(&inverse(perm))
 }

@@ -5,6 +5,12 @@ use crate::{Array, ArrayValue};
 use ndarray::IxDyn;
 
 /// The output shape (`shape`), checking the element counts match.
+///
+/// ```
+/// use nabla::primitives::shape::reshape;
+/// assert_eq!(&reshape::out_shape(&[2, 3], &[3, 2])[..], &[3, 2]);
+/// assert!(std::panic::catch_unwind(|| reshape::out_shape(&[2, 3], &[4])).is_err());
+/// ```
 #[track_caller]
 pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
     let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
@@ -17,6 +23,13 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 }
 /// Forward: shares storage when the input is contiguous (or the
 /// reshape only adds or removes length-1 axes), copies otherwise.
+///
+/// ```
+/// use nabla::{primitives::shape::reshape, Array, DType};
+/// let y = reshape::forward(&Array::arange(6, DType::F64), &[2, 3]);
+/// assert_eq!(y.shape(), &[2, 3]);
+/// assert_eq!(y.to_vec::<f64>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+/// ```
 #[track_caller]
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     out_shape(x.shape(), shape);
@@ -106,10 +119,23 @@ fn unit_axes_only<T>(
     Some(a)
 }
 /// JVP rule.
+///
+/// ```
+/// use nabla::{primitives::shape::reshape, Array, DType};
+/// let dx = Array::ones(&[6], DType::F64);
+/// assert_eq!(reshape::jvp(&dx, &[3, 2]).shape(), &[3, 2]);
+/// ```
 pub fn jvp<V: ArrayValue>(dx: &V, shape: &[usize]) -> V {
     dx.reshape(shape)
 }
 /// VJP rule: reshape back.
+///
+/// ```
+/// use nabla::{primitives::shape::reshape, Array, DType};
+/// let ct = Array::arange(6, DType::F64).reshape(&[2, 3]);
+/// let g = reshape::vjp(&[6], &ct);
+/// assert_eq!((g.shape(), g.to_vec::<f64>()[5]), (&[6][..], 5.0));
+/// ```
 pub fn vjp<V: ArrayValue>(x_shape: &[usize], ct: &V) -> V {
     ct.reshape(x_shape)
 }
