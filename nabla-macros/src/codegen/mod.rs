@@ -140,6 +140,7 @@ fn function_value(f: &Function, item: &ItemFn, fused: bool) -> TokenStream {
             quote! {
                 #[doc(hidden)]
                 #[track_caller]
+                #[allow(clippy::all)]
                 fn #entry(#(#params),*) -> #ret_ty {
                     #fwd::<#krate::Array>(#(#args),*)
                 }
