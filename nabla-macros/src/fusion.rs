@@ -155,9 +155,28 @@ fn is_literal(t: &TokenStream) -> bool {
     syn::parse2::<syn::Expr>(t.clone()).is_ok_and(|e| lit(&e))
 }
 
+/// The operations a region holds: arithmetic, which the per-element pass
+/// runs in a few instructions. Transcendental functions (`exp`, `tanh`,
+/// `sin`, ..) stay passes of their own, where the kernels evaluate them
+/// vectorised over whole buffers: per element in a fused loop they are
+/// scalar calls, slower than the memory they save (measured in
+/// docs/performance.md); the arithmetic around them still fuses.
+const ARITHMETIC: &[&str] = &[
+    "add",
+    "sub",
+    "mul",
+    "div",
+    "neg",
+    "square",
+    "abs",
+    "add_scalar",
+    "mul_scalar",
+];
+
 /// Whether statement `s` may be in a region.
 fn fusable(s: &Stmt) -> bool {
-    matches!(s, Stmt::Prim { op, params, .. } if is_elementwise(op) && params.iter().all(is_literal))
+    matches!(s, Stmt::Prim { op, params, .. }
+        if is_elementwise(op) && ARITHMETIC.contains(&op.rule) && params.iter().all(is_literal))
 }
 
 /// Fuses the regions of one block (and of the blocks inside it).
