@@ -21,5 +21,7 @@ pub mod grad;
 mod inside;
 mod jacobian;
 mod many;
+mod nested;
 pub(crate) mod outer;
 mod structure;
+mod vmap;
