@@ -148,7 +148,8 @@ fn doc_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
 
 /// The documented blocks of the fused example: `fused` (the function's
 /// forward program and its masked VJP, which call the region, then the
-/// region's float-tier forward program, its type and its `Region` impl).
+/// region's float-tier forward program and straight-line VJP (the fused
+/// reverse sweep), its type and its `Region` impl).
 fn fused_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
     let out = crate::expand_differentiable(TokenStream::new(), item.to_token_stream());
     let file: syn::File = syn::parse2(out).expect("the expansion parses");
@@ -157,6 +158,7 @@ fn fused_blocks(item: &syn::ItemFn) -> Vec<(&'static str, String)> {
         format!("__nabla_{f}_forward"),
         format!("__nabla_{f}_vjp_masked"),
         format!("__nabla_{f}_fused0_scalar_forward"),
+        format!("__nabla_{f}_fused0_scalar_vjp_direct"),
     ];
     let region = format!("__nabla_{f}_fused0");
     let keep = |it: &syn::Item| match it {

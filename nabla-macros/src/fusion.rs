@@ -1,4 +1,4 @@
-//! Compile-time fusion: maximal trees of elementwise operations in one
+//! Compile-time fusion: maximal groups of elementwise operations in one
 //! block become one region, called like another differentiable function
 //! (`Stmt::Call` on the region's type) whose programs the runtime runs as
 //! one pass per sweep on CPU arrays (`nabla::fused`).
@@ -6,24 +6,45 @@
 //! A region grows from a root (an elementwise operation whose result is
 //! used more than once, by something that is not elementwise, or leaves
 //! the block) through the producers of its inputs that are elementwise,
-//! in the same block, and used only there. Its static parameters must be
-//! literals (`* 100.0`, `.powi(2)`), so the region's programs are closed.
-//! Each region is also lowered at the float tier, where its programs run
-//! per element.
+//! in the same block, and whose results only the region reads (so a
+//! region is a DAG with one output). It also takes in
+//!
+//! * `slice_axis` of its inputs (`x.slice_axis(0, 1..n)`), read in place
+//!   by the fused pass; the slice's axis and range are evaluated where the
+//!   region is called;
+//! * a `sum` of its whole result, which the fused pass accumulates instead
+//!   of writing the elementwise result (a map-reduce).
+//!
+//! Elementwise operations must have literal static parameters (`* 100.0`,
+//! `.powi(2)`), so the region's programs are closed. Each region is also
+//! lowered at the float tier, where its programs run on blocks of
+//! elements.
 
 use crate::ir::{CallArg, Callee, Function, Kind, Output, Param, ScalarTy, Stmt, Tier, Var, VarId};
 use crate::optable::is_elementwise;
 use proc_macro2::{TokenStream, TokenTree};
-use quote::format_ident;
+use quote::{format_ident, quote};
 use std::collections::HashMap;
 
 /// A fused region: its type's name, its programs at the array tier (op by
-/// op) and at the float tier (per element), and its number of inputs.
+/// op) and at the float tier (per block), its operands and where each
+/// comes from, and whether it ends in a sum.
 pub struct Region {
     pub ty: syn::Ident,
     pub array: Function,
     pub scalar: Function,
+    /// The number of operands (the programs' parameters).
     pub inputs: usize,
+    /// Per operand: the index of the call argument it is (or is a slice
+    /// of), and whether it is a slice (whose axis and range follow the
+    /// argument values in the call, in operand order).
+    pub operands: Vec<(usize, bool)>,
+    /// The number of array arguments of the call.
+    pub args: usize,
+    /// Whether the region's result is the sum of its elementwise result.
+    pub reduce: bool,
+    /// Whether that sum is the function's result (read nowhere else).
+    pub result: bool,
 }
 
 /// Replaces every region of two or more elementwise operations in `f`
@@ -155,28 +176,50 @@ fn is_literal(t: &TokenStream) -> bool {
     syn::parse2::<syn::Expr>(t.clone()).is_ok_and(|e| lit(&e))
 }
 
-/// The operations a region holds: arithmetic, which the per-element pass
-/// runs in a few instructions. Transcendental functions (`exp`, `tanh`,
-/// `sin`, ..) stay passes of their own, where the kernels evaluate them
-/// vectorised over whole buffers: per element in a fused loop they are
-/// scalar calls, slower than the memory they save (measured in
-/// docs/performance.md); the arithmetic around them still fuses.
-const ARITHMETIC: &[&str] = &[
-    "add",
-    "sub",
-    "mul",
-    "div",
-    "neg",
-    "square",
-    "abs",
-    "add_scalar",
-    "mul_scalar",
-];
-
-/// Whether statement `s` may be in a region.
+/// Whether statement `s` is an elementwise operation a region may hold.
 fn fusable(s: &Stmt) -> bool {
-    matches!(s, Stmt::Prim { op, params, .. }
-        if is_elementwise(op) && ARITHMETIC.contains(&op.rule) && params.iter().all(is_literal))
+    matches!(s, Stmt::Prim { op, params, .. } if is_elementwise(op) && params.iter().all(is_literal))
+}
+
+/// Whether statement `s` is a slice a region may read in place.
+fn is_view(s: &Stmt) -> bool {
+    matches!(s, Stmt::Prim { op, params, .. } if op.rule == "slice_axis" && params.len() == 2)
+}
+
+/// Whether statement `s` is a sum of all elements.
+fn is_sum(s: &Stmt) -> bool {
+    matches!(s, Stmt::Prim { op, params, inputs, .. } if op.rule == "sum" && params.is_empty() && inputs.len() == 1)
+}
+
+/// A region found in a block: its statements in program order (the
+/// elementwise root last), and the `sum` statement that ends it, if any.
+struct Found {
+    members: Vec<usize>,
+    sum: Option<usize>,
+}
+
+impl Found {
+    /// Where the region's call goes: the sum's place, or the root's.
+    fn call_at(&self) -> usize {
+        self.sum
+            .unwrap_or_else(|| *self.members.last().expect("a root"))
+    }
+}
+
+/// The variable a statement defines, if it is a primitive.
+fn out_of(s: &Stmt) -> Option<VarId> {
+    match s {
+        Stmt::Prim { out, .. } => Some(*out),
+        _ => None,
+    }
+}
+
+/// The values a primitive reads.
+fn inputs_of(s: &Stmt) -> &[VarId] {
+    match s {
+        Stmt::Prim { inputs, .. } => inputs,
+        _ => &[],
+    }
 }
 
 /// Fuses the regions of one block (and of the blocks inside it).
@@ -205,68 +248,71 @@ fn fuse_block(
     let producer: HashMap<VarId, usize> = body
         .iter()
         .enumerate()
-        .filter_map(|(i, s)| match s {
-            Stmt::Prim { out, .. } => Some((*out, i)),
-            _ => None,
-        })
+        .filter_map(|(i, s)| Some((out_of(s)?, i)))
         .collect();
     let mut taken = vec![false; body.len()];
-    // Regions as (root, members in program order).
-    let mut found: Vec<(usize, Vec<usize>)> = Vec::new();
-    for root in (0..body.len()).rev() {
-        if taken[root] || !fusable(&body[root]) {
+    let mut found: Vec<Found> = Vec::new();
+    for at in (0..body.len()).rev() {
+        if taken[at] {
             continue;
         }
-        let mut members = vec![root];
-        let mut stack = vec![root];
-        while let Some(m) = stack.pop() {
-            let Stmt::Prim { inputs, .. } = &body[m] else {
-                continue;
-            };
-            for v in inputs {
-                if let Some(&p) = producer.get(v)
-                    && !taken[p]
-                    && !members.contains(&p)
-                    && uses[*v] == 1
-                    && fusable(&body[p])
+        // A sum of a result only it reads ends the region there.
+        let (root, sum) =
+            match producer.get(&inputs_of(&body[at]).first().copied().unwrap_or(usize::MAX)) {
+                Some(&p)
+                    if is_sum(&body[at])
+                        && !taken[p]
+                        && fusable(&body[p])
+                        && uses[inputs_of(&body[at])[0]] == 1 =>
                 {
-                    members.push(p);
-                    stack.push(p);
+                    (p, Some(at))
                 }
-            }
-        }
-        if members.len() < 2 {
+                _ if fusable(&body[at]) => (at, None),
+                _ => continue,
+            };
+        let members = grow(f, body, &producer, &taken, uses, root, sum.unwrap_or(root));
+        let computing = members.iter().filter(|&&m| fusable(&body[m])).count();
+        if computing + usize::from(sum.is_some()) < 2 {
             continue;
         }
-        members.iter().for_each(|&m| taken[m] = true);
-        members.sort_unstable();
-        found.push((root, members));
+        members.iter().chain(&sum).for_each(|&m| taken[m] = true);
+        found.push(Found { members, sum });
     }
     if found.is_empty() {
         return;
     }
-    // Rebuild the block: each region's members leave, its call takes the
-    // root's place.
+    // Rebuild the block: each region's statements leave, its call takes
+    // the place of its last one.
     let mut calls: HashMap<usize, Stmt> = HashMap::new();
-    for (root, members) in &found {
-        let region = region(f, body, members, regions.len());
-        let Stmt::Prim { out, span, .. } = &body[*root] else {
-            unreachable!("a root is a primitive")
+    for r in &found {
+        let (mut region, args) = region(f, body, r, regions.len());
+        region.result = r.sum.and_then(|at| out_of(&body[at])).is_some_and(|v| {
+            uses[v] == 1
+                && f.outputs
+                    .iter()
+                    .any(|o| matches!(o, Output::Value(w) if *w == v))
+        });
+        let at = r.call_at();
+        let span = match &body[at] {
+            Stmt::Prim { span, .. } => *span,
+            _ => unreachable!("a region ends in a primitive"),
         };
-        let (ty, inputs) = (region.0.ty.clone(), region.1);
         calls.insert(
-            *root,
+            at,
             Stmt::Call {
-                outs: vec![*out],
-                callee: Callee::Fn(syn::parse_quote!(#ty)),
-                args: inputs.into_iter().map(CallArg::Value).collect(),
-                span: *span,
+                outs: vec![out_of(&body[at]).expect("a primitive")],
+                callee: Callee::Fn({
+                    let ty = &region.ty;
+                    syn::parse_quote!(#ty)
+                }),
+                args,
+                span,
                 id: *next_id,
                 checkpoint: false,
             },
         );
         *next_id += 1;
-        regions.push(region.0);
+        regions.push(region);
     }
     let old = std::mem::take(body);
     for (i, s) in old.into_iter().enumerate() {
@@ -278,39 +324,154 @@ fn fuse_block(
     }
 }
 
-/// The region of `members` (statement indices of `body`, in order, the
-/// root last): its functions and its inputs in the outer function.
-fn region(f: &Function, body: &[Stmt], members: &[usize], k: usize) -> (Region, Vec<VarId>) {
-    let outs: Vec<VarId> = members
+/// The statements of the region rooted at `root` whose call goes at
+/// `call_at`, in program order: the root and, until nothing changes, every
+/// producer (in this block, not in another region) of a member's input
+/// that is elementwise or a slice and whose result only members read.
+fn grow(
+    f: &Function,
+    body: &[Stmt],
+    producer: &HashMap<VarId, usize>,
+    taken: &[bool],
+    uses: &[usize],
+    root: usize,
+    call_at: usize,
+) -> Vec<usize> {
+    let mut members = vec![root];
+    loop {
+        let mut added = false;
+        let mut reads: HashMap<VarId, usize> = HashMap::new();
+        for &m in &members {
+            for &v in inputs_of(&body[m]) {
+                *reads.entry(v).or_default() += 1;
+            }
+        }
+        let mut candidates: Vec<(VarId, usize)> = reads.into_iter().collect();
+        candidates.sort_unstable();
+        for (v, n) in candidates {
+            let Some(&p) = producer.get(&v) else {
+                continue;
+            };
+            if taken[p] || members.contains(&p) || uses[v] != n {
+                continue;
+            }
+            let ok =
+                fusable(&body[p]) || (is_view(&body[p]) && view_ok(f, body, producer, p, call_at));
+            if ok {
+                members.push(p);
+                added = true;
+            }
+        }
+        if !added {
+            break;
+        }
+    }
+    members.sort_unstable();
+    members
+}
+
+/// Whether the slice at `p` may be read in place by a region called at
+/// `call_at`: its input comes from outside every region (not from an
+/// elementwise operation of this block), and its axis and range mean the
+/// same at the call (nothing between redefines a name they read).
+fn view_ok(
+    f: &Function,
+    body: &[Stmt],
+    producer: &HashMap<VarId, usize>,
+    p: usize,
+    call_at: usize,
+) -> bool {
+    let Stmt::Prim { inputs, params, .. } = &body[p] else {
+        return false;
+    };
+    if producer
+        .get(&inputs[0])
+        .is_some_and(|&q| fusable(&body[q]) || is_view(&body[q]))
+    {
+        return false;
+    }
+    let read: Vec<String> = params.iter().flat_map(idents).collect();
+    body[p + 1..call_at].iter().all(|s| {
+        let defined = match s {
+            Stmt::Prim { out, .. }
+            | Stmt::Static { out, .. }
+            | Stmt::Constant { out, .. }
+            | Stmt::Leaf { out, .. } => {
+                vec![*out]
+            }
+            Stmt::Call { outs, .. } => outs.clone(),
+            _ => Vec::new(),
+        };
+        defined
+            .iter()
+            .all(|&v| !read.contains(&f.vars[v].ident.to_string()))
+    })
+}
+
+/// The region of `r`: its functions, and the arguments of its call (the
+/// arrays its operands are or are sliced from, then each slice's axis and
+/// range).
+fn region(f: &Function, body: &[Stmt], r: &Found, k: usize) -> (Region, Vec<CallArg>) {
+    let members = &r.members;
+    let computing: Vec<usize> = members
         .iter()
-        .filter_map(|&m| match &body[m] {
-            Stmt::Prim { out, .. } => Some(*out),
-            _ => None,
-        })
+        .copied()
+        .filter(|&m| fusable(&body[m]))
         .collect();
-    let mut inputs: Vec<VarId> = Vec::new();
-    for &m in members {
-        if let Stmt::Prim { inputs: ins, .. } = &body[m] {
-            for v in ins {
-                if !outs.contains(v) && !inputs.contains(v) {
-                    inputs.push(*v);
-                }
+    let outs: Vec<VarId> = computing.iter().filter_map(|&m| out_of(&body[m])).collect();
+    // The operands: what the elementwise members read from outside them.
+    let mut operands: Vec<VarId> = Vec::new();
+    for &m in &computing {
+        for v in inputs_of(&body[m]) {
+            if !outs.contains(v) && !operands.contains(v) {
+                operands.push(*v);
             }
         }
     }
+    // Each operand's argument, and the slice it is of.
+    let view_of = |v: VarId| {
+        members.iter().find_map(|&m| match &body[m] {
+            Stmt::Prim {
+                out,
+                inputs,
+                params,
+                ..
+            } if *out == v && is_view(&body[m]) => Some((inputs[0], params)),
+            _ => None,
+        })
+    };
+    let mut args: Vec<VarId> = Vec::new();
+    let mut statics: Vec<CallArg> = Vec::new();
+    let mut specs = Vec::new();
+    for &v in &operands {
+        let (base, slice) = match view_of(v) {
+            Some((base, params)) => (base, Some(params)),
+            None => (v, None),
+        };
+        let j = args.iter().position(|&a| a == base).unwrap_or_else(|| {
+            args.push(base);
+            args.len() - 1
+        });
+        if let Some(params) = slice {
+            for t in params {
+                statics.push(CallArg::Static(quote!(::core::clone::Clone::clone(&(#t)))));
+            }
+        }
+        specs.push((j, slice.is_some()));
+    }
     let name = format_ident!("{}_fused{}", f.ident, k);
     let build = |tier: Tier| {
-        // Variables renumbered: inputs first, then the members' results.
+        // Variables renumbered: operands first, then the members' results.
         let mut map: HashMap<VarId, VarId> = HashMap::new();
         let mut vars = Vec::new();
-        for &v in inputs.iter().chain(&outs) {
+        for &v in operands.iter().chain(&outs) {
             map.insert(v, vars.len());
             vars.push(Var {
                 ident: f.vars[v].ident.clone(),
                 kind: Kind::Value,
             });
         }
-        let params = inputs
+        let params = operands
             .iter()
             .map(|&v| Param {
                 ident: f.vars[v].ident.clone(),
@@ -320,7 +481,7 @@ fn region(f: &Function, body: &[Stmt], members: &[usize], k: usize) -> (Region, 
                 tree: None,
             })
             .collect();
-        let stmts = members
+        let stmts = computing
             .iter()
             .map(|&m| match &body[m] {
                 Stmt::Prim {
@@ -364,7 +525,16 @@ fn region(f: &Function, body: &[Stmt], members: &[usize], k: usize) -> (Region, 
         ty: format_ident!("__nabla_{}", name),
         array: build(Tier::Array),
         scalar: build(Tier::Scalar(ScalarTy::F64)),
-        inputs: inputs.len(),
+        inputs: operands.len(),
+        operands: specs,
+        args: args.len(),
+        reduce: r.sum.is_some(),
+        result: false,
     };
-    (region, inputs)
+    let call_args = args
+        .into_iter()
+        .map(CallArg::Value)
+        .chain(statics)
+        .collect();
+    (region, call_args)
 }

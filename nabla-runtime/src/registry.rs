@@ -72,6 +72,18 @@ macro_rules! value_methods {
             Array::$method(self, o)
         }
     };
+    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[inline(always)]
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            self.map(|v| nabla_kernels::ops::scalar::$name(v $(, $p)*))
+        }
+    };
+    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[inline(always)]
+        fn $method(&self, o: &Self) -> Self {
+            self.zip(o, |a, b| nabla_kernels::ops::scalar2::$name(a, b))
+        }
+    };
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
         fn $method(&self $(, $p: $pt)*) -> Self {
             self.unary(self.primal.$method($($p),*), |x, y, dx| {
@@ -199,6 +211,7 @@ macro_rules! free_fns {
             $(#[$doc])*
             #[doc = $crate::registry::unary_example!(func $func $ex => $out)]
             #[track_caller]
+            #[inline]
             pub fn $func<V: Value>(x: &V $(, $p: $pt)*) -> V {
                 x.$method($($p),*)
             }
@@ -218,6 +231,7 @@ macro_rules! free_fns {
             $(#[$doc])*
             #[doc = $crate::registry::unary_example!(func2 $func $ex => $out)]
             #[track_caller]
+            #[inline]
             pub fn $func<V: Value>(a: &V, b: &V) -> V {
                 a.$method(b)
             }
@@ -264,11 +278,13 @@ macro_rules! unary_modules {
             const SCALE: f64 = $crate::registry::unary_modules!(@scale $($c)?);
             /// dy/dx without [`SCALE`].
             #[allow(unused_variables)]
+            #[inline]
             fn unscaled<V: Value>($x: &V, $y: &V $(, $p: $pt)*) -> V {
                 $d
             }
             /// dy/dx elementwise, from the input `x` and output `y`.
             #[doc = $crate::registry::rule_example!(derivative $name $method $eg)]
+            #[inline]
             pub fn derivative<V: Value>(x: &V, y: &V $(, $p: $pt)*) -> V {
                 let d = unscaled(x, y $(, $p)*);
                 if SCALE == 1.0 { d } else { d.mul_scalar(SCALE) }
@@ -291,6 +307,7 @@ macro_rules! unary_modules {
         #[doc = $crate::registry::rule_example!(chain $name $method $eg)]
         pub struct Chain;
         impl $crate::ElementwiseRule for Chain {
+            #[inline]
             fn eval<V: Value>(x: &V, y: &V, t: &V) -> V {
                 let d = unscaled(x, y);
                 if SCALE == 1.0 { t.mul(&d) } else { t.mul_scaled(&d, SCALE) }
@@ -298,11 +315,13 @@ macro_rules! unary_modules {
         }
         /// JVP rule: `ẏ = ẋ · dy/dx`.
         #[doc = $crate::registry::rule_example!(jvp $name $method $eg)]
+        #[inline]
         pub fn jvp<V: Value>(x: &V, y: &V, dx: &V) -> V {
             V::fused_rule::<Chain>(x, y, dx)
         }
         /// VJP rule: `x̄ = ȳ · dy/dx`.
         #[doc = $crate::registry::rule_example!(vjp $name $method $eg)]
+        #[inline]
         pub fn vjp<V: Value>(x: &V, y: &V, ct: &V) -> V {
             V::fused_rule::<Chain>(x, y, ct)
         }
@@ -310,11 +329,13 @@ macro_rules! unary_modules {
     (@chain [$($p:ident: $pt:ty),+] $name:ident $method:ident $eg:tt) => {
         /// JVP rule: `ẏ = ẋ · dy/dx`.
         #[doc = $crate::registry::rule_example!(jvp $name $method $eg)]
+        #[inline]
         pub fn jvp<V: Value>(x: &V, y: &V $(, $p: $pt)*, dx: &V) -> V {
             dx.mul(&derivative(x, y $(, $p)*))
         }
         /// VJP rule: `x̄ = ȳ · dy/dx`.
         #[doc = $crate::registry::rule_example!(vjp $name $method $eg)]
+        #[inline]
         pub fn vjp<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
             ct.mul(&derivative(x, y $(, $p)*))
         }
@@ -324,6 +345,7 @@ macro_rules! unary_modules {
         /// (`reads: x` in the registry), so an output-only tail can skip
         /// computing `y`.
         #[doc = $crate::registry::rule_example!(vjp_from_x $name $method $eg)]
+        #[inline]
         pub fn vjp_from_x<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
             vjp(x, x $(, $p)*, ct)
         }
@@ -535,6 +557,7 @@ macro_rules! tail_entries {
                 $(let _ = $p;)*
                 Shape::from_slice(x)
             }
+            #[inline]
             pub fn vjp_0<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
                 primitives::unary::$name::vjp_from_x(x $(, $p)*, ct)
             }
@@ -563,9 +586,11 @@ macro_rules! tail_entries {
             pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
                 primitives::binary::broadcast_shapes(stringify!($name), a, b)
             }
+            #[inline]
             pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
                 primitives::binary::$name::vjp_0_from_inputs(a, b, ct)
             }
+            #[inline]
             pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
                 primitives::binary::$name::vjp_1_from_inputs(a, b, ct)
             }

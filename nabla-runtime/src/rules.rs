@@ -244,11 +244,13 @@ pub mod matmul {
         a.matmul(b)
     }
     /// Cotangent of `a`, including NumPy's 1-D promotions.
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let nd = &primitives::linalg::matmul::vjp_0;
         primitives::linalg::matmul::promoted_vjp(a, b, ct, a, nd)
     }
     /// Cotangent of `b`.
+    #[inline]
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let nd = &primitives::linalg::matmul::vjp_1;
         primitives::linalg::matmul::promoted_vjp(a, b, ct, b, nd)

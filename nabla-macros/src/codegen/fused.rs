@@ -15,6 +15,23 @@ pub fn items(regions: &[Region]) -> TokenStream {
     regions.iter().map(region).collect()
 }
 
+/// `items` with every function marked `#[inline(always)]`: the float-tier
+/// programs inline into the fused pass, which is compiled for the widest
+/// vectors the CPU has.
+fn inlined(items: TokenStream) -> TokenStream {
+    match syn::parse2::<syn::File>(items.clone()) {
+        Ok(mut file) => {
+            for item in &mut file.items {
+                if let syn::Item::Fn(f) = item {
+                    f.attrs.push(syn::parse_quote!(#[inline(always)]));
+                }
+            }
+            quote!(#file)
+        }
+        Err(_) => items,
+    }
+}
+
 fn region(r: &Region) -> TokenStream {
     let krate = &r.array.krate;
     let programs = |f: &crate::ir::Function| {
@@ -24,27 +41,48 @@ fn region(r: &Region) -> TokenStream {
         let vjp = vjp::vjp_fn(f, &active, &s);
         quote!(#fwd #vjp)
     };
-    let (array, scalar) = (programs(&r.array), programs(&r.scalar));
+    let array = programs(&r.array);
+    let scalar = {
+        let f = &r.scalar;
+        let s = sig(f);
+        let active = analysis::analyse(f).active;
+        let fwd = variants::forward_fn(f, &s);
+        let vjp = vjp::direct_vjp_fn(f, &active, &s);
+        inlined(quote!(#fwd #vjp))
+    };
     let (fwd_a, vjp_a) = (
         names::item(&r.array, "forward"),
         names::item(&r.array, "vjp"),
     );
     let (fwd_s, vjp_s) = (
         names::item(&r.scalar, "forward"),
-        names::item(&r.scalar, "vjp"),
+        names::item(&r.scalar, "vjp_direct"),
     );
     let ty = &r.ty;
-    let n = r.inputs;
-    let xs: Vec<syn::Ident> = (0..n).map(|k| format_ident!("__x{}", k)).collect();
-    let cs: Vec<syn::Ident> = (0..n).map(|k| format_ident!("__c{}", k)).collect();
+    let (n, b) = (r.inputs, r.args);
+    let args: Vec<syn::Ident> = (0..b).map(|j| format_ident!("__b{}", j)).collect();
+    let cs: Vec<syn::Ident> = (0..b).map(|j| format_ident!("__c{}", j)).collect();
     let idx: Vec<syn::Index> = (0..n).map(syn::Index::from).collect();
     let ks: Vec<usize> = (0..n).collect();
-    let vs: Vec<TokenStream> = (0..n).map(|_| quote!(__V)).collect();
-    let ct_tuple = if n == 1 {
-        quote!((__V,))
-    } else {
-        quote!((#(#vs,)*))
-    };
+    // Each slice operand's axis and range, after the arguments.
+    let mut statics = Vec::new();
+    let inputs: Vec<TokenStream> = r
+        .operands
+        .iter()
+        .enumerate()
+        .map(|(k, &(j, slice))| {
+            if slice {
+                let (a, rg) = (format_ident!("__axis{}", k), format_ident!("__range{}", k));
+                statics.push(quote!(#a: isize, #rg: ::core::ops::Range<usize>));
+                quote!(#krate::fused::Input::Slice { arg: #j, axis: #a, range: #rg })
+            } else {
+                quote!(#krate::fused::Input::Arg(#j))
+            }
+        })
+        .collect();
+    let vs: Vec<TokenStream> = (0..b).map(|_| quote!(__V)).collect();
+    let ct_tuple = quote!((#(#vs,)*));
+    let (reduce, result) = (r.reduce, r.result);
     quote! {
         #array
         #scalar
@@ -54,14 +92,14 @@ fn region(r: &Region) -> TokenStream {
         #[allow(clippy::all)]
         impl #ty {
             #[track_caller]
-            fn forward<'__a, __V: #krate::ArrayValue + '__a>(#(#xs: &__V),*) -> __V {
-                #krate::fused::forward::<__V, #ty, #n>([#(#xs),*])
+            fn forward<'__a, __V: #krate::ArrayValue + '__a>(#(#args: &__V,)* #(#statics),*) -> __V {
+                #krate::fused::forward::<__V, #ty, #n, #b>([#(#args),*], [#(#inputs),*])
             }
             #[track_caller]
-            fn vjp<'__a, __V: #krate::ArrayValue + '__a>(#(#xs: &__V),*)
+            fn vjp<'__a, __V: #krate::ArrayValue + '__a>(#(#args: &__V,)* #(#statics),*)
                 -> (__V, impl ::core::ops::FnOnce(__V) -> #ct_tuple + use<__V>)
             {
-                let (__y, __pullback) = #krate::fused::vjp::<__V, #ty, #n>([#(#xs),*]);
+                let (__y, __pullback) = #krate::fused::vjp::<__V, #ty, #n, #b>([#(#args),*], [#(#inputs),*]);
                 (__y, move |__ct: __V| {
                     let [#(#cs),*] = __pullback(__ct);
                     (#(#cs,)*)
@@ -70,14 +108,15 @@ fn region(r: &Region) -> TokenStream {
         }
         #[allow(clippy::all)]
         impl #krate::fused::Region<#n> for #ty {
+            const REDUCE: bool = #reduce;
+            const RESULT: bool = #result;
             #[inline(always)]
-            fn scalar<__T: #krate::Value + ::core::marker::Copy>(__x: [__T; #n]) -> __T {
+            fn scalar<__T: #krate::Value + ::core::marker::Copy>(__x: &[__T; #n]) -> __T {
                 #fwd_s::<__T>(#(&__x[#ks]),*)
             }
             #[inline(always)]
-            fn scalar_vjp<__T: #krate::Value + ::core::marker::Copy>(__x: [__T; #n], __ct: __T) -> [__T; #n] {
-                let (_, __pullback) = #vjp_s::<__T>(#(&__x[#ks]),*);
-                let __c = __pullback(__ct);
+            fn scalar_vjp<__T: #krate::Value + ::core::marker::Copy>(__x: &[__T; #n], __ct: &__T) -> [__T; #n] {
+                let __c = #vjp_s::<__T>(#(&__x[#ks],)* *__ct);
                 [#(__c.#idx),*]
             }
             fn ops<__V: #krate::ArrayValue>(__x: [&__V; #n]) -> __V {

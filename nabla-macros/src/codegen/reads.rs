@@ -125,7 +125,8 @@ mod tests {
     /// The identifiers of the `vjp_masked` program's pullback closure (what
     /// it captures is among them) and the tuple its loop tape pushes.
     fn pullback_and_tape(item: proc_macro2::TokenStream) -> (HashSet<String>, String) {
-        let out = crate::expand_differentiable(quote!(), item).to_string();
+        // Unfused, so every operation is a step of its own.
+        let out = crate::expand_differentiable(quote!(fuse = false), item).to_string();
         let masked = out.find("_vjp_masked <").expect("a vjp_masked program");
         let from = masked + out[masked..].find("move |").expect("a pullback");
         let to = out[from..].find("# [doc").map_or(out.len(), |n| from + n);

@@ -57,6 +57,43 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     }
 }
 
+/// A VJP as one straight-line function of the parameters and the output
+/// cotangent, returning the parameters' cotangents: the forward sweep,
+/// then the reverse sweep, with no closure between them (what a fused
+/// region's float-tier program runs, inlined into the fused pass).
+pub fn direct_vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
+    let Sig {
+        generic_params,
+        bound,
+        out_ct_ty,
+        arg_cts_ty,
+        owned_params,
+        vis,
+        ..
+    } = sig;
+    let name = names::item(f, "vjp_direct");
+    let fwd = forward::stmts(f, &f.body, Mode::Sweep { active });
+    let rev = reverse::body(f, active, &f.body);
+    let slots = slots(f, active);
+    let result = result(f, active);
+    let seed = seed(f, active);
+    let np = f.params.len();
+    quote! {
+        #[doc(hidden)]
+        #[inline(always)]
+        #[allow(unused_variables, unused_mut, clippy::all)]
+        #vis fn #name<'__a, __V: #bound + '__a>(#(#generic_params,)* __ct: #out_ct_ty) -> #arg_cts_ty {
+            let __want = [true; #np];
+            #(#owned_params)*
+            #(#fwd)*
+            #(#slots)*
+            #seed
+            #rev
+            (#(#result,)*)
+        }
+    }
+}
+
 /// The parts of one VJP program that differ between programs.
 pub struct Program<'a> {
     pub name: &'a Ident,

@@ -133,6 +133,19 @@ pub trait Value: Clone + Sized + 'static {
     fn item_f64(&self) -> f64;
 }
 
+/// Whether `a op b` holds (what `cmp_mask` computes per element).
+#[inline(always)]
+pub(crate) fn holds<T: PartialOrd>(op: CompareOp, a: T, b: T) -> bool {
+    match op {
+        CompareOp::Gt => a > b,
+        CompareOp::Ge => a >= b,
+        CompareOp::Lt => a < b,
+        CompareOp::Le => a <= b,
+        CompareOp::Eq => a == b,
+        CompareOp::Ne => a != b,
+    }
+}
+
 macro_rules! scalar_value {
     ($t:ty) => {
         impl Value for $t {
@@ -156,15 +169,7 @@ macro_rules! scalar_value {
             nabla_ops::binary_ops!(value_methods scalar);
             #[inline]
             fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
-                let r = match op {
-                    CompareOp::Gt => self > o,
-                    CompareOp::Ge => self >= o,
-                    CompareOp::Lt => self < o,
-                    CompareOp::Le => self <= o,
-                    CompareOp::Eq => self == o,
-                    CompareOp::Ne => self != o,
-                };
-                if r { 1.0 } else { 0.0 }
+                if holds(op, *self, *o) { 1.0 } else { 0.0 }
             }
             #[inline]
             fn sum_to_shape(&self, _shape: &[usize]) -> Self {

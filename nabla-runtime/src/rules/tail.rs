@@ -40,6 +40,7 @@ use std::borrow::Cow;
 
 /// The cotangent `ct` (which broadcasts to `out`) as a full array of shape
 /// `out`: borrowed when it already is one.
+#[inline]
 pub fn full<'a, V: Value>(ct: &'a V, out: &[usize]) -> Cow<'a, V> {
     if ct.shape_vec()[..] == *out {
         Cow::Borrowed(ct)
@@ -50,6 +51,7 @@ pub fn full<'a, V: Value>(ct: &'a V, out: &[usize]) -> Cow<'a, V> {
 
 /// A cotangent leaving the tail for a computed value of shape `shape`:
 /// broadcast to it if it is not yet that shape (see the module docs).
+#[inline]
 pub fn fit<V: Value>(ct: V, shape: &[usize]) -> V {
     if ct.shape_vec()[..] == *shape {
         ct
@@ -110,9 +112,11 @@ fn kept<V: ArrayValue>(x: &[usize], axes: &[usize], keepdim: bool, ct: &V) -> V 
 /// `-x`: `−ȳ`.
 pub mod neg {
     use super::*;
+    #[inline]
     pub fn out_shape(x: &[usize]) -> Shape {
         Shape::from_slice(x)
     }
+    #[inline]
     pub fn vjp_0<V: Value>(_x: &[usize], ct: &V) -> V {
         ct.neg()
     }
@@ -127,9 +131,11 @@ nabla_ops::binary_ops!(tail_entries binary);
 /// `x²`: `2 x ȳ`, accumulated in one fused pass.
 pub mod square {
     use super::*;
+    #[inline]
     pub fn out_shape(x: &[usize]) -> Shape {
         Shape::from_slice(x)
     }
+    #[inline]
     pub fn acc_0<V: Value>(slot: &mut Option<V>, x: &V, ct: &V) {
         *slot = Some(match slot.take() {
             None => ct.mul_scaled(x, 2.0),
@@ -143,9 +149,11 @@ pub mod square {
 /// `x + c`: `ȳ`.
 pub mod add_scalar {
     use super::*;
+    #[inline]
     pub fn out_shape(x: &[usize], _c: f64) -> Shape {
         Shape::from_slice(x)
     }
+    #[inline]
     pub fn vjp_0<V: Value>(_x: &[usize], _c: f64, ct: &V) -> V {
         ct.clone()
     }
@@ -154,9 +162,11 @@ pub mod add_scalar {
 /// `x · c`: `c · ȳ`.
 pub mod mul_scalar {
     use super::*;
+    #[inline]
     pub fn out_shape(x: &[usize], _c: f64) -> Shape {
         Shape::from_slice(x)
     }
+    #[inline]
     pub fn vjp_0<V: Value>(_x: &[usize], c: f64, ct: &V) -> V {
         primitives::unary::affine::vjp(c, ct)
     }
@@ -172,12 +182,15 @@ fn broadcast(a: &[usize], b: &[usize], op: &str) -> Shape {
 pub mod add {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "add")
     }
+    #[inline]
     pub fn vjp_0<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
         unbroadcast(a, b, ct)
     }
+    #[inline]
     pub fn vjp_1<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
         unbroadcast(b, a, ct)
     }
@@ -187,12 +200,15 @@ pub mod add {
 pub mod sub {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "sub")
     }
+    #[inline]
     pub fn vjp_0<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
         unbroadcast(a, b, ct)
     }
+    #[inline]
     pub fn vjp_1<V: Value>(a: &[usize], b: &[usize], ct: &V) -> V {
         unbroadcast(b, a, &ct.neg())
     }
@@ -202,12 +218,15 @@ pub mod sub {
 pub mod mul {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         broadcast(a, b, "mul")
     }
+    #[inline]
     pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
         operand(a, b, ct)
     }
+    #[inline]
     pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
         operand(b, a, ct)
     }
@@ -232,13 +251,16 @@ pub mod mul {
 pub mod matmul {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(a: &[usize], b: &[usize]) -> Shape {
         primitives::linalg::matmul::out_shape(a, b)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
         crate::rules::matmul::vjp_0(a, b, &full(ct, &out))
     }
+    #[inline]
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
         crate::rules::matmul::vjp_1(a, b, &full(ct, &out))
@@ -248,9 +270,11 @@ pub mod matmul {
 /// Sum of all elements: `ȳ` broadcast back.
 pub mod sum {
     use super::*;
+    #[inline]
     pub fn out_shape(_x: &[usize]) -> Shape {
         Shape::new()
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(_x: &[usize], ct: &V) -> V {
         ct.clone()
     }
@@ -260,9 +284,11 @@ pub mod sum {
 pub mod sum_axes {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], axes: &[isize], keepdim: bool) -> Shape {
         keep(x, &norm_axes("sum", axes, x.len()), keepdim)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
         kept(x, &norm_axes("sum", axes, x.len()), keepdim, ct)
     }
@@ -271,9 +297,11 @@ pub mod sum_axes {
 /// Mean of all elements: `ȳ / n` broadcast back.
 pub mod mean {
     use super::*;
+    #[inline]
     pub fn out_shape(_x: &[usize]) -> Shape {
         Shape::new()
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
         ct.mul_scalar(1.0 / count_of(x, &all_axes(x.len())))
     }
@@ -283,9 +311,11 @@ pub mod mean {
 pub mod mean_axes {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], axes: &[isize], keepdim: bool) -> Shape {
         keep(x, &norm_axes("mean", axes, x.len()), keepdim)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {
         let ax = norm_axes("mean", axes, x.len());
         kept(x, &ax, keepdim, ct).mul_scalar(1.0 / count_of(x, &ax))
@@ -296,9 +326,11 @@ pub mod mean_axes {
 pub mod reshape {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
         primitives::shape::reshape::out_shape(x, shape)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], shape: &[usize], ct: &V) -> V {
         through(ct, shape, |ct| primitives::shape::reshape::vjp(x, ct))
     }
@@ -306,9 +338,11 @@ pub mod reshape {
 
 pub mod flatten {
     use super::*;
+    #[inline]
     pub fn out_shape(x: &[usize]) -> Shape {
         Shape::from_slice(&[x.iter().product()])
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
         through(ct, &out_shape(x), |ct| {
             primitives::shape::reshape::vjp(x, ct)
@@ -319,9 +353,11 @@ pub mod flatten {
 pub mod permute {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], perm: &[usize]) -> Shape {
         primitives::shape::permute::out_shape(x, perm)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], perm: &[usize], ct: &V) -> V {
         through(ct, &out_shape(x, perm), |ct| {
             primitives::shape::permute::vjp(perm, ct)
@@ -332,9 +368,11 @@ pub mod permute {
 pub mod transpose {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize]) -> Shape {
         super::permute::out_shape(x, &[1, 0])
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
         through(ct, &out_shape(x), |ct| ct.permute(&[1, 0]))
     }
@@ -343,9 +381,11 @@ pub mod transpose {
 pub mod broadcast_to {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], shape: &[usize]) -> Shape {
         primitives::shape::broadcast_to::out_shape(x, shape)
     }
+    #[inline]
     pub fn vjp_0<V: Value>(x: &[usize], shape: &[usize], ct: &V) -> V {
         full(ct, shape).sum_to_shape(x)
     }
@@ -354,9 +394,11 @@ pub mod broadcast_to {
 pub mod expand_dims {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
         expanded(x, axis)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, ct: &V) -> V {
         through(ct, &out_shape(x, axis), |ct| ct.reshape(x))
     }
@@ -365,9 +407,11 @@ pub mod expand_dims {
 pub mod squeeze {
     use super::*;
     #[track_caller]
+    #[inline]
     pub fn out_shape(x: &[usize], axis: isize) -> Shape {
         squeezed(x, axis)
     }
+    #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, ct: &V) -> V {
         through(ct, &out_shape(x, axis), |ct| ct.reshape(x))
     }

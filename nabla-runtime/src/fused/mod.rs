@@ -1,0 +1,350 @@
+//! Fused elementwise regions: `#[differentiable]` groups the elementwise
+//! operations of a block (`tail - head.square()`, `x.softplus() *
+//! y.tanh()`), the slices of its inputs they read (`x.slice_axis(0,
+//! 1..n)`) and a trailing `sum` into one region, and calls it through
+//! [`forward`] and [`vjp`].
+//!
+//! On CPU arrays of one float dtype that nothing records on the tape, the
+//! region runs as **one pass** over its inputs (broadcast against each
+//! other; a slice read in place at its offset), evaluating the region's
+//! float-tier program on blocks of [`LANES`] elements at a time
+//! ([`Lanes`]), and its pullback as one more pass that evaluates the
+//! region's VJP on the same blocks (the forward recomputed in registers,
+//! as XLA does) and adds each input's cotangent straight into the
+//! cotangent of the array it was sliced from. A region ending in `sum`
+//! never writes its elementwise result: the forward pass accumulates it,
+//! and the pullback reads the scalar cotangent. Any other value (a GPU
+//! array, a tracked array, `Dual`, `Batched`, mixed dtypes) runs the region
+//! op by op, exactly as without fusion.
+//!
+//! ```
+//! use nabla::Array;
+//!
+//! #[nabla::differentiable]
+//! fn rosenbrock(x: &Array) -> Array {
+//!     let n = x.shape()[0];
+//!     let (head, tail) = (x.slice_axis(0, 0..n - 1), x.slice_axis(0, 1..n));
+//!     nabla::sum(&((tail - head.square()).square() * 100.0 + (1.0 - head).square()))
+//! }
+//!
+//! fn main() {
+//!     let x = Array::from_vec(vec![1.0f64, 1.0, 1.0], &[3]);
+//!     // The minimum: value 0, gradient 0 (one fused pass each way).
+//!     assert_eq!(rosenbrock(&x).item(), 0.0);
+//!     assert_eq!(nabla::grad(rosenbrock)(&x).to_vec::<f64>(), vec![0.0; 3]);
+//! }
+//! ```
+
+mod lanes;
+mod parts;
+mod pass;
+
+pub use lanes::{LANES, Lanes};
+
+use crate::{Array, ArrayValue, Value};
+use std::any::{Any, TypeId};
+use std::ops::Range;
+
+thread_local! {
+    static PASSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+/// How many fused passes (forward or pullback) this thread has run: what
+/// tests read to tell a fused program from an op-by-op one.
+///
+/// ```
+/// use nabla::Array;
+///
+/// #[nabla::differentiable]
+/// fn f(x: &Array) -> Array {
+///     (x.sin() * x + 1.0).sum()
+/// }
+///
+/// fn main() {
+///     let before = nabla::fused::passes();
+///     f(&Array::ones(&[4], nabla::DType::F64));
+///     assert_eq!(nabla::fused::passes(), before + 1);
+/// }
+/// ```
+pub fn passes() -> usize {
+    PASSES.with(|p| p.get())
+}
+
+fn count_pass() {
+    PASSES.with(|p| p.set(p.get() + 1));
+}
+
+/// Where a region's operand comes from: one of the arrays the region is
+/// called with, or a slice of one (`x.slice_axis(axis, range)`).
+#[doc(hidden)]
+#[derive(Clone, Debug)]
+pub enum Input {
+    /// Argument `k` itself.
+    Arg(usize),
+    /// `args[arg].slice_axis(axis, range)`.
+    Slice {
+        arg: usize,
+        axis: isize,
+        range: Range<usize>,
+    },
+}
+
+impl Input {
+    fn arg(&self) -> usize {
+        match self {
+            Input::Arg(k) | Input::Slice { arg: k, .. } => *k,
+        }
+    }
+
+    /// The operand, op by op.
+    #[track_caller]
+    fn of<V: ArrayValue>(&self, args: &[&V]) -> V {
+        match self {
+            Input::Arg(k) => args[*k].clone(),
+            Input::Slice { arg, axis, range } => {
+                crate::rules::slice_axis::forward(args[*arg], *axis, range.clone())
+            }
+        }
+    }
+
+    /// Adds the operand's cotangent `g` into its argument's.
+    fn acc<V: ArrayValue>(&self, slot: &mut Option<V>, arg_shape: &[usize], g: V) {
+        match self {
+            Input::Arg(_) => crate::transforms::private::acc(slot, g),
+            Input::Slice { axis, range, .. } => {
+                crate::rules::slice_axis::acc_0(slot, arg_shape, *axis, range.clone(), &g)
+            }
+        }
+    }
+}
+
+/// A fused region of `N` operands and one output, written by
+/// `#[differentiable]` from the region's own generated programs.
+#[doc(hidden)]
+pub trait Region<const N: usize>: 'static {
+    /// Whether the region ends in the sum of all its elements.
+    const REDUCE: bool;
+    /// Whether that sum is what the enclosing function returns, so `grad`
+    /// pulls it back with a unit cotangent: then the VJP computes the
+    /// value and the unit cotangents in one pass, and the pullback scales
+    /// them by the cotangent it gets (nothing to do for 1).
+    const RESULT: bool;
+    /// The region at one element (or one block of them).
+    fn scalar<T: Value + Copy>(x: &[T; N]) -> T;
+    /// The operands' cotangents at one element, for the output's `ct`.
+    fn scalar_vjp<T: Value + Copy>(x: &[T; N], ct: &T) -> [T; N];
+    /// The elementwise part op by op, at any value type.
+    fn ops<V: ArrayValue>(x: [&V; N]) -> V;
+    /// The elementwise part's VJP op by op, at any value type.
+    #[allow(clippy::type_complexity)]
+    fn ops_vjp<V: ArrayValue>(x: [&V; N]) -> (V, impl FnOnce(V) -> [V; N] + use<V, Self, N>);
+}
+
+/// The region `R` on the operands `inputs` of `args`: one pass when the
+/// kernel applies, op by op otherwise.
+#[doc(hidden)]
+#[track_caller]
+pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
+    args: [&V; B],
+    inputs: [Input; N],
+) -> V {
+    if let Some(a) = arrays(&args)
+        && let Some(ops) = pass::operands(&a, &inputs)
+        && let Some(y) = pass::forward::<R, N>(&ops)
+    {
+        return from_array(y);
+    }
+    let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
+    let y = R::ops(ops.each_ref());
+    if R::REDUCE {
+        crate::rules::sum::forward(&y)
+    } else {
+        y
+    }
+}
+
+/// The region's pullback: the saved operands of a fused pass, or the
+/// op-by-op pullback.
+enum Pullback<P, const N: usize, const B: usize> {
+    Fused([Array; N]),
+    Unit(pass::Cotangents<B>),
+    Ops(P, crate::Shape),
+}
+
+/// The region `R` on `inputs` of `args`, and its pullback to `args`.
+#[doc(hidden)]
+#[track_caller]
+#[allow(clippy::type_complexity)]
+pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
+    args: [&V; B],
+    inputs: [Input; N],
+) -> (V, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
+    let ops = arrays(&args).and_then(|a| Some((a, pass::operands(&a, &inputs)?)));
+    let (y, pb) = match ops {
+        Some((a, ops)) if R::REDUCE && R::RESULT => {
+            match pass::value_and_vjp::<R, N, B>(&ops, &a, &inputs) {
+                Some((y, cts)) => (from_array(y), Pullback::Unit(cts)),
+                None => ops_vjp::<V, R, N, B>(&args, &inputs),
+            }
+        }
+        Some((_, ops)) => match pass::forward::<R, N>(&ops) {
+            Some(y) => (from_array(y), Pullback::Fused(ops)),
+            None => ops_vjp::<V, R, N, B>(&args, &inputs),
+        },
+        None => ops_vjp::<V, R, N, B>(&args, &inputs),
+    };
+    let saved: [V; B] = args.map(V::clone);
+    (y, move |ct: V| {
+        let shapes: [crate::Shape; B] = std::array::from_fn(|j| saved[j].shape_vec());
+        let mut cts: [Option<V>; B] = std::array::from_fn(|_| None);
+        match pb {
+            Pullback::Unit(c) => {
+                let ct = to_array(ct);
+                // The cotangents for 1, scaled by the one that came.
+                let unit = !ct.is_tracked()
+                    && ct.shape().iter().product::<usize>() == 1
+                    && ct.item() == 1.0;
+                let scale = |g: Array| if unit { g } else { g.mul(&ct.reshape(&[])) };
+                for (j, d) in c.direct.into_iter().enumerate() {
+                    cts[j] = d.map(|g| from_array(scale(g)));
+                }
+                for (k, g) in c.rest {
+                    let j = inputs[k].arg();
+                    inputs[k].acc(&mut cts[j], &shapes[j], from_array(scale(g)));
+                }
+            }
+            Pullback::Fused(ops) => {
+                let a: [&Array; B] = arrays(&saved.each_ref()).expect("a fused pass ran on arrays");
+                let ct = to_array(ct);
+                match pass::vjp::<R, N, B>(&ops, &a, &inputs, &ct) {
+                    Some(c) => {
+                        for (j, d) in c.direct.into_iter().enumerate() {
+                            cts[j] = d.map(from_array);
+                        }
+                        for (k, g) in c.rest {
+                            let j = inputs[k].arg();
+                            inputs[k].acc(&mut cts[j], &shapes[j], from_array(g));
+                        }
+                    }
+                    // A cotangent the pass cannot take: op by op.
+                    None => {
+                        let (_, p) = R::ops_vjp(ops.each_ref());
+                        let ct = if R::REDUCE {
+                            crate::rules::sum::vjp_0(&broadcast_shape(&ops), &ct)
+                        } else {
+                            ct
+                        };
+                        for (k, g) in p(ct).into_iter().enumerate() {
+                            let j = inputs[k].arg();
+                            inputs[k].acc(&mut cts[j], &shapes[j], from_array(g));
+                        }
+                    }
+                }
+            }
+            Pullback::Ops(p, shape) => {
+                let ct = if R::REDUCE {
+                    crate::rules::sum::vjp_0(&shape, &ct)
+                } else {
+                    ct
+                };
+                for (k, g) in p(ct).into_iter().enumerate() {
+                    let j = inputs[k].arg();
+                    inputs[k].acc(&mut cts[j], &shapes[j], g);
+                }
+            }
+        }
+        std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
+    })
+}
+
+/// The region op by op and its pullback.
+#[track_caller]
+#[allow(clippy::type_complexity)]
+fn ops_vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
+    args: &[&V; B],
+    inputs: &[Input; N],
+) -> (
+    V,
+    Pullback<impl FnOnce(V) -> [V; N] + use<V, R, N, B>, N, B>,
+) {
+    let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(args));
+    let (y, p) = R::ops_vjp(ops.each_ref());
+    let shape = y.shape_vec();
+    let y = if R::REDUCE {
+        crate::rules::sum::forward(&y)
+    } else {
+        y
+    };
+    (y, Pullback::Ops(p, shape))
+}
+
+/// The operands' broadcast shape.
+fn broadcast_shape(ops: &[Array]) -> crate::Shape {
+    ops.iter().fold(crate::Shape::new(), |s, x| {
+        nabla_kernels::elementwise::broadcast_shape(&s, x.shape())
+    })
+}
+
+/// `x` as arrays when `V` is `Array`.
+fn arrays<'a, V: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a Array; N]> {
+    if TypeId::of::<V>() != TypeId::of::<Array>() {
+        return None;
+    }
+    Some(x.map(|v| (v as &dyn Any).downcast_ref::<Array>().expect("V is Array")))
+}
+
+/// An array as `V` (which is `Array`).
+fn from_array<V: 'static>(y: Array) -> V {
+    let mut slot = Some(y);
+    (&mut slot as &mut dyn Any)
+        .downcast_mut::<Option<V>>()
+        .expect("V is Array")
+        .take()
+        .expect("set")
+}
+
+/// A `V` (which is `Array`) as an array.
+fn to_array<V: 'static>(v: V) -> Array {
+    let mut slot = Some(v);
+    (&mut slot as &mut dyn Any)
+        .downcast_mut::<Option<Array>>()
+        .expect("V is Array")
+        .take()
+        .expect("set")
+}
+
+/// The float element types the fused passes run on (`f32`, `f64`).
+#[doc(hidden)]
+pub trait Kernel:
+    Value + Copy + crate::dtype::Element + nabla_kernels::Float + typed::Typed
+{
+}
+impl Kernel for f64 {}
+impl Kernel for f32 {}
+
+mod typed {
+    use crate::Array;
+    use crate::dtype::Data;
+    use ndarray::{ArcArray, IxDyn};
+
+    /// The typed buffer of an array of this dtype.
+    pub trait Typed: Sized {
+        fn typed(x: &Array) -> Option<&ArcArray<Self, IxDyn>>;
+    }
+    impl Typed for f64 {
+        fn typed(x: &Array) -> Option<&ArcArray<f64, IxDyn>> {
+            match &*x.data {
+                Data::F64(a) => Some(a),
+                _ => None,
+            }
+        }
+    }
+    impl Typed for f32 {
+        fn typed(x: &Array) -> Option<&ArcArray<f32, IxDyn>> {
+            match &*x.data {
+                Data::F32(a) => Some(a),
+                _ => None,
+            }
+        }
+    }
+}

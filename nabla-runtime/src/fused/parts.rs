@@ -1,0 +1,174 @@
+//! How a fused pass splits its work between threads: contiguous ranges of
+//! whole [`CHUNK`]s of elements, one per thread, each writing its own
+//! pieces of the pass's output buffers, initialised front to back as the
+//! pass reaches them (so no buffer is cleared in a pass of its own).
+
+use std::mem::MaybeUninit;
+use std::ops::Range;
+
+/// Elements per chunk: the unit of a sum's partial results (fixed, so a
+/// fused sum does not depend on the number of threads) and of buffer
+/// growth.
+pub const CHUNK: usize = 4096;
+
+/// Below this many elements a pass runs on the calling thread only.
+const PARALLEL_MIN: usize = 1 << 16;
+
+/// The element ranges of a pass over `n` elements: one per thread (at
+/// least [`PARALLEL_MIN`] / 2 elements each), in whole chunks.
+pub fn split(n: usize) -> Vec<Range<usize>> {
+    let parts = if n < PARALLEL_MIN {
+        1
+    } else {
+        rayon::current_num_threads()
+            .max(1)
+            .min(n.div_ceil(PARALLEL_MIN / 2))
+    };
+    let per = n.div_ceil(CHUNK).div_ceil(parts) * CHUNK;
+    let ranges: Vec<Range<usize>> = (0..parts)
+        .map(|p| (p * per).min(n)..((p + 1) * per).min(n))
+        .filter(|r| !r.is_empty())
+        .collect();
+    if ranges.is_empty() {
+        // An empty pass still has one (empty) part.
+        std::iter::once(0..0).collect()
+    } else {
+        ranges
+    }
+}
+
+/// A piece of a buffer that one part of a pass writes front to back:
+/// elements below `init` are initialised.
+pub struct Piece<'a, T> {
+    mem: &'a mut [MaybeUninit<T>],
+    init: usize,
+}
+
+impl<T: Copy> Piece<'_, T> {
+    /// The piece's length.
+    pub fn len(&self) -> usize {
+        self.mem.len()
+    }
+
+    /// Writes `zero` up to element `end` (at most the piece's length).
+    #[inline(always)]
+    pub fn zero_to(&mut self, end: usize, zero: T) {
+        let end = end.min(self.mem.len());
+        if self.init < end {
+            for s in &mut self.mem[self.init..end] {
+                s.write(zero);
+            }
+            self.init = end;
+        }
+    }
+
+    /// Appends `vals` after the initialised front.
+    #[inline(always)]
+    pub fn push(&mut self, vals: &[T]) {
+        let end = self.init + vals.len();
+        for (s, v) in self.mem[self.init..end].iter_mut().zip(vals) {
+            s.write(*v);
+        }
+        self.init = end;
+    }
+
+    /// The initialised elements `r`.
+    #[inline(always)]
+    pub fn init_mut(&mut self, r: Range<usize>) -> &mut [T] {
+        assert!(
+            r.end <= self.init,
+            "a fused pass read an element it had not written"
+        );
+        let s = &mut self.mem[r];
+        // SAFETY: every element below `init` has been written (`zero_to`,
+        // `push`), and `MaybeUninit<T>` has the layout of `T`.
+        unsafe { &mut *(s as *mut [MaybeUninit<T>] as *mut [T]) }
+    }
+
+    /// Whether every element is initialised.
+    pub fn is_full(&self) -> bool {
+        self.init == self.mem.len()
+    }
+}
+
+/// An output buffer of a pass, of `len` elements, that the parts fill
+/// piece by piece.
+pub struct Buffer<T> {
+    vec: Vec<T>,
+    len: usize,
+}
+
+impl<T: Copy> Buffer<T> {
+    /// An unwritten buffer of `len` elements.
+    pub fn new(len: usize) -> Self {
+        Buffer {
+            vec: Vec::with_capacity(len),
+            len,
+        }
+    }
+
+    /// The buffer's pieces, cut at `cuts` (ascending, at most `len`).
+    pub fn pieces(&mut self, cuts: &[usize]) -> Vec<Piece<'_, T>> {
+        let mut rest = &mut self.vec.spare_capacity_mut()[..self.len];
+        let mut out = Vec::with_capacity(cuts.len() + 1);
+        let mut at = 0;
+        for &c in cuts {
+            let c = c.clamp(at, self.len);
+            let (piece, tail) = rest.split_at_mut(c - at);
+            out.push(Piece {
+                mem: piece,
+                init: 0,
+            });
+            rest = tail;
+            at = c;
+        }
+        out.push(Piece { mem: rest, init: 0 });
+        out
+    }
+
+    /// The written buffer. `full` says that every piece was full when the
+    /// pieces were dropped; it is checked, not trusted.
+    pub fn finish(mut self, full: bool) -> Vec<T> {
+        assert!(full, "a fused pass left part of its output unwritten");
+        // SAFETY: the pieces cover `0..len` without gaps, and every piece
+        // was fully initialised (checked just above).
+        unsafe { self.vec.set_len(self.len) };
+        self.vec
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parts_cover_the_range_in_whole_chunks() {
+        for n in [0, 1, 5000, 1 << 16, 1_000_003] {
+            let r = split(n);
+            assert_eq!(r.first().unwrap().start, 0);
+            assert_eq!(r.last().unwrap().end, n);
+            for w in r.windows(2) {
+                assert_eq!(w[0].end, w[1].start);
+                assert_eq!(w[0].end % CHUNK, 0);
+            }
+        }
+    }
+
+    #[test]
+    fn pieces_fill_a_buffer() {
+        let mut b = Buffer::<f64>::new(10);
+        let full = {
+            let mut p = b.pieces(&[4, 7]);
+            p[0].push(&[1.0, 2.0]);
+            p[0].zero_to(4, 0.0);
+            p[1].zero_to(10, 0.0);
+            p[1].init_mut(0..3)[2] = 5.0;
+            p[2].push(&[9.0, 9.0, 9.0]);
+            p.iter().all(Piece::is_full)
+        };
+        assert_eq!(
+            b.finish(full),
+            vec![1.0, 2.0, 0.0, 0.0, 0.0, 0.0, 5.0, 9.0, 9.0, 9.0]
+        );
+    }
+}

@@ -1,0 +1,580 @@
+//! The fused passes on CPU arrays: the region's float-tier program run on
+//! blocks of [`LANES`] elements of its operands (broadcast together), for
+//! the forward result, its sum, or the operands' cotangents.
+
+use super::lanes::{LANES, Lanes};
+use super::parts;
+use super::{Input, Kernel, Region, count_pass};
+use crate::dtype::Data;
+use crate::{Array, DType, Shape};
+use nabla_kernels::parallel::for_each;
+use ndarray::{ArcArray, IxDyn};
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// The operands of a fused pass, when the kernel can take the arguments:
+/// CPU arrays of one float dtype that nothing records, slices in range,
+/// operand shapes that broadcast (otherwise the op-by-op path runs and
+/// reports any error).
+pub(super) fn operands<const N: usize, const B: usize>(
+    args: &[&Array; B],
+    inputs: &[Input; N],
+) -> Option<[Array; N]> {
+    let dtype = args.first()?.dtype();
+    if !matches!(dtype, DType::F32 | DType::F64) {
+        return None;
+    }
+    for a in args {
+        if a.dtype() != dtype || a.is_tracked() || !matches!(&*a.data, Data::F32(_) | Data::F64(_))
+        {
+            return None;
+        }
+    }
+    let mut ops: Vec<Array> = Vec::with_capacity(N);
+    for input in inputs {
+        ops.push(match input {
+            Input::Arg(k) => args[*k].clone(),
+            Input::Slice { arg, axis, range } => {
+                let x = args[*arg];
+                let nd = x.ndim() as isize;
+                let ax = if *axis < 0 { axis + nd } else { *axis };
+                if ax < 0
+                    || ax >= nd
+                    || range.start > range.end
+                    || range.end > x.shape()[ax as usize]
+                {
+                    return None;
+                }
+                x.slice_axis(ax, range.clone())
+            }
+        });
+    }
+    broadcast(&ops)?;
+    ops.try_into().ok()
+}
+
+/// The broadcast shape of the operands.
+fn broadcast(ops: &[Array]) -> Option<Shape> {
+    let mut shape = Shape::new();
+    for x in ops {
+        shape = nabla_kernels::elementwise::try_broadcast_shape(&shape, x.shape())?;
+    }
+    Some(shape)
+}
+
+/// The fused forward pass: the region's result, or its sum when it ends
+/// in one.
+pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Option<Array> {
+    let shape = broadcast(ops)?;
+    count_pass();
+    Some(match ops[0].dtype() {
+        DType::F64 => forward_typed::<R, N, f64>(ops, &shape),
+        _ => forward_typed::<R, N, f32>(ops, &shape),
+    })
+}
+
+fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
+    ops: &[Array; N],
+    shape: &[usize],
+) -> Array {
+    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
+    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
+    let n: usize = shape.iter().product();
+    let ranges = parts::split(n);
+    if R::REDUCE {
+        // One partial sum per chunk, summed pairwise: the same whatever the
+        // number of threads.
+        let sums: Vec<Mutex<Vec<f64>>> = ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
+        for_each(ranges.len(), |p| {
+            let mut out = sums[p].lock().expect("one part per lock");
+            dispatch!(reduce_body::<R, N, T>(&src, ranges[p].clone(), &mut out));
+        });
+        let sums: Vec<f64> = sums
+            .into_iter()
+            .flat_map(|m| m.into_inner().expect("parts finished"))
+            .collect();
+        return Array::from_vec(
+            vec![<T as nabla_kernels::Float>::from_f64(pairwise(&sums))],
+            &[],
+        );
+    }
+    let mut out = parts::Buffer::<T>::new(n);
+    let full = {
+        let cuts: Vec<usize> = ranges[1..].iter().map(|r| r.start).collect();
+        let pieces: Vec<Mutex<parts::Piece<'_, T>>> =
+            out.pieces(&cuts).into_iter().map(Mutex::new).collect();
+        for_each(ranges.len(), |p| {
+            let mut piece = pieces[p].lock().expect("one part per lock");
+            dispatch!(forward_body::<R, N, T>(&src, ranges[p].clone(), &mut piece));
+        });
+        pieces
+            .iter()
+            .all(|m| m.lock().expect("parts finished").is_full())
+    };
+    Array::from_vec(out.finish(full), shape)
+}
+
+/// Runs a pass body compiled for AVX2 + FMA when the CPU has them (the
+/// binary targets baseline x86-64), else as compiled.
+macro_rules! dispatch {
+    ($body:ident::<$($g:ty),*>($($arg:expr),*)) => {{
+        #[cfg(target_arch = "x86_64")]
+        {
+            #[target_feature(enable = "avx2,fma")]
+            unsafe fn wide<F: FnOnce()>(f: F) {
+                f()
+            }
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                // SAFETY: the features were detected just above.
+                unsafe { wide(|| $body::<$($g),*>($($arg),*)) }
+            } else {
+                $body::<$($g),*>($($arg),*)
+            }
+        }
+        #[cfg(not(target_arch = "x86_64"))]
+        {
+            $body::<$($g),*>($($arg),*)
+        }
+    }};
+}
+use dispatch;
+
+#[inline(always)]
+fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
+    src: &[Src<'_, T>; N],
+    range: Range<usize>,
+    out: &mut parts::Piece<'_, T>,
+) {
+    let mut x = [Lanes::splat(T::ZERO); N];
+    let mut t0 = range.start;
+    while t0 < range.end {
+        let len = LANES.min(range.end - t0);
+        load_all(src, t0, len, &mut x);
+        let y = R::scalar(&x);
+        out.push(&y.0[..len]);
+        t0 += LANES;
+    }
+}
+
+/// Each chunk's sum of the region over `range`.
+#[inline(always)]
+fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
+    src: &[Src<'_, T>; N],
+    range: Range<usize>,
+    sums: &mut Vec<f64>,
+) {
+    let mut x = [Lanes::splat(T::ZERO); N];
+    let mut start = range.start;
+    while start < range.end {
+        let end = range.end.min(start + parts::CHUNK);
+        let mut acc = [0.0f64; LANES];
+        let mut t0 = start;
+        while t0 + LANES <= end {
+            load_all(src, t0, LANES, &mut x);
+            let y = R::scalar(&x);
+            for (a, v) in acc.iter_mut().zip(&y.0) {
+                *a += nabla_kernels::Float::to_f64(*v);
+            }
+            t0 += LANES;
+        }
+        if t0 < end {
+            let len = end - t0;
+            load_all(src, t0, len, &mut x);
+            let y = R::scalar(&x);
+            for (a, v) in acc.iter_mut().zip(&y.0[..len]) {
+                *a += nabla_kernels::Float::to_f64(*v);
+            }
+        }
+        sums.push(pairwise(&acc));
+        start = end;
+    }
+}
+
+/// The sum of the lane accumulators, pairwise.
+fn pairwise(acc: &[f64]) -> f64 {
+    if acc.len() <= 2 {
+        return acc.iter().sum();
+    }
+    let (a, b) = acc.split_at(acc.len() / 2);
+    pairwise(a) + pairwise(b)
+}
+
+/// The operands' cotangents from a fused pullback pass: for each argument,
+/// the cotangents of its operands read in place (added straight into an
+/// argument-shaped buffer), and the other operands' cotangents, each at
+/// its operand's shape, for the caller to add in.
+pub(super) struct Cotangents<const B: usize> {
+    pub direct: [Option<Array>; B],
+    pub rest: Vec<(usize, Array)>,
+}
+
+/// The fused pullback pass, when it applies (`ct` a CPU array of the
+/// operands' dtype).
+pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
+    ops: &[Array; N],
+    args: &[&Array; B],
+    inputs: &[Input; N],
+    ct: &Array,
+) -> Option<Cotangents<B>> {
+    let shape = broadcast(ops)?;
+    let dtype = ops[0].dtype();
+    if ct.dtype() != dtype || ct.is_tracked() || !matches!(&*ct.data, Data::F32(_) | Data::F64(_)) {
+        return None;
+    }
+    let ct_ok = if R::REDUCE {
+        ct.shape().iter().product::<usize>() == 1
+    } else {
+        nabla_kernels::elementwise::broadcasts_to(ct.shape(), &shape)
+    };
+    if !ct_ok {
+        return None;
+    }
+    count_pass();
+    Some(match dtype {
+        DType::F64 => vjp_typed::<R, N, B, f64>(ops, args, inputs, Some(ct), &shape).0,
+        _ => vjp_typed::<R, N, B, f32>(ops, args, inputs, Some(ct), &shape).0,
+    })
+}
+
+/// The value of a map-reduce region and its operands' cotangents for a
+/// unit cotangent, in one pass.
+pub(super) fn value_and_vjp<R: Region<N>, const N: usize, const B: usize>(
+    ops: &[Array; N],
+    args: &[&Array; B],
+    inputs: &[Input; N],
+) -> Option<(Array, Cotangents<B>)> {
+    let shape = broadcast(ops)?;
+    count_pass();
+    let (c, sum) = match ops[0].dtype() {
+        DType::F64 => vjp_typed::<R, N, B, f64>(ops, args, inputs, None, &shape),
+        _ => vjp_typed::<R, N, B, f32>(ops, args, inputs, None, &shape),
+    };
+    Some((sum.expect("the pass summed the region"), c))
+}
+
+/// Where a pullback pass adds operand `k`'s cotangent: into buffer `buf`
+/// from `offset` on. Buffers `0..B` are the arguments' (for operands that
+/// are contiguous runs of their argument's elements at the broadcast
+/// shape), the others one per remaining operand (`own`), at the broadcast
+/// shape.
+#[derive(Clone, Copy)]
+struct Dest {
+    buf: usize,
+    offset: usize,
+    own: bool,
+}
+
+/// What one part of a pullback pass writes: per buffer its piece (if the
+/// pass writes that buffer), where the piece starts in the buffer, and
+/// the additions that land past the piece's end (in the next part's
+/// piece; added in once the parts are done).
+struct PartOut<'a, T> {
+    pieces: Vec<Option<parts::Piece<'a, T>>>,
+    starts: Vec<usize>,
+    halos: Vec<Vec<T>>,
+    /// Each chunk's sum of the region, when the pass also sums it.
+    sums: Option<Vec<f64>>,
+}
+
+fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
+    ops: &[Array; N],
+    args: &[&Array; B],
+    inputs: &[Input; N],
+    ct: Option<&Array>,
+    shape: &[usize],
+) -> (Cotangents<B>, Option<Array>) {
+    let n: usize = shape.iter().product();
+    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
+    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
+    // Without a cotangent: a unit one, and the region summed too.
+    let c = match ct {
+        Some(ct) => Operand::<T>::of(ct, shape),
+        None => Operand::Scalar(T::ONE),
+    };
+    let c = c.src();
+    let mut lens: Vec<usize> = args.iter().map(|a| a.shape().iter().product()).collect();
+    let mut used = [false; B];
+    let dests: [Dest; N] = std::array::from_fn(|k| {
+        let j = inputs[k].arg();
+        match in_place_offset::<T>(&ops[k], args[j], shape) {
+            Some(offset) => {
+                used[j] = true;
+                Dest {
+                    buf: j,
+                    offset,
+                    own: false,
+                }
+            }
+            None => {
+                lens.push(n);
+                Dest {
+                    buf: lens.len() - 1,
+                    offset: 0,
+                    own: true,
+                }
+            }
+        }
+    });
+    // Per buffer, the smallest and largest offset added at.
+    let mut lo = vec![usize::MAX; lens.len()];
+    let mut hi = vec![0; lens.len()];
+    for d in &dests {
+        lo[d.buf] = lo[d.buf].min(d.offset);
+        hi[d.buf] = hi[d.buf].max(d.offset);
+    }
+    let ranges = parts::split(n);
+    let mut buffers: Vec<Option<parts::Buffer<T>>> = (0..lens.len())
+        .map(|b| (b >= B || used[b]).then(|| parts::Buffer::new(lens[b])))
+        .collect();
+    let mut halos: Vec<(usize, usize, Vec<T>)> = Vec::new();
+    let mut sums: Vec<f64> = Vec::new();
+    let full = {
+        let mut outs: Vec<PartOut<'_, T>> = ranges
+            .iter()
+            .map(|_| PartOut {
+                pieces: Vec::new(),
+                starts: Vec::new(),
+                halos: Vec::new(),
+                sums: ct.is_none().then(Vec::new),
+            })
+            .collect();
+        for (b, buf) in buffers.iter_mut().enumerate() {
+            // A piece per part, cut where the next part's first addition lands.
+            let cuts: Vec<usize> = ranges[1..]
+                .iter()
+                .map(|r| r.start.saturating_add(lo[b]).min(lens[b]))
+                .collect();
+            let mut pieces: Vec<Option<parts::Piece<'_, T>>> = match buf {
+                Some(buf) => buf.pieces(&cuts).into_iter().map(Some).collect(),
+                None => ranges.iter().map(|_| None).collect(),
+            };
+            for (p, o) in outs.iter_mut().enumerate() {
+                o.pieces.push(pieces[p].take());
+                o.starts.push(if p == 0 { 0 } else { cuts[p - 1] });
+                o.halos.push(vec![T::ZERO; hi[b].saturating_sub(lo[b])]);
+            }
+        }
+        let outs: Vec<Mutex<PartOut<'_, T>>> = outs.into_iter().map(Mutex::new).collect();
+        for_each(ranges.len(), |p| {
+            let mut o = outs[p].lock().expect("one part per lock");
+            dispatch!(vjp_body::<R, N, T>(
+                &src,
+                c,
+                ranges[p].clone(),
+                &dests,
+                &hi,
+                &mut o
+            ));
+        });
+        let mut full = vec![true; lens.len()];
+        for (p, o) in outs.into_iter().enumerate() {
+            let o = o.into_inner().expect("parts finished");
+            sums.extend(o.sums.iter().flatten());
+            for (b, piece) in o.pieces.iter().enumerate() {
+                if let Some(piece) = piece {
+                    full[b] &= piece.is_full();
+                    if p + 1 < ranges.len() && !o.halos[b].is_empty() {
+                        halos.push((b, o.starts[b] + piece.len(), o.halos[b].clone()));
+                    }
+                }
+            }
+        }
+        full
+    };
+    let mut done: Vec<Option<Vec<T>>> = buffers
+        .into_iter()
+        .zip(&full)
+        .map(|(b, &f)| b.map(|b| b.finish(f)))
+        .collect();
+    for (b, at, halo) in halos {
+        let buf = done[b].as_mut().expect("a written buffer");
+        let end = buf.len().min(at + halo.len());
+        for (o, v) in buf[at.min(end)..end].iter_mut().zip(&halo) {
+            *o += *v;
+        }
+    }
+    let mut direct: [Option<Array>; B] = std::array::from_fn(|_| None);
+    let mut rest = Vec::new();
+    for (k, d) in dests.iter().enumerate() {
+        let Some(b) = done[d.buf].take() else {
+            continue;
+        };
+        if !d.own {
+            direct[d.buf] = Some(Array::from_vec(b, args[d.buf].shape()));
+        } else {
+            let g = Array::from_vec(b, shape);
+            let g = if ops[k].shape() == shape {
+                g
+            } else {
+                g.sum_to_shape(ops[k].shape())
+            };
+            rest.push((k, g));
+        }
+    }
+    let sum = ct.is_none().then(|| {
+        Array::from_vec(
+            vec![<T as nabla_kernels::Float>::from_f64(pairwise(&sums))],
+            &[],
+        )
+    });
+    (Cotangents { direct, rest }, sum)
+}
+
+/// Where operand `op`'s elements start in `arg`'s buffer, when `op` is a
+/// contiguous run of them at the broadcast shape and `arg` is in standard
+/// layout: then its cotangent can be added into `arg`'s in place.
+fn in_place_offset<T: Kernel>(op: &Array, arg: &Array, shape: &[usize]) -> Option<usize> {
+    let (o, a) = (T::typed(op)?, T::typed(arg)?);
+    if o.shape() != shape || !o.is_standard_layout() || !a.is_standard_layout() {
+        return None;
+    }
+    let size = std::mem::size_of::<T>();
+    let delta = (o.as_ptr() as usize).checked_sub(a.as_ptr() as usize)?;
+    let offset = delta / size;
+    (delta % size == 0 && offset + o.len() <= a.len()).then_some(offset)
+}
+
+/// One part of the pullback pass: the region's VJP over `range`, each
+/// operand's cotangent added into its buffer's piece.
+#[inline(always)]
+fn vjp_body<R: Region<N>, const N: usize, T: Kernel>(
+    src: &[Src<'_, T>; N],
+    ct: Src<'_, T>,
+    range: Range<usize>,
+    dests: &[Dest; N],
+    hi: &[usize],
+    out: &mut PartOut<'_, T>,
+) {
+    let PartOut {
+        pieces,
+        starts,
+        halos,
+        sums,
+    } = out;
+    let mut x = [Lanes::splat(T::ZERO); N];
+    let mut c = Lanes::splat(T::ZERO);
+    let mut start = range.start;
+    while start < range.end {
+        let end = range.end.min(start + parts::CHUNK);
+        // The pieces grow to cover this chunk's additions.
+        for (b, piece) in pieces.iter_mut().enumerate() {
+            if let Some(piece) = piece {
+                piece.zero_to(hi[b] + end - starts[b], T::ZERO);
+            }
+        }
+        let mut acc = [0.0f64; LANES];
+        let mut t0 = start;
+        while t0 < end {
+            let len = LANES.min(end - t0);
+            load_all(src, t0, len, &mut x);
+            if sums.is_some() {
+                let y = R::scalar(&x);
+                for (a, v) in acc.iter_mut().zip(&y.0[..len]) {
+                    *a += nabla_kernels::Float::to_f64(*v);
+                }
+            }
+            ct.load_into(t0, len, &mut c);
+            let g = R::scalar_vjp(&x, &c);
+            for (d, g) in dests.iter().zip(&g) {
+                let piece = pieces[d.buf].as_mut().expect("a written buffer");
+                let at = d.offset + t0 - starts[d.buf];
+                if at + len <= piece.len() {
+                    for (o, v) in piece.init_mut(at..at + len).iter_mut().zip(&g.0[..len]) {
+                        *o += *v;
+                    }
+                } else {
+                    // The part's last block: what lands past its piece goes
+                    // to the halo.
+                    for (q, v) in g.0[..len].iter().enumerate() {
+                        let i = at + q;
+                        if i < piece.len() {
+                            piece.init_mut(i..i + 1)[0] += *v;
+                        } else {
+                            halos[d.buf][i - piece.len()] += *v;
+                        }
+                    }
+                }
+            }
+            t0 += LANES;
+        }
+        if let Some(sums) = sums {
+            sums.push(pairwise(&acc));
+        }
+        start = end;
+    }
+    for piece in pieces.iter_mut().flatten() {
+        let len = piece.len();
+        piece.zero_to(len, T::ZERO);
+    }
+}
+
+/// One operand of a pass: a contiguous buffer of the broadcast shape, or
+/// one element broadcast everywhere.
+enum Operand<T: 'static> {
+    Buffer(ArcArray<T, IxDyn>),
+    Scalar(T),
+}
+
+impl<T: Kernel> Operand<T> {
+    /// `x` read at the broadcast `shape`: its own buffer when it has that
+    /// shape in standard layout, its element when it has one (or is one
+    /// element broadcast), else a contiguous broadcast copy.
+    fn of(x: &Array, shape: &[usize]) -> Operand<T> {
+        let a = T::typed(x).expect("checked dtype");
+        if a.len() == 1 || (!a.is_empty() && a.strides().iter().all(|&s| s == 0)) {
+            return Operand::Scalar(*a.iter().next().expect("an element"));
+        }
+        if a.shape() == shape && a.is_standard_layout() {
+            return Operand::Buffer(a.clone());
+        }
+        let b = a
+            .broadcast(IxDyn(shape))
+            .expect("shapes broadcast (checked)")
+            .as_standard_layout()
+            .into_owned();
+        Operand::Buffer(b.into_shared())
+    }
+
+    /// Its elements as a pass reads them.
+    fn src(&self) -> Src<'_, T> {
+        match self {
+            Operand::Buffer(b) => Src::Slice(b.as_slice_memory_order().expect("standard layout")),
+            Operand::Scalar(s) => Src::Scalar(*s),
+        }
+    }
+}
+
+/// An operand's elements: a buffer of the broadcast shape, or one element.
+#[derive(Clone, Copy)]
+enum Src<'a, T> {
+    Slice(&'a [T]),
+    Scalar(T),
+}
+
+impl<T: Kernel> Src<'_, T> {
+    /// Elements `t0 .. t0 + len` into a block (`len` ≤ [`LANES`]; the
+    /// lanes past `len` keep what they held, computed on and never read).
+    #[inline(always)]
+    fn load_into(&self, t0: usize, len: usize, b: &mut Lanes<T>) {
+        match self {
+            Src::Scalar(v) => b.0 = [*v; LANES],
+            Src::Slice(s) if len == LANES => {
+                b.0 = s[t0..t0 + LANES].try_into().expect("a full block");
+            }
+            Src::Slice(s) => b.0[..len].copy_from_slice(&s[t0..t0 + len]),
+        }
+    }
+}
+
+/// Every operand's elements `t0 .. t0 + len` into its block.
+#[inline(always)]
+fn load_all<T: Kernel, const N: usize>(
+    src: &[Src<'_, T>; N],
+    t0: usize,
+    len: usize,
+    x: &mut [Lanes<T>; N],
+) {
+    for (s, b) in src.iter().zip(x.iter_mut()) {
+        s.load_into(t0, len, b);
+    }
+}
