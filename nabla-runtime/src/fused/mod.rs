@@ -155,12 +155,7 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         return from_array(y);
     }
     let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
-    let y = R::ops(ops.each_ref());
-    if R::REDUCE {
-        crate::rules::sum::forward(&y)
-    } else {
-        y
-    }
+    reduce::<V, R, N>(R::ops(ops.each_ref()))
 }
 
 /// The region's pullback: the saved operands of a fused pass, or the
@@ -195,66 +190,78 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     };
     let saved: [V; B] = args.map(V::clone);
     (y, move |ct: V| {
-        let shapes: [crate::Shape; B] = std::array::from_fn(|j| saved[j].shape_vec());
-        let mut cts: [Option<V>; B] = std::array::from_fn(|_| None);
-        match pb {
+        // Cotangents already at their arguments (added in place by a
+        // fused pass), and operands' cotangents still to add into theirs.
+        let (direct, rest): ([Option<V>; B], Vec<(usize, V)>) = match pb {
             Pullback::Unit(c) => {
                 let ct = to_array(ct);
                 // The cotangents for 1, scaled by the one that came.
                 let unit = !ct.is_tracked()
                     && ct.shape().iter().product::<usize>() == 1
                     && ct.item() == 1.0;
-                let scale = |g: Array| if unit { g } else { g.mul(&ct.reshape(&[])) };
-                for (j, d) in c.direct.into_iter().enumerate() {
-                    cts[j] = d.map(|g| from_array(scale(g)));
-                }
-                for (k, g) in c.rest {
-                    let j = inputs[k].arg();
-                    inputs[k].acc(&mut cts[j], &shapes[j], from_array(scale(g)));
-                }
+                let scale = |g: Array| from_array(if unit { g } else { g.mul(&ct.reshape(&[])) });
+                (
+                    c.direct.map(|d| d.map(scale)),
+                    c.rest.into_iter().map(|(k, g)| (k, scale(g))).collect(),
+                )
             }
             Pullback::Fused(ops) => {
                 let a: [&Array; B] = arrays(&saved.each_ref()).expect("a fused pass ran on arrays");
                 let ct = to_array(ct);
                 match pass::vjp::<R, N, B>(&ops, &a, &inputs, &ct) {
-                    Some(c) => {
-                        for (j, d) in c.direct.into_iter().enumerate() {
-                            cts[j] = d.map(from_array);
-                        }
-                        for (k, g) in c.rest {
-                            let j = inputs[k].arg();
-                            inputs[k].acc(&mut cts[j], &shapes[j], from_array(g));
-                        }
-                    }
+                    Some(c) => (
+                        c.direct.map(|d| d.map(from_array)),
+                        c.rest
+                            .into_iter()
+                            .map(|(k, g)| (k, from_array(g)))
+                            .collect(),
+                    ),
                     // A cotangent the pass cannot take: op by op.
                     None => {
                         let (_, p) = R::ops_vjp(ops.each_ref());
-                        let ct = if R::REDUCE {
-                            crate::rules::sum::vjp_0(&broadcast_shape(&ops), &ct)
-                        } else {
-                            ct
-                        };
-                        for (k, g) in p(ct).into_iter().enumerate() {
-                            let j = inputs[k].arg();
-                            inputs[k].acc(&mut cts[j], &shapes[j], from_array(g));
-                        }
+                        let gs = p(unreduce::<Array, R, N>(ct, &broadcast_shape(&ops)));
+                        (
+                            std::array::from_fn(|_| None),
+                            gs.into_iter().map(from_array).enumerate().collect(),
+                        )
                     }
                 }
             }
-            Pullback::Ops(p, shape) => {
-                let ct = if R::REDUCE {
-                    crate::rules::sum::vjp_0(&shape, &ct)
-                } else {
-                    ct
-                };
-                for (k, g) in p(ct).into_iter().enumerate() {
-                    let j = inputs[k].arg();
-                    inputs[k].acc(&mut cts[j], &shapes[j], g);
-                }
-            }
+            Pullback::Ops(p, shape) => (
+                std::array::from_fn(|_| None),
+                p(unreduce::<V, R, N>(ct, &shape))
+                    .into_iter()
+                    .enumerate()
+                    .collect(),
+            ),
+        };
+        let mut cts = direct;
+        for (k, g) in rest {
+            let j = inputs[k].arg();
+            inputs[k].acc(&mut cts[j], &saved[j].shape_vec(), g);
         }
         std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
     })
+}
+
+/// The region's elementwise result from its own: itself, or its sum.
+#[track_caller]
+fn reduce<V: ArrayValue, R: Region<N>, const N: usize>(y: V) -> V {
+    if R::REDUCE {
+        crate::rules::sum::forward(&y)
+    } else {
+        y
+    }
+}
+
+/// The elementwise result's cotangent from the region's (broadcast from
+/// the sum's, at `shape`).
+fn unreduce<V: ArrayValue, R: Region<N>, const N: usize>(ct: V, shape: &[usize]) -> V {
+    if R::REDUCE {
+        crate::rules::sum::vjp_0(shape, &ct)
+    } else {
+        ct
+    }
 }
 
 /// The region op by op and its pullback.
@@ -270,12 +277,7 @@ fn ops_vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(args));
     let (y, p) = R::ops_vjp(ops.each_ref());
     let shape = y.shape_vec();
-    let y = if R::REDUCE {
-        crate::rules::sum::forward(&y)
-    } else {
-        y
-    };
-    (y, Pullback::Ops(p, shape))
+    (reduce::<V, R, N>(y), Pullback::Ops(p, shape))
 }
 
 /// The operands' broadcast shape.

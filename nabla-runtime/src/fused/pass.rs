@@ -368,13 +368,17 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         });
         let mut full = vec![true; lens.len()];
         for (p, o) in outs.into_iter().enumerate() {
-            let o = o.into_inner().expect("parts finished");
+            let mut o = o.into_inner().expect("parts finished");
             sums.extend(o.sums.iter().flatten());
             for (b, piece) in o.pieces.iter().enumerate() {
                 if let Some(piece) = piece {
                     full[b] &= piece.is_full();
                     if p + 1 < ranges.len() && !o.halos[b].is_empty() {
-                        halos.push((b, o.starts[b] + piece.len(), o.halos[b].clone()));
+                        halos.push((
+                            b,
+                            o.starts[b] + piece.len(),
+                            std::mem::take(&mut o.halos[b]),
+                        ));
                     }
                 }
             }
