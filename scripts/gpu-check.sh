@@ -19,17 +19,16 @@ DIR=target/gpu-check
 build() {
   rm -rf "$DIR"
   mkdir -p "$DIR/fixtures"
-  # Test binaries: the integration tests (one binary, `tests/it`, whose
-  # `cuda::` module holds the GPU tests; `run` runs only those) and the
+  # Test binaries: the CUDA integration tests (`tests/cuda`) and the
   # kernel crate's own tests (NVRTC compile of every kernel, probing).
   cargo test --release --features cuda --no-run --message-format=json \
-      -p nabla --test it -p nabla-kernels --lib 2>/dev/null |
+      -p nabla --test cuda -p nabla-kernels --lib 2>/dev/null |
     python3 -c '
 import json, sys, shutil
 for line in sys.stdin:
     m = json.loads(line)
     if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        name = {"it": "cuda_tests", "nabla_kernels": "kernel_tests"}.get(m["target"]["name"])
+        name = {"cuda": "cuda_tests", "nabla_kernels": "kernel_tests"}.get(m["target"]["name"])
         if name:
             shutil.copy(m["executable"], "'"$DIR"'/" + name)
 '
@@ -77,7 +76,7 @@ run() {
   echo "== kernel tests (NVRTC compile of every kernel, probing)"
   "$DIR/kernel_tests" cuda --nocapture || status=1
   echo "== GPU tests (fixtures on the device, CPU/GPU agreement)"
-  "$DIR/cuda_tests" cuda:: --nocapture || status=1
+  "$DIR/cuda_tests" --nocapture || status=1
   echo "== example gpu_mlp"
   "$DIR/gpu_mlp" || status=1
   echo "== kernel cache: the example with an empty cache (NVRTC compiles), then a filled one"

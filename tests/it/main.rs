@@ -13,15 +13,13 @@
 //!   tails and checkpointing against JAX, each other and the plain code;
 //! - [`fused`] (fused regions against their unfused twins),
 //!   [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
-//!   [`properties`], [`random_programs`] and [`cuda`] (GPU tests, which
-//!   skip without a GPU; `scripts/gpu-check.sh` runs them with the filter
-//!   `cuda::`).
+//!   [`properties`] and [`random_programs`].
 //!
 //! [`common`] holds the shared helpers. The compile-fail tests (trybuild)
-//! are a binary of their own, `tests/compile_fail.rs`.
+//! are a binary of their own, `tests/compile_fail.rs`, and so are the CUDA
+//! backend's tests, `tests/cuda/` (which skip without a GPU).
 
 mod common;
-mod cuda;
 mod custom_ops;
 mod errors;
 mod finite_differences;

@@ -1,0 +1,17 @@
+//! The CUDA backend's integration tests, in a binary of their own so that
+//! the `--features cuda` pass of CI and `scripts/gpu-check.sh` build only
+//! these (not the whole `tests/it` binary a second time).
+//!
+//! - [`gpu`]: every fixture case on the device, the imperative seed
+//!   example, CPU/GPU agreement of generated programs and composed
+//!   transforms; without a GPU, the probing and error paths;
+//! - [`custom_kernel`]: a user's CUDA kernel compiled with NVRTC (and run,
+//!   with a GPU).
+//!
+//! Every GPU test prints why it skipped when there is no usable GPU.
+
+#[allow(dead_code, unused_imports)]
+#[path = "../it/common.rs"]
+mod common;
+mod custom_kernel;
+mod gpu;
