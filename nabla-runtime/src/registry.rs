@@ -85,6 +85,7 @@ macro_rules! value_methods {
         }
     };
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[inline]
         fn $method(&self $(, $p: $pt)*) -> Self {
             self.unary(self.primal.$method($($p),*), |x, y, dx| {
                 $crate::primitives::unary::$name::jvp(x, y $(, $p)*, dx)
@@ -92,6 +93,7 @@ macro_rules! value_methods {
         }
     };
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[inline]
         fn $method(&self, o: &Self) -> Self {
             self.binary(o, self.primal.$method(&o.primal), $crate::primitives::binary::$name::jvp)
         }

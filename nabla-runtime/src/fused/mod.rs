@@ -10,12 +10,15 @@
 //! float-tier program on blocks of [`LANES`] elements at a time
 //! ([`Lanes`]), and its pullback as one more pass that evaluates the
 //! region's VJP on the same blocks (the forward recomputed in registers,
-//! as XLA does) and adds each input's cotangent straight into the
-//! cotangent of the array it was sliced from. A region ending in `sum`
-//! never writes its elementwise result: the forward pass accumulates it,
-//! and the pullback reads the scalar cotangent. Any other value (a GPU
-//! array, a tracked array, `Dual`, `Batched`, mixed dtypes) runs the region
-//! op by op, exactly as without fusion.
+//! as XLA does) and writes each input's cotangent into the cotangent of
+//! the array it was sliced from (slices of one array gathered per element
+//! of it). A region ending in `sum` never writes its elementwise result:
+//! the forward pass accumulates it, and the pullback reads the scalar
+//! cotangent. On dual arrays (`jvp`) the forward pass runs the same
+//! program on blocks of dual numbers, writing primal and tangent together.
+//! Any other value (a GPU array, a tracked array, `Batched`, the pullback
+//! at `Dual`, mixed dtypes) runs the region op by op, exactly as without
+//! fusion.
 //!
 //! ```
 //! use nabla::Array;
@@ -35,13 +38,16 @@
 //! }
 //! ```
 
+mod dual;
+mod gather;
 mod lanes;
 mod parts;
 mod pass;
+mod scatter;
 
 pub use lanes::{LANES, Lanes};
 
-use crate::{Array, ArrayValue, Value};
+use crate::{Array, ArrayValue, Dual, Value};
 use std::any::{Any, TypeId};
 use std::ops::Range;
 
@@ -153,6 +159,11 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         && let Some(y) = pass::forward::<R, N>(&ops)
     {
         return from_array(y);
+    }
+    if let Some(d) = duals(&args)
+        && let Some(y) = dual::forward::<R, N, B>(d, &inputs)
+    {
+        return from_dual(y);
     }
     let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
     reduce::<V, R, N>(R::ops(ops.each_ref()))
@@ -293,6 +304,28 @@ fn arrays<'a, V: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a Array; 
         return None;
     }
     Some(x.map(|v| (v as &dyn Any).downcast_ref::<Array>().expect("V is Array")))
+}
+
+/// `x` as dual arrays when `V` is `Dual<Array>`.
+fn duals<'a, V: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a Dual<Array>; N]> {
+    if TypeId::of::<V>() != TypeId::of::<Dual<Array>>() {
+        return None;
+    }
+    Some(x.map(|v| {
+        (v as &dyn Any)
+            .downcast_ref::<Dual<Array>>()
+            .expect("V is Dual<Array>")
+    }))
+}
+
+/// A dual array as `V` (which is `Dual<Array>`).
+fn from_dual<V: 'static>(y: Dual<Array>) -> V {
+    let mut slot = Some(y);
+    (&mut slot as &mut dyn Any)
+        .downcast_mut::<Option<V>>()
+        .expect("V is Dual<Array>")
+        .take()
+        .expect("set")
 }
 
 /// An array as `V` (which is `Array`).

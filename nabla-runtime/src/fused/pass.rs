@@ -5,6 +5,7 @@
 use super::lanes::{LANES, Lanes};
 use super::parts;
 use super::{Input, Kernel, Region, count_pass};
+use super::{gather, scatter};
 use crate::dtype::Data;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
@@ -54,7 +55,7 @@ pub(super) fn operands<const N: usize, const B: usize>(
 }
 
 /// The broadcast shape of the operands.
-fn broadcast(ops: &[Array]) -> Option<Shape> {
+pub(super) fn broadcast(ops: &[Array]) -> Option<Shape> {
     let mut shape = Shape::new();
     for x in ops {
         shape = nabla_kernels::elementwise::try_broadcast_shape(&shape, x.shape())?;
@@ -137,7 +138,7 @@ macro_rules! dispatch {
         }
     }};
 }
-use dispatch;
+pub(super) use dispatch;
 
 #[inline(always)]
 fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
@@ -180,18 +181,30 @@ fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
         if t0 < end {
             let len = end - t0;
             load_all(src, t0, len, &mut x);
-            let y = R::scalar(&x);
-            for (a, v) in acc.iter_mut().zip(&y.0[..len]) {
-                *a += nabla_kernels::Float::to_f64(*v);
-            }
+            accumulate(&mut acc, &R::scalar(&x), len);
         }
         sums.push(pairwise(&acc));
         start = end;
     }
 }
 
+/// Adds the first `len` lanes of `y` into the lane accumulators (a
+/// whole block at a constant length, so that it stays in vectors).
+#[inline(always)]
+pub(super) fn accumulate<T: Kernel>(acc: &mut [f64; LANES], y: &Lanes<T>, len: usize) {
+    if len == LANES {
+        for (a, v) in acc.iter_mut().zip(&y.0) {
+            *a += nabla_kernels::Float::to_f64(*v);
+        }
+    } else {
+        for (a, v) in acc.iter_mut().zip(&y.0[..len]) {
+            *a += nabla_kernels::Float::to_f64(*v);
+        }
+    }
+}
+
 /// The sum of the lane accumulators, pairwise.
-fn pairwise(acc: &[f64]) -> f64 {
+pub(super) fn pairwise(acc: &[f64]) -> f64 {
     if acc.len() <= 2 {
         return acc.iter().sum();
     }
@@ -258,22 +271,10 @@ pub(super) fn value_and_vjp<R: Region<N>, const N: usize, const B: usize>(
 /// shape), the others one per remaining operand (`own`), at the broadcast
 /// shape.
 #[derive(Clone, Copy)]
-struct Dest {
-    buf: usize,
-    offset: usize,
-    own: bool,
-}
-
-/// What one part of a pullback pass writes: per buffer its piece (if the
-/// pass writes that buffer), where the piece starts in the buffer, and
-/// the additions that land past the piece's end (in the next part's
-/// piece; added in once the parts are done).
-struct PartOut<'a, T> {
-    pieces: Vec<Option<parts::Piece<'a, T>>>,
-    starts: Vec<usize>,
-    halos: Vec<Vec<T>>,
-    /// Each chunk's sum of the region, when the pass also sums it.
-    sums: Option<Vec<f64>>,
+pub(super) struct Dest {
+    pub buf: usize,
+    pub offset: usize,
+    pub own: bool,
 }
 
 fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
@@ -322,81 +323,18 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         lo[d.buf] = lo[d.buf].min(d.offset);
         hi[d.buf] = hi[d.buf].max(d.offset);
     }
-    let ranges = parts::split(n);
-    let mut buffers: Vec<Option<parts::Buffer<T>>> = (0..lens.len())
-        .map(|b| (b >= B || used[b]).then(|| parts::Buffer::new(lens[b])))
-        .collect();
-    let mut halos: Vec<(usize, usize, Vec<T>)> = Vec::new();
-    let mut sums: Vec<f64> = Vec::new();
-    let full = {
-        let mut outs: Vec<PartOut<'_, T>> = ranges
-            .iter()
-            .map(|_| PartOut {
-                pieces: Vec::new(),
-                starts: Vec::new(),
-                halos: Vec::new(),
-                sums: ct.is_none().then(Vec::new),
-            })
-            .collect();
-        for (b, buf) in buffers.iter_mut().enumerate() {
-            // A piece per part, cut where the next part's first addition lands.
-            let cuts: Vec<usize> = ranges[1..]
-                .iter()
-                .map(|r| r.start.saturating_add(lo[b]).min(lens[b]))
-                .collect();
-            let mut pieces: Vec<Option<parts::Piece<'_, T>>> = match buf {
-                Some(buf) => buf.pieces(&cuts).into_iter().map(Some).collect(),
-                None => ranges.iter().map(|_| None).collect(),
-            };
-            for (p, o) in outs.iter_mut().enumerate() {
-                o.pieces.push(pieces[p].take());
-                o.starts.push(if p == 0 { 0 } else { cuts[p - 1] });
-                o.halos.push(vec![T::ZERO; hi[b].saturating_sub(lo[b])]);
-            }
-        }
-        let outs: Vec<Mutex<PartOut<'_, T>>> = outs.into_iter().map(Mutex::new).collect();
-        for_each(ranges.len(), |p| {
-            let mut o = outs[p].lock().expect("one part per lock");
-            dispatch!(vjp_body::<R, N, T>(
-                &src,
-                c,
-                ranges[p].clone(),
-                &dests,
-                &hi,
-                &mut o
-            ));
-        });
-        let mut full = vec![true; lens.len()];
-        for (p, o) in outs.into_iter().enumerate() {
-            let mut o = o.into_inner().expect("parts finished");
-            sums.extend(o.sums.iter().flatten());
-            for (b, piece) in o.pieces.iter().enumerate() {
-                if let Some(piece) = piece {
-                    full[b] &= piece.is_full();
-                    if p + 1 < ranges.len() && !o.halos[b].is_empty() {
-                        halos.push((
-                            b,
-                            o.starts[b] + piece.len(),
-                            std::mem::take(&mut o.halos[b]),
-                        ));
-                    }
-                }
-            }
-        }
-        full
+    let written: Vec<bool> = (0..lens.len()).map(|b| b >= B || used[b]).collect();
+    let layout = gather::Layout {
+        dests: &dests,
+        lens: &lens,
+        lo: &lo,
+        hi: &hi,
     };
-    let mut done: Vec<Option<Vec<T>>> = buffers
-        .into_iter()
-        .zip(&full)
-        .map(|(b, &f)| b.map(|b| b.finish(f)))
-        .collect();
-    for (b, at, halo) in halos {
-        let buf = done[b].as_mut().expect("a written buffer");
-        let end = buf.len().min(at + halo.len());
-        for (o, v) in buf[at.min(end)..end].iter_mut().zip(&halo) {
-            *o += *v;
-        }
-    }
+    let (mut done, sums) = if layout.gathers() {
+        gather::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+    } else {
+        scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+    };
     let mut direct: [Option<Array>; B] = std::array::from_fn(|_| None);
     let mut rest = Vec::new();
     for (k, d) in dests.iter().enumerate() {
@@ -438,83 +376,9 @@ fn in_place_offset<T: Kernel>(op: &Array, arg: &Array, shape: &[usize]) -> Optio
     (delta % size == 0 && offset + o.len() <= a.len()).then_some(offset)
 }
 
-/// One part of the pullback pass: the region's VJP over `range`, each
-/// operand's cotangent added into its buffer's piece.
-#[inline(always)]
-fn vjp_body<R: Region<N>, const N: usize, T: Kernel>(
-    src: &[Src<'_, T>; N],
-    ct: Src<'_, T>,
-    range: Range<usize>,
-    dests: &[Dest; N],
-    hi: &[usize],
-    out: &mut PartOut<'_, T>,
-) {
-    let PartOut {
-        pieces,
-        starts,
-        halos,
-        sums,
-    } = out;
-    let mut x = [Lanes::splat(T::ZERO); N];
-    let mut c = Lanes::splat(T::ZERO);
-    let mut start = range.start;
-    while start < range.end {
-        let end = range.end.min(start + parts::CHUNK);
-        // The pieces grow to cover this chunk's additions.
-        for (b, piece) in pieces.iter_mut().enumerate() {
-            if let Some(piece) = piece {
-                piece.zero_to(hi[b] + end - starts[b], T::ZERO);
-            }
-        }
-        let mut acc = [0.0f64; LANES];
-        let mut t0 = start;
-        while t0 < end {
-            let len = LANES.min(end - t0);
-            load_all(src, t0, len, &mut x);
-            if sums.is_some() {
-                let y = R::scalar(&x);
-                for (a, v) in acc.iter_mut().zip(&y.0[..len]) {
-                    *a += nabla_kernels::Float::to_f64(*v);
-                }
-            }
-            ct.load_into(t0, len, &mut c);
-            let g = R::scalar_vjp(&x, &c);
-            for (d, g) in dests.iter().zip(&g) {
-                let piece = pieces[d.buf].as_mut().expect("a written buffer");
-                let at = d.offset + t0 - starts[d.buf];
-                if at + len <= piece.len() {
-                    for (o, v) in piece.init_mut(at..at + len).iter_mut().zip(&g.0[..len]) {
-                        *o += *v;
-                    }
-                } else {
-                    // The part's last block: what lands past its piece goes
-                    // to the halo.
-                    for (q, v) in g.0[..len].iter().enumerate() {
-                        let i = at + q;
-                        if i < piece.len() {
-                            piece.init_mut(i..i + 1)[0] += *v;
-                        } else {
-                            halos[d.buf][i - piece.len()] += *v;
-                        }
-                    }
-                }
-            }
-            t0 += LANES;
-        }
-        if let Some(sums) = sums {
-            sums.push(pairwise(&acc));
-        }
-        start = end;
-    }
-    for piece in pieces.iter_mut().flatten() {
-        let len = piece.len();
-        piece.zero_to(len, T::ZERO);
-    }
-}
-
 /// One operand of a pass: a contiguous buffer of the broadcast shape, or
 /// one element broadcast everywhere.
-enum Operand<T: 'static> {
+pub(super) enum Operand<T: 'static> {
     Buffer(ArcArray<T, IxDyn>),
     Scalar(T),
 }
@@ -523,7 +387,7 @@ impl<T: Kernel> Operand<T> {
     /// `x` read at the broadcast `shape`: its own buffer when it has that
     /// shape in standard layout, its element when it has one (or is one
     /// element broadcast), else a contiguous broadcast copy.
-    fn of(x: &Array, shape: &[usize]) -> Operand<T> {
+    pub(super) fn of(x: &Array, shape: &[usize]) -> Operand<T> {
         let a = T::typed(x).expect("checked dtype");
         if a.len() == 1 || (!a.is_empty() && a.strides().iter().all(|&s| s == 0)) {
             return Operand::Scalar(*a.iter().next().expect("an element"));
@@ -540,7 +404,7 @@ impl<T: Kernel> Operand<T> {
     }
 
     /// Its elements as a pass reads them.
-    fn src(&self) -> Src<'_, T> {
+    pub(super) fn src(&self) -> Src<'_, T> {
         match self {
             Operand::Buffer(b) => Src::Slice(b.as_slice_memory_order().expect("standard layout")),
             Operand::Scalar(s) => Src::Scalar(*s),
@@ -550,7 +414,7 @@ impl<T: Kernel> Operand<T> {
 
 /// An operand's elements: a buffer of the broadcast shape, or one element.
 #[derive(Clone, Copy)]
-enum Src<'a, T> {
+pub(super) enum Src<'a, T> {
     Slice(&'a [T]),
     Scalar(T),
 }
@@ -559,7 +423,7 @@ impl<T: Kernel> Src<'_, T> {
     /// Elements `t0 .. t0 + len` into a block (`len` ≤ [`LANES`]; the
     /// lanes past `len` keep what they held, computed on and never read).
     #[inline(always)]
-    fn load_into(&self, t0: usize, len: usize, b: &mut Lanes<T>) {
+    pub(super) fn load_into(&self, t0: usize, len: usize, b: &mut Lanes<T>) {
         match self {
             Src::Scalar(v) => b.0 = [*v; LANES],
             Src::Slice(s) if len == LANES => {
@@ -572,7 +436,7 @@ impl<T: Kernel> Src<'_, T> {
 
 /// Every operand's elements `t0 .. t0 + len` into its block.
 #[inline(always)]
-fn load_all<T: Kernel, const N: usize>(
+pub(super) fn load_all<T: Kernel, const N: usize>(
     src: &[Src<'_, T>; N],
     t0: usize,
     len: usize,

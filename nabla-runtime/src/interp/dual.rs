@@ -20,7 +20,7 @@ use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
 
 /// A primal value with an optional tangent (`None` = symbolic zero).
-#[derive(Clone, Debug)]
+#[derive(Clone, Copy, Debug)]
 pub struct Dual<V> {
     /// The value.
     pub primal: V,
@@ -62,6 +62,7 @@ impl<V: Value> Dual<V> {
             .unwrap_or_else(|| self.primal.zeros_like())
     }
 
+    #[inline]
     fn unary(&self, y: V, rule: impl FnOnce(&V, &V, &V) -> V) -> Self {
         let t = self.tangent.as_ref().map(|dx| rule(&self.primal, &y, dx));
         Dual {
@@ -70,6 +71,7 @@ impl<V: Value> Dual<V> {
         }
     }
 
+    #[inline]
     fn linear(&self, y: V, f: impl FnOnce(&V) -> V) -> Self {
         Dual {
             primal: y,
@@ -77,6 +79,7 @@ impl<V: Value> Dual<V> {
         }
     }
 
+    #[inline]
     fn binary(
         &self,
         o: &Self,
@@ -102,21 +105,27 @@ impl<V: Value> Dual<V> {
 }
 
 impl<V: Value> Value for Dual<V> {
+    #[inline]
     fn shape_vec(&self) -> crate::Shape {
         self.primal.shape_vec()
     }
+    #[inline]
     fn ndim(&self) -> usize {
         self.primal.ndim()
     }
+    #[inline]
     fn full_like(&self, v: f64) -> Self {
         Dual::constant(self.primal.full_like(v))
     }
+    #[inline]
     fn add_scalar(&self, c: f64) -> Self {
         self.linear(self.primal.add_scalar(c), |t| t.clone())
     }
+    #[inline]
     fn mul_scalar(&self, c: f64) -> Self {
         self.linear(self.primal.mul_scalar(c), |t| t.mul_scalar(c))
     }
+    #[inline]
     fn add_mul_scaled(self, a: &Self, b: &Self, c: f64) -> Self {
         // `self + c·a·b` with tangent `ṡ + c·(ȧ·b + a·ḃ)`, each term added in
         // place; mixed shapes (broadcasting) take the composition.
@@ -149,6 +158,7 @@ impl<V: Value> Value for Dual<V> {
         }
         Dual { primal, tangent: t }
     }
+    #[inline]
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.binary(
             o,
@@ -158,19 +168,24 @@ impl<V: Value> Value for Dual<V> {
     }
     nabla_ops::unary_ops!(value_methods dual);
     nabla_ops::binary_ops!(value_methods dual);
+    #[inline]
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         Dual::constant(self.primal.cmp_mask(&o.primal, op))
     }
+    #[inline]
     fn sum_to_shape(&self, shape: &[usize]) -> Self {
         self.linear(self.primal.sum_to_shape(shape), |t| t.sum_to_shape(shape))
     }
+    #[inline]
     fn broadcast_to(&self, shape: &[usize]) -> Self {
         self.linear(self.primal.broadcast_to(shape), |t| t.broadcast_to(shape))
     }
+    #[inline]
     fn stop_gradient(&self) -> Self {
         Dual::constant(self.primal.stop_gradient())
     }
     #[track_caller]
+    #[inline]
     fn item_f64(&self) -> f64 {
         self.primal.item_f64()
     }

@@ -1,0 +1,216 @@
+//! Fused regions in forward mode: a region called on `Dual<Array>`
+//! operands (`jvp`, `jacfwd`) runs as one pass that evaluates the
+//! region's float-tier program on blocks of dual numbers,
+//! `Dual<Lanes<T>>`, and writes the primal and the tangent together (or,
+//! for a region ending in `sum`, sums both). A region's JVP is elementwise
+//! like the region, so the same program gives it: each operation's
+//! forward-mode rule runs per block, as it would on whole arrays op by
+//! op.
+
+use super::lanes::{LANES, Lanes};
+use super::parts;
+use super::pass::{Operand, Src, accumulate, dispatch, operands, pairwise};
+use super::{Input, Kernel, Region, count_pass};
+use crate::{Array, DType, Dual};
+use nabla_kernels::parallel::for_each;
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// The region on the dual operands `inputs` of `args` in one pass, when
+/// the primals are arrays the fused pass takes and every tangent is a CPU
+/// array of its primal's dtype and shape that nothing records; `None`
+/// otherwise (the caller runs the region op by op).
+pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
+    args: [&Dual<Array>; B],
+    inputs: &[Input; N],
+) -> Option<Dual<Array>> {
+    let primals: [&Array; B] = args.map(|d| &d.primal);
+    let ops = operands(&primals, inputs)?;
+    let dtype = ops[0].dtype();
+    let mut tangents: [Option<&Array>; B] = [None; B];
+    for (t, d) in tangents.iter_mut().zip(&args) {
+        if let Some(dx) = &d.tangent {
+            if dx.dtype() != dtype
+                || dx.shape() != d.primal.shape()
+                || dx.is_tracked()
+                || !matches!(
+                    &*dx.data,
+                    crate::dtype::Data::F32(_) | crate::dtype::Data::F64(_)
+                )
+            {
+                return None;
+            }
+            *t = Some(dx);
+        }
+    }
+    // Each operand's tangent: the same argument or slice of its argument's
+    // tangent.
+    let tops: [Option<Array>; N] = std::array::from_fn(|k| {
+        let j = inputs[k].arg();
+        tangents[j].map(|dx| match &inputs[k] {
+            Input::Arg(_) => dx.clone(),
+            Input::Slice { axis, range, .. } => {
+                let nd = dx.ndim() as isize;
+                dx.slice_axis(if *axis < 0 { axis + nd } else { *axis }, range.clone())
+            }
+        })
+    });
+    let shape = super::pass::broadcast(&ops)?;
+    Some(match dtype {
+        DType::F64 => typed::<R, N, f64>(&ops, &tops, &shape),
+        _ => typed::<R, N, f32>(&ops, &tops, &shape),
+    })
+}
+
+fn typed<R: Region<N>, const N: usize, T: Kernel>(
+    ops: &[Array; N],
+    tops: &[Option<Array>; N],
+    shape: &[usize],
+) -> Dual<Array> {
+    let n: usize = shape.iter().product();
+    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
+    let tins: [Option<Operand<T>>; N] =
+        std::array::from_fn(|k| tops[k].as_ref().map(|t| Operand::of(t, shape)));
+    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
+    let tsrc: [Option<Src<'_, T>>; N] = std::array::from_fn(|k| tins[k].as_ref().map(|o| o.src()));
+    if tsrc.iter().all(Option::is_none) {
+        // No tangent reaches the region: its primal alone.
+        let y = super::pass::forward::<R, N>(ops).expect("operands checked");
+        return Dual::constant(y);
+    }
+    count_pass();
+    let ranges = parts::split(n);
+    if R::REDUCE {
+        // Per chunk, the partial sums of the primal and of the tangent.
+        let sums: Vec<Mutex<Vec<(f64, f64)>>> =
+            ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
+        for_each(ranges.len(), |p| {
+            let mut out = sums[p].lock().expect("one part per lock");
+            dispatch!(reduce_body::<R, N, T>(
+                &src,
+                &tsrc,
+                ranges[p].clone(),
+                &mut out
+            ));
+        });
+        let (ys, ts): (Vec<f64>, Vec<f64>) = sums
+            .into_iter()
+            .flat_map(|m| m.into_inner().expect("parts finished"))
+            .unzip();
+        let scalar = |s: &[f64]| {
+            Array::from_vec(
+                vec![<T as nabla_kernels::Float>::from_f64(pairwise(s))],
+                &[],
+            )
+        };
+        return Dual::new(scalar(&ys), Some(scalar(&ts)));
+    }
+    let mut out = parts::Buffer::<T>::new(n);
+    let mut tout = parts::Buffer::<T>::new(n);
+    let full = {
+        let cuts: Vec<usize> = ranges[1..].iter().map(|r| r.start).collect();
+        let pieces: Vec<Mutex<(parts::Piece<'_, T>, parts::Piece<'_, T>)>> = out
+            .pieces(&cuts)
+            .into_iter()
+            .zip(tout.pieces(&cuts))
+            .map(Mutex::new)
+            .collect();
+        for_each(ranges.len(), |p| {
+            let mut piece = pieces[p].lock().expect("one part per lock");
+            let (y, t) = &mut *piece;
+            dispatch!(forward_body::<R, N, T>(
+                &src,
+                &tsrc,
+                ranges[p].clone(),
+                y,
+                t
+            ));
+        });
+        pieces.iter().all(|m| {
+            let piece = m.lock().expect("parts finished");
+            piece.0.is_full() && piece.1.is_full()
+        })
+    };
+    Dual::new(
+        Array::from_vec(out.finish(full), shape),
+        Some(Array::from_vec(tout.finish(full), shape)),
+    )
+}
+
+/// Operands `t0 .. t0 + len` as dual blocks (a tangent block where the
+/// operand has a tangent).
+#[inline(always)]
+fn load_duals<T: Kernel, const N: usize>(
+    src: &[Src<'_, T>; N],
+    tsrc: &[Option<Src<'_, T>>; N],
+    t0: usize,
+    len: usize,
+    x: &mut [Dual<Lanes<T>>; N],
+) {
+    for ((s, t), d) in src.iter().zip(tsrc).zip(x.iter_mut()) {
+        s.load_into(t0, len, &mut d.primal);
+        if let (Some(t), Some(dt)) = (t, d.tangent.as_mut()) {
+            t.load_into(t0, len, dt);
+        }
+    }
+}
+
+/// The dual blocks a part starts from: a tangent slot where the operand
+/// has a tangent.
+fn blocks<T: Kernel, const N: usize>(tsrc: &[Option<Src<'_, T>>; N]) -> [Dual<Lanes<T>>; N] {
+    std::array::from_fn(|k| {
+        Dual::new(
+            Lanes::splat(T::ZERO),
+            tsrc[k].map(|_| Lanes::splat(T::ZERO)),
+        )
+    })
+}
+
+#[inline(always)]
+fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
+    src: &[Src<'_, T>; N],
+    tsrc: &[Option<Src<'_, T>>; N],
+    range: Range<usize>,
+    out: &mut parts::Piece<'_, T>,
+    tout: &mut parts::Piece<'_, T>,
+) {
+    let mut x = blocks(tsrc);
+    let mut t0 = range.start;
+    while t0 < range.end {
+        let len = LANES.min(range.end - t0);
+        load_duals(src, tsrc, t0, len, &mut x);
+        let y = R::scalar(&x);
+        out.push(&y.primal.0[..len]);
+        tout.push(&y.tangent.unwrap_or(Lanes::splat(T::ZERO)).0[..len]);
+        t0 += LANES;
+    }
+}
+
+/// Each chunk's sums of the region's primal and tangent over `range`.
+#[inline(always)]
+fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
+    src: &[Src<'_, T>; N],
+    tsrc: &[Option<Src<'_, T>>; N],
+    range: Range<usize>,
+    sums: &mut Vec<(f64, f64)>,
+) {
+    let mut x = blocks(tsrc);
+    let mut start = range.start;
+    while start < range.end {
+        let end = range.end.min(start + parts::CHUNK);
+        let (mut acc, mut tacc) = ([0.0f64; LANES], [0.0f64; LANES]);
+        let mut t0 = start;
+        while t0 < end {
+            let len = LANES.min(end - t0);
+            load_duals(src, tsrc, t0, len, &mut x);
+            let y = R::scalar(&x);
+            accumulate(&mut acc, &y.primal, len);
+            if let Some(t) = &y.tangent {
+                accumulate(&mut tacc, t, len);
+            }
+            t0 += LANES;
+        }
+        sums.push((pairwise(&acc), pairwise(&tacc)));
+        start = end;
+    }
+}
