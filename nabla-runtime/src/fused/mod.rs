@@ -10,9 +10,8 @@
 //! float-tier program on blocks of [`LANES`] elements at a time
 //! ([`Lanes`]), and its pullback as one more pass that evaluates the
 //! region's VJP on the same blocks (the forward recomputed in registers,
-//! as XLA does) and writes each input's cotangent into the cotangent of
-//! the array it was sliced from (slices of one array gathered per element
-//! of it). A region ending in `sum` never writes its elementwise result:
+//! as XLA does) and adds each input's cotangent straight into the
+//! cotangent of the array it was sliced from. A region ending in `sum` never writes its elementwise result:
 //! the forward pass accumulates it, and the pullback reads the scalar
 //! cotangent. On dual arrays (`jvp`) the forward pass runs the same
 //! program on blocks of dual numbers, writing primal and tangent together.
@@ -39,7 +38,6 @@
 //! ```
 
 mod dual;
-mod gather;
 mod lanes;
 mod parts;
 mod pass;

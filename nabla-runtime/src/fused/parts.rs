@@ -72,31 +72,6 @@ impl<T: Copy> Piece<'_, T> {
         self.init = end;
     }
 
-    /// How many elements are initialised (the front).
-    #[inline(always)]
-    pub fn filled(&self) -> usize {
-        self.init
-    }
-
-    /// Appends a whole block of `K` values (room for them checked).
-    #[inline(always)]
-    pub fn push_block<const K: usize>(&mut self, vals: &[T; K]) {
-        let mem: &mut [MaybeUninit<T>; K] = (&mut self.mem[self.init..self.init + K])
-            .try_into()
-            .expect("room for the block");
-        for (s, v) in mem.iter_mut().zip(vals) {
-            s.write(*v);
-        }
-        self.init += K;
-    }
-
-    /// Appends as many of `vals` as the piece has room for.
-    #[inline(always)]
-    pub fn push_upto(&mut self, vals: &[T]) {
-        let room = self.mem.len() - self.init;
-        self.push(&vals[..vals.len().min(room)]);
-    }
-
     /// The initialised elements `r`.
     #[inline(always)]
     pub fn init_mut(&mut self, r: Range<usize>) -> &mut [T] {

@@ -4,8 +4,8 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts;
+use super::scatter;
 use super::{Input, Kernel, Region, count_pass};
-use super::{gather, scatter};
 use crate::dtype::Data;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
@@ -324,17 +324,13 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         hi[d.buf] = hi[d.buf].max(d.offset);
     }
     let written: Vec<bool> = (0..lens.len()).map(|b| b >= B || used[b]).collect();
-    let layout = gather::Layout {
+    let layout = scatter::Layout {
         dests: &dests,
         lens: &lens,
         lo: &lo,
         hi: &hi,
     };
-    let (mut done, sums) = if layout.gathers() {
-        gather::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
-    } else {
-        scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
-    };
+    let (mut done, sums) = scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none());
     let mut direct: [Option<Array>; B] = std::array::from_fn(|_| None);
     let mut rest = Vec::new();
     for (k, d) in dests.iter().enumerate() {

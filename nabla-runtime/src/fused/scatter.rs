@@ -1,11 +1,9 @@
-//! The pullback pass that adds each operand's cotangent into its
-//! argument's cotangent buffer (cleared chunk by chunk just ahead of the
-//! additions), for operands whose offsets in one buffer lie further apart
-//! than the gathering pass takes (`gather.rs`). Additions that land past
-//! a part's piece (a slice offset reaching into the next part's elements)
-//! go to a small halo added in once the parts are done.
+//! The pullback pass: each operand's cotangent is added into its
+//! argument's cotangent buffer at the operand's offset (cleared chunk by
+//! chunk just ahead of the additions). Additions that land past a part's
+//! piece (a slice offset reaching into the next part's elements) go to a
+//! small halo added in once the parts are done.
 
-use super::gather::Layout;
 use super::lanes::{LANES, Lanes};
 use super::parts;
 use super::pass::{Dest, Src, accumulate, dispatch, load_all, pairwise};
@@ -13,6 +11,15 @@ use super::{Kernel, Region};
 use nabla_kernels::parallel::for_each;
 use std::ops::Range;
 use std::sync::Mutex;
+
+/// Where a pass writes: per buffer, its length and the smallest and
+/// largest offset at which an operand's cotangent lands in it.
+pub(super) struct Layout<'a, const N: usize> {
+    pub dests: &'a [Dest; N],
+    pub lens: &'a [usize],
+    pub lo: &'a [usize],
+    pub hi: &'a [usize],
+}
 
 /// What one part of a pullback pass writes: per buffer its piece (if the
 /// pass writes that buffer), where the piece starts in the buffer, and
@@ -26,10 +33,9 @@ struct PartOut<'a, T> {
     sums: Option<Vec<f64>>,
 }
 
-/// The pullback pass that adds each operand's cotangent into its buffer
-/// (cleared chunk by chunk just ahead of the additions), for operands
-/// whose offsets in one buffer lie further apart than [`gather`](super::gather) takes;
-/// additions that cross into the next part's piece go through halos.
+/// The pullback pass over the `n` elements: the filled buffers (`None`
+/// for an argument that no operand writes in place) and, when `sum` is
+/// asked, the per-chunk sums of the region in order.
 pub(super) fn run<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
     c: Src<'_, T>,

@@ -291,8 +291,8 @@ twins!(scaled, scaled_plain, (x) {
     r * 3.0 + nabla::sum(&x.sin())
 });
 
-// Three slices of one buffer, offsets 0, 5 and 12: their cotangents are
-// gathered per element of `x̄` (offsets within 16 of each other).
+// Three slices of one buffer, offsets 0, 5 and 12: their cotangents land
+// in one buffer, overlapping.
 twins!(stencil, stencil_plain, (x) {
     let n = x.shape()[0];
     let a = x.slice_axis(0, 0..n - 12);
@@ -301,8 +301,8 @@ twins!(stencil, stencil_plain, (x) {
     nabla::sum(&((a - b * 2.0 + &c).square() * c.cos()))
 });
 
-// Two slices 20 apart: further than the gathering pass takes, so the
-// pullback scatters into a cleared buffer.
+// Two slices 20 apart: additions that cross between the threads' parts
+// (halos) at a larger offset.
 twins!(far, far_plain, (x) {
     let n = x.shape()[0];
     let a = x.slice_axis(0, 0..n - 20);
@@ -333,7 +333,7 @@ fn elementwise_close(g: &Array, p: &Array, dtype: DType, what: &str) {
 }
 
 #[test]
-fn gathered_and_scattered_pullbacks_agree_with_the_unfused_program() {
+fn overlapping_slices_of_one_buffer_agree_with_the_unfused_program() {
     for n in [13usize, 40, 1000, 4097, 200_003] {
         for dtype in [DType::F64, DType::F32] {
             nabla::manual_seed(n as u64 + 16);
