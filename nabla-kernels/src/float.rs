@@ -163,6 +163,24 @@ pub trait Float:
     fn tanh_v(self) -> Self {
         self.tanh()
     }
+    /// Sine, vectorisable where the type allows (for `f32`,
+    /// [`crate::fastmath::sin_f32`]: within 1 ulp for `|x| < 4.2e8`).
+    fn sin_v(self) -> Self {
+        self.sin()
+    }
+    /// Cosine, vectorisable where the type allows (for `f32`,
+    /// [`crate::fastmath::cos_f32`]: within 1 ulp for `|x| < 4.2e8`).
+    fn cos_v(self) -> Self {
+        self.cos()
+    }
+    /// Natural logarithm, vectorisable where the type allows.
+    fn ln_v(self) -> Self {
+        self.ln()
+    }
+    /// `ln(1 + x)`, vectorisable where the type allows.
+    fn ln_1p_v(self) -> Self {
+        self.ln_1p()
+    }
     /// Logistic sigmoid, vectorisable where the type allows.
     fn sigmoid_v(self) -> Self {
         if self >= Self::ZERO {
@@ -188,6 +206,22 @@ macro_rules! impl_float {
             #[inline(always)]
             fn sigmoid_v(self) -> Self {
                 crate::fastmath::sigmoid_f32(self)
+            }
+            #[inline(always)]
+            fn sin_v(self) -> Self {
+                crate::fastmath::sin_f32(self)
+            }
+            #[inline(always)]
+            fn cos_v(self) -> Self {
+                crate::fastmath::cos_f32(self)
+            }
+            #[inline(always)]
+            fn ln_v(self) -> Self {
+                crate::fastmath::ln_f32(self)
+            }
+            #[inline(always)]
+            fn ln_1p_v(self) -> Self {
+                crate::fastmath::ln_1p_f32(self)
             }
         );
     };

@@ -98,7 +98,7 @@ macro_rules! binary_ops {
                 method: logaddexp, func: logaddexp,
                 kernel: |a, b| {
                     let m = if a > b { a } else { b };
-                    if m == T::NEG_INFINITY { m } else { m + (-(a - b).abs()).exp().ln_1p() }
+                    if m == T::NEG_INFINITY { m } else { m + (-(a - b).abs()).exp_v().ln_1p_v() }
                 },
                 cuda: "nabla_logaddexp(a, b)",
                 rule: (|a, b, y| (a.sub(y).exp(), b.sub(y).exp())), reads: all,

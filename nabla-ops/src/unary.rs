@@ -35,7 +35,7 @@ macro_rules! unary_ops {
             /// Natural logarithm (`nabla::log`).
             log Ln() {
                 method: ln, func: log,
-                kernel: |v| v.ln(),
+                kernel: |v| v.ln_v(),
                 cuda: "log(v)",
                 rule: (|x, y| x.recip()), reads: x,
                 example: (1.0) => 0.0,
@@ -43,7 +43,7 @@ macro_rules! unary_ops {
             /// Sine.
             sin Sin() {
                 method: sin, func: sin,
-                kernel: |v| v.sin(),
+                kernel: |v| v.sin_v(),
                 cuda: "sin(v)",
                 rule: (|x, y| x.cos()), reads: x,
                 example: (0.0) => 0.0,
@@ -51,7 +51,7 @@ macro_rules! unary_ops {
             /// Cosine.
             cos Cos() {
                 method: cos, func: cos,
-                kernel: |v| v.cos(),
+                kernel: |v| v.cos_v(),
                 cuda: "cos(v)",
                 rule: (|x, y| x.sin(), scale -1.0), reads: x,
                 example: (0.0) => 1.0,
@@ -131,7 +131,7 @@ macro_rules! unary_ops {
             /// `ln(1 + x)` (`nabla::log1p`).
             log1p Ln1p() {
                 method: ln_1p, func: log1p,
-                kernel: |v| v.ln_1p(),
+                kernel: |v| v.ln_1p_v(),
                 cuda: "log1p(v)",
                 rule: (|x, y| x.add_scalar(1.0).recip()), reads: x,
                 example: (0.0) => 0.0,
@@ -346,7 +346,7 @@ macro_rules! unary_ops {
             /// `ln(sigmoid(x)) = -softplus(-x)`, stable for large `|x|`.
             log_sigmoid LogSigmoid() {
                 method: log_sigmoid, func: log_sigmoid,
-                kernel: |v| (if v < T::ZERO { v } else { T::ZERO }) - (-v.abs()).exp().ln_1p(),
+                kernel: |v| (if v < T::ZERO { v } else { T::ZERO }) - (-v.abs()).exp_v().ln_1p_v(),
                 cuda: "(v < zero ? v : zero) - log1p(exp(-fabs(v)))",
                 rule: (|x, y| x.neg().sigmoid()), reads: x,
                 example: (0.0) => -core::f64::consts::LN_2,
@@ -354,7 +354,7 @@ macro_rules! unary_ops {
             /// Mish, `x · tanh(softplus(x))`.
             mish Mish() {
                 method: mish, func: mish,
-                kernel: |v| v * ((if v > T::ZERO { v } else { T::ZERO }) + (-v.abs()).exp().ln_1p()).tanh(),
+                kernel: |v| v * ((if v > T::ZERO { v } else { T::ZERO }) + (-v.abs()).exp_v().ln_1p_v()).tanh_v(),
                 cuda: "v * tanh((v > zero ? v : zero) + log1p(exp(-fabs(v))))",
                 rule: (|x, y| {
                     // tanh(sp) + x · sigmoid(x) · (1 - tanh²(sp)), sp = softplus(x).
@@ -397,7 +397,7 @@ macro_rules! unary_ops {
                 method: sinc, func: sinc,
                 kernel: |v| if v == T::ZERO { T::ONE } else {
                     let t = T::from_f64(core::f64::consts::PI) * v;
-                    t.sin() / t
+                    t.sin_v() / t
                 },
                 cuda: "v == zero ? one : sin((T)3.141592653589793 * v) / ((T)3.141592653589793 * v)",
                 rule: (|x, y| {

@@ -1,16 +1,10 @@
-//! Vectorisable transcendental functions for `f32` kernels.
-//!
-//! The C library's `expf`/`tanhf` are called one element at a time and stop
-//! LLVM from vectorising a loop. These versions use only arithmetic,
-//! comparisons and integer bit operations, so a loop over them becomes SIMD
-//! code. They compute in `f64` and round once to `f32`, which keeps the
-//! result within an ulp or so of the correctly rounded value.
+//! `e^x`, `tanh x` and the logistic sigmoid.
+
+use super::ROUND;
 
 const LOG2E: f64 = std::f64::consts::LOG2_E;
 const LN2_HI: f64 = 6.931_471_803_691_238e-1;
 const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
-/// Adding then subtracting 1.5·2^52 rounds to the nearest integer.
-const ROUND: f64 = 6_755_399_441_055_744.0;
 
 /// `e^z` for `z` in the range that matters for an `f32` result.
 #[inline(always)]
@@ -123,11 +117,8 @@ pub fn sigmoid_f32(x: f32) -> f32 {
 
 #[cfg(test)]
 mod tests {
+    use super::super::test_support::ulps;
     use super::*;
-
-    fn ulps(a: f32, b: f32) -> u32 {
-        (a.to_bits() as i64 - b.to_bits() as i64).unsigned_abs() as u32
-    }
 
     #[test]
     fn close_to_the_c_library() {
