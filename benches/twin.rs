@@ -122,8 +122,24 @@ fn main() {
     }
     // Fusion (`TWIN=fusion`): Rosenbrock 1e6 f64 and the elementwise loss
     // on 4M f32, fused and unfused, against the same JAX `jit`.
-    if wanted("rosen_grad") || wanted("rosen_grad_unfused") || wanted("rosen_fwd") {
+    if ["rosen_grad", "rosen_grad_unfused", "rosen_fwd", "rosen_jvp", "rosen_jvp_unfused"]
+        .iter()
+        .any(|w| wanted(w))
+    {
         let x = workloads::rosen_big_input();
+        // Forward mode: a tangent of the same shape (fused: one pass over
+        // dual blocks; unfused: op by op on `Dual<Array>`).
+        let t = nabla::Array::ones(x.shape(), nabla::DType::F64);
+        if wanted("rosen_jvp") {
+            let f = nabla::jvp(workloads::rosenbrock);
+            let r = measure(|| drop(black_box(f((black_box(&x),), (&t,)))), warmup, meas);
+            results.insert("rosen_jvp".into(), r);
+        }
+        if wanted("rosen_jvp_unfused") {
+            let f = nabla::jvp(workloads::rosenbrock_unfused);
+            let r = measure(|| drop(black_box(f((black_box(&x),), (&t,)))), warmup, meas);
+            results.insert("rosen_jvp_unfused".into(), r);
+        }
         if wanted("rosen_grad") {
             let g = nabla::grad(workloads::rosenbrock);
             let r = measure(|| drop(black_box(g(black_box(&x)))), warmup, meas);

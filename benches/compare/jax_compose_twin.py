@@ -6,7 +6,8 @@
 - per_example: jit(vmap(grad(loss), in_axes=(None,) * 4 + (0, 0))),
   MLP 64->128->10, batch 256, f32;
 - rosen_grad (and rosen_grad_unfused, the same twin): jit(grad(rosenbrock)),
-  1e6 f64; rosen_fwd: jit(rosenbrock);
+  1e6 f64; rosen_fwd: jit(rosenbrock); rosen_jvp (and rosen_jvp_unfused):
+  jit(jvp(rosenbrock)) with a tangent of ones;
 - eltwise_loss (and eltwise_loss_unfused): jit(grad(loss, argnums=(0, 1)))
   of sum(softplus(x) * tanh(y) + exp(-x^2) * sin(y)), two 4M f32 arrays.
 
@@ -65,6 +66,13 @@ def main():
             xb = jnp.asarray(np.random.default_rng(3).standard_normal(1_000_000), dtype=jnp.float64)
             f = jax.jit(rosen if name == "rosen_fwd" else jax.grad(rosen))
             results[name] = measure(lambda: jax.block_until_ready(f(xb)), warmup, meas)
+
+    for name in ("rosen_jvp", "rosen_jvp_unfused"):
+        if wanted(name):
+            xb = jnp.asarray(np.random.default_rng(3).standard_normal(1_000_000), dtype=jnp.float64)
+            tb = jnp.ones_like(xb)
+            fj = jax.jit(lambda x, t: jax.jvp(rosen, (x,), (t,)))
+            results[name] = measure(lambda: jax.block_until_ready(fj(xb, tb)), warmup, meas)
 
     for name in ("eltwise_loss", "eltwise_loss_unfused"):
         if wanted(name):

@@ -35,7 +35,7 @@ twin="${TWIN:-torch}"
 case "$twin" in
     torch) workloads=(gemm eltwise_add eltwise_tanh mlp_step); script="$here/torch_twin.py" ;;
     jax) workloads=(seed_hessian rosen_hessian per_example); script="$here/jax_compose_twin.py" ;;
-    fusion) workloads=(rosen_grad rosen_grad_unfused rosen_fwd eltwise_loss eltwise_loss_unfused); script="$here/jax_compose_twin.py" ;;
+    fusion) workloads=(rosen_grad rosen_grad_unfused rosen_fwd rosen_jvp rosen_jvp_unfused eltwise_loss eltwise_loss_unfused); script="$here/jax_compose_twin.py" ;;
     *) echo "TWIN must be torch, jax or fusion, not '$twin'" >&2; exit 2 ;;
 esac
 
@@ -82,6 +82,7 @@ targets = {
     "torch": {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2},
     "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0},
     "fusion": {"rosen_grad": 1.5, "rosen_grad_unfused": 1e9, "rosen_fwd": 1.0,
+               "rosen_jvp": 1e9, "rosen_jvp_unfused": 1e9,
                "eltwise_loss": 1.2, "eltwise_loss_unfused": 1e9},
 }[twin]
 
