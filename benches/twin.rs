@@ -122,9 +122,15 @@ fn main() {
     }
     // Fusion (`TWIN=fusion`): Rosenbrock 1e6 f64 and the elementwise loss
     // on 4M f32, fused and unfused, against the same JAX `jit`.
-    if ["rosen_grad", "rosen_grad_unfused", "rosen_fwd", "rosen_jvp", "rosen_jvp_unfused"]
-        .iter()
-        .any(|w| wanted(w))
+    if [
+        "rosen_grad",
+        "rosen_grad_unfused",
+        "rosen_fwd",
+        "rosen_jvp",
+        "rosen_jvp_unfused",
+    ]
+    .iter()
+    .any(|w| wanted(w))
     {
         let x = workloads::rosen_big_input();
         // Forward mode: a tangent of the same shape (fused: one pass over

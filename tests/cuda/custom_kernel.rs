@@ -5,7 +5,6 @@ use nabla::prelude::*;
 
 /// The CUDA kernel of the custom-op example compiles with NVRTC (skips
 /// without libnvrtc); with a GPU it matches the CPU kernel.
-#[cfg(feature = "cuda")]
 #[test]
 fn custom_cuda_kernel_compiles_and_matches_the_cpu() {
     const K: nabla::custom::CudaKernel = nabla::custom::CudaKernel {

@@ -5,13 +5,14 @@
 //! - [`gpu`]: every fixture case on the device, the imperative seed
 //!   example, CPU/GPU agreement of generated programs and composed
 //!   transforms; without a GPU, the probing and error paths;
-//! - [`custom_kernel`]: a user's CUDA kernel compiled with NVRTC (and run,
-//!   with a GPU).
+//! - `custom_kernel` (feature `cuda`): a user's CUDA kernel compiled with
+//!   NVRTC (and run, with a GPU).
 //!
 //! Every GPU test prints why it skipped when there is no usable GPU.
 
-#[allow(dead_code, unused_imports)]
+#[allow(unused_imports)]
 #[path = "../it/common.rs"]
 mod common;
+#[cfg(feature = "cuda")]
 mod custom_kernel;
 mod gpu;
