@@ -50,8 +50,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
         tangents[j].map(|dx| match &inputs[k] {
             Input::Arg(_) => dx.clone(),
             Input::Slice { axis, range, .. } => {
-                let nd = dx.ndim() as isize;
-                dx.slice_axis(if *axis < 0 { axis + nd } else { *axis }, range.clone())
+                crate::rules::slice_axis::forward(dx, *axis, range.clone())
             }
         })
     });

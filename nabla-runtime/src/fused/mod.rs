@@ -11,10 +11,11 @@
 //! ([`Lanes`]), and its pullback as one more pass that evaluates the
 //! region's VJP on the same blocks (the forward recomputed in registers,
 //! as XLA does) and adds each input's cotangent straight into the
-//! cotangent of the array it was sliced from. A region ending in `sum` never writes its elementwise result:
-//! the forward pass accumulates it, and the pullback reads the scalar
-//! cotangent. On dual arrays (`jvp`) the forward pass runs the same
-//! program on blocks of dual numbers, writing primal and tangent together.
+//! cotangent of the array it was sliced from. A region ending in `sum`
+//! never writes its elementwise result: the forward pass accumulates it,
+//! and the pullback reads the scalar cotangent. On dual arrays (`jvp`)
+//! the forward pass runs the same program on blocks of dual numbers,
+//! writing primal and tangent together.
 //! Any other value (a GPU array, a tracked array, `Batched`, the pullback
 //! at `Dual`, mixed dtypes) runs the region op by op, exactly as without
 //! fusion.
@@ -158,10 +159,10 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     {
         return from_array(y);
     }
-    if let Some(d) = duals(&args)
+    if let Some(d) = refs_as::<V, Dual<Array>, B>(&args)
         && let Some(y) = dual::forward::<R, N, B>(d, &inputs)
     {
-        return from_dual(y);
+        return cast(y);
     }
     let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
     reduce::<V, R, N>(R::ops(ops.each_ref()))
@@ -296,54 +297,39 @@ fn broadcast_shape(ops: &[Array]) -> crate::Shape {
     })
 }
 
+/// `x` as `W`s when `V` is `W` (`Array` for the plain passes,
+/// `Dual<Array>` for forward mode).
+fn refs_as<'a, V: 'static, W: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a W; N]> {
+    if TypeId::of::<V>() != TypeId::of::<W>() {
+        return None;
+    }
+    Some(x.map(|v| (v as &dyn Any).downcast_ref::<W>().expect("V is W")))
+}
+
 /// `x` as arrays when `V` is `Array`.
 fn arrays<'a, V: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a Array; N]> {
-    if TypeId::of::<V>() != TypeId::of::<Array>() {
-        return None;
-    }
-    Some(x.map(|v| (v as &dyn Any).downcast_ref::<Array>().expect("V is Array")))
+    refs_as(x)
 }
 
-/// `x` as dual arrays when `V` is `Dual<Array>`.
-fn duals<'a, V: 'static, const N: usize>(x: &[&'a V; N]) -> Option<[&'a Dual<Array>; N]> {
-    if TypeId::of::<V>() != TypeId::of::<Dual<Array>>() {
-        return None;
-    }
-    Some(x.map(|v| {
-        (v as &dyn Any)
-            .downcast_ref::<Dual<Array>>()
-            .expect("V is Dual<Array>")
-    }))
-}
-
-/// A dual array as `V` (which is `Dual<Array>`).
-fn from_dual<V: 'static>(y: Dual<Array>) -> V {
-    let mut slot = Some(y);
+/// A `V` as a `W`, where the two are one type (checked by `TypeId`
+/// before the pass that made `v` ran).
+fn cast<V: 'static, W: 'static>(v: V) -> W {
+    let mut slot = Some(v);
     (&mut slot as &mut dyn Any)
-        .downcast_mut::<Option<V>>()
-        .expect("V is Dual<Array>")
+        .downcast_mut::<Option<W>>()
+        .expect("V is W")
         .take()
         .expect("set")
 }
 
 /// An array as `V` (which is `Array`).
 fn from_array<V: 'static>(y: Array) -> V {
-    let mut slot = Some(y);
-    (&mut slot as &mut dyn Any)
-        .downcast_mut::<Option<V>>()
-        .expect("V is Array")
-        .take()
-        .expect("set")
+    cast(y)
 }
 
 /// A `V` (which is `Array`) as an array.
 fn to_array<V: 'static>(v: V) -> Array {
-    let mut slot = Some(v);
-    (&mut slot as &mut dyn Any)
-        .downcast_mut::<Option<Array>>()
-        .expect("V is Array")
-        .take()
-        .expect("set")
+    cast(v)
 }
 
 /// The float element types the fused passes run on (`f32`, `f64`).
