@@ -9,7 +9,8 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts;
-use super::pass::{Operand, Src, accumulate, dispatch, operands, pairwise};
+use super::pass::{Operand, Src, accumulate, add_lanes, dispatch, operands, pairwise};
+use super::reader::Reader;
 use super::{Input, Kernel, Region, count_pass};
 use crate::{Array, DType, Dual};
 use nabla_kernels::parallel::for_each;
@@ -136,33 +137,40 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
     )
 }
 
-/// Operands `t0 .. t0 + len` as dual blocks (a tangent block where the
-/// operand has a tangent).
-#[inline(always)]
-fn load_duals<T: Kernel, const N: usize>(
-    src: &[Src<'_, T>; N],
-    tsrc: &[Option<Src<'_, T>>; N],
-    t0: usize,
-    len: usize,
-    x: &mut [Dual<Lanes<T>>; N],
-) {
-    for ((s, t), d) in src.iter().zip(tsrc).zip(x.iter_mut()) {
-        s.load_into(t0, len, &mut d.primal);
-        if let (Some(t), Some(dt)) = (t, d.tangent.as_mut()) {
-            t.load_into(t0, len, dt);
-        }
-    }
+/// The operands read as dual blocks: a tangent where the operand has one
+/// (a symbolic zero elsewhere).
+struct DualReader<'a, T, const N: usize> {
+    primal: Reader<'a, T, N>,
+    tangent: Reader<'a, T, N>,
+    has: [bool; N],
 }
 
-/// The dual blocks a part starts from: a tangent slot where the operand
-/// has a tangent.
-fn blocks<T: Kernel, const N: usize>(tsrc: &[Option<Src<'_, T>>; N]) -> [Dual<Lanes<T>>; N] {
-    std::array::from_fn(|k| {
-        Dual::new(
-            Lanes::splat(T::ZERO),
-            tsrc[k].map(|_| Lanes::splat(T::ZERO)),
-        )
-    })
+impl<'a, T: Kernel, const N: usize> DualReader<'a, T, N> {
+    fn new(src: &[Src<'a, T>; N], tsrc: &[Option<Src<'a, T>>; N], n: usize) -> Self {
+        let t: [Src<'a, T>; N] = std::array::from_fn(|k| tsrc[k].unwrap_or(Src::Scalar(T::ZERO)));
+        DualReader {
+            primal: Reader::new(src, n),
+            tangent: Reader::new(&t, n),
+            has: std::array::from_fn(|k| tsrc[k].is_some()),
+        }
+    }
+
+    #[inline(always)]
+    fn duals(&self, p: [Lanes<T>; N], t: [Lanes<T>; N]) -> [Dual<Lanes<T>>; N] {
+        std::array::from_fn(|k| Dual::new(p[k], self.has[k].then_some(t[k])))
+    }
+
+    /// The whole block from `t0` on.
+    #[inline(always)]
+    fn block(&self, t0: usize) -> [Dual<Lanes<T>>; N] {
+        self.duals(self.primal.block(t0), self.tangent.block(t0))
+    }
+
+    /// The `len < LANES` elements from `t0` on.
+    #[inline(always)]
+    fn partial(&self, t0: usize, len: usize) -> [Dual<Lanes<T>>; N] {
+        self.duals(self.primal.partial(t0, len), self.tangent.partial(t0, len))
+    }
 }
 
 #[inline(always)]
@@ -173,15 +181,20 @@ fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
     out: &mut parts::Piece<'_, T>,
     tout: &mut parts::Piece<'_, T>,
 ) {
-    let mut x = blocks(tsrc);
+    let rd = DualReader::new(src, tsrc, range.end);
+    let zero = Lanes::splat(T::ZERO);
     let mut t0 = range.start;
-    while t0 < range.end {
-        let len = LANES.min(range.end - t0);
-        load_duals(src, tsrc, t0, len, &mut x);
-        let y = R::scalar(&x);
-        out.push(&y.primal.0[..len]);
-        tout.push(&y.tangent.unwrap_or(Lanes::splat(T::ZERO)).0[..len]);
+    while t0 + LANES <= range.end {
+        let y = R::scalar(&rd.block(t0));
+        out.push_block(&y.primal.0);
+        tout.push_block(&y.tangent.unwrap_or(zero).0);
         t0 += LANES;
+    }
+    if t0 < range.end {
+        let len = range.end - t0;
+        let y = R::scalar(&rd.partial(t0, len));
+        out.push(&y.primal.0[..len]);
+        tout.push(&y.tangent.unwrap_or(zero).0[..len]);
     }
 }
 
@@ -193,21 +206,27 @@ fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
     range: Range<usize>,
     sums: &mut Vec<(f64, f64)>,
 ) {
-    let mut x = blocks(tsrc);
+    let rd = DualReader::new(src, tsrc, range.end);
     let mut start = range.start;
     while start < range.end {
         let end = range.end.min(start + parts::CHUNK);
         let (mut acc, mut tacc) = ([0.0f64; LANES], [0.0f64; LANES]);
         let mut t0 = start;
-        while t0 < end {
-            let len = LANES.min(end - t0);
-            load_duals(src, tsrc, t0, len, &mut x);
-            let y = R::scalar(&x);
+        while t0 + LANES <= end {
+            let y = R::scalar(&rd.block(t0));
+            acc = add_lanes(acc, &y.primal);
+            if let Some(t) = &y.tangent {
+                tacc = add_lanes(tacc, t);
+            }
+            t0 += LANES;
+        }
+        if t0 < end {
+            let len = end - t0;
+            let y = R::scalar(&rd.partial(t0, len));
             accumulate(&mut acc, &y.primal, len);
             if let Some(t) = &y.tangent {
                 accumulate(&mut tacc, t, len);
             }
-            t0 += LANES;
         }
         sums.push((pairwise(&acc), pairwise(&tacc)));
         start = end;

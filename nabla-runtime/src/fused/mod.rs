@@ -39,9 +39,11 @@
 //! ```
 
 mod dual;
+mod gather;
 mod lanes;
 mod parts;
 mod pass;
+mod reader;
 mod scatter;
 
 pub use lanes::{LANES, Lanes};

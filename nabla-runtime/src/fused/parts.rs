@@ -20,7 +20,7 @@ pub fn split(n: usize) -> Vec<Range<usize>> {
     let parts = if n < PARALLEL_MIN {
         1
     } else {
-        rayon::current_num_threads()
+        (4 * rayon::current_num_threads())
             .max(1)
             .min(n.div_ceil(PARALLEL_MIN / 2))
     };
@@ -62,12 +62,54 @@ impl<T: Copy> Piece<'_, T> {
         }
     }
 
+    /// How many elements (from the front) are initialised.
+    pub fn filled(&self) -> usize {
+        self.init
+    }
+
     /// Appends `vals` after the initialised front.
     #[inline(always)]
     pub fn push(&mut self, vals: &[T]) {
         let end = self.init + vals.len();
         for (s, v) in self.mem[self.init..end].iter_mut().zip(vals) {
             s.write(*v);
+        }
+        self.init = end;
+    }
+
+    /// Appends a whole block.
+    #[inline(always)]
+    pub fn push_block<const L: usize>(&mut self, vals: &[T; L]) {
+        let end = self.init + L;
+        let dst: &mut [MaybeUninit<T>; L] = (&mut self.mem[self.init..end])
+            .try_into()
+            .expect("a block inside the piece");
+        for (s, v) in dst.iter_mut().zip(vals) {
+            s.write(*v);
+        }
+        self.init = end;
+    }
+
+    /// Appends `f(v)` for each of `vals`.
+    #[inline(always)]
+    pub fn push_with(&mut self, vals: &[T], f: impl Fn(T) -> T) {
+        let end = self.init + vals.len();
+        for (s, v) in self.mem[self.init..end].iter_mut().zip(vals) {
+            s.write(f(*v));
+        }
+        self.init = end;
+    }
+
+    /// Appends `f(a, b)` for each pair of `a` and `b` (of one length).
+    #[inline(always)]
+    pub fn push_zip(&mut self, a: &[T], b: &[T], f: impl Fn(T, T) -> T) {
+        let end = self.init + a.len();
+        for ((s, x), y) in self.mem[self.init..end]
+            .iter_mut()
+            .zip(a)
+            .zip(&b[..a.len()])
+        {
+            s.write(f(*x, *y));
         }
         self.init = end;
     }

@@ -4,8 +4,9 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts;
-use super::scatter;
+use super::reader::Reader;
 use super::{Input, Kernel, Region, count_pass};
+use super::{gather, scatter};
 use crate::dtype::Data;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
@@ -115,19 +116,31 @@ fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
     Array::from_vec(out.finish(full), shape)
 }
 
-/// Runs a pass body compiled for AVX2 + FMA when the CPU has them (the
-/// binary targets baseline x86-64), else as compiled.
+/// Runs a pass body compiled for AVX-512 (F, VL, DQ) or AVX2 + FMA when
+/// the CPU has them (the binary targets baseline x86-64), else as
+/// compiled. The closures are inlined into the `#[target_feature]`
+/// functions, so the body is compiled for those features, not called as
+/// baseline code.
 macro_rules! dispatch {
     ($body:ident::<$($g:ty),*>($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
+            #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+            unsafe fn wider<F: FnOnce()>(f: F) {
+                f()
+            }
             #[target_feature(enable = "avx2,fma")]
             unsafe fn wide<F: FnOnce()>(f: F) {
                 f()
             }
-            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            if $crate::fused::pass::has_avx512() {
+                // SAFETY: the features were detected.
+                unsafe { wider(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
+            } else if std::arch::is_x86_feature_detected!("avx2")
+                && std::arch::is_x86_feature_detected!("fma")
+            {
                 // SAFETY: the features were detected just above.
-                unsafe { wide(|| $body::<$($g),*>($($arg),*)) }
+                unsafe { wide(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
             } else {
                 $body::<$($g),*>($($arg),*)
             }
@@ -140,20 +153,33 @@ macro_rules! dispatch {
 }
 pub(super) use dispatch;
 
+/// Whether the CPU has the AVX-512 subsets the passes are compiled for
+/// (and AVX2 + FMA, which they imply in practice but are checked too).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn has_avx512() -> bool {
+    std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+        && std::arch::is_x86_feature_detected!("avx2")
+        && std::arch::is_x86_feature_detected!("fma")
+}
+
 #[inline(always)]
 fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
     range: Range<usize>,
     out: &mut parts::Piece<'_, T>,
 ) {
-    let mut x = [Lanes::splat(T::ZERO); N];
+    let rd = Reader::new(src, range.end);
     let mut t0 = range.start;
-    while t0 < range.end {
-        let len = LANES.min(range.end - t0);
-        load_all(src, t0, len, &mut x);
-        let y = R::scalar(&x);
-        out.push(&y.0[..len]);
+    while t0 + LANES <= range.end {
+        out.push_block(&R::scalar(&rd.block(t0)).0);
         t0 += LANES;
+    }
+    if t0 < range.end {
+        let len = range.end - t0;
+        out.push(&R::scalar(&rd.partial(t0, len)).0[..len]);
     }
 }
 
@@ -164,24 +190,19 @@ fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
     range: Range<usize>,
     sums: &mut Vec<f64>,
 ) {
-    let mut x = [Lanes::splat(T::ZERO); N];
+    let rd = Reader::new(src, range.end);
     let mut start = range.start;
     while start < range.end {
         let end = range.end.min(start + parts::CHUNK);
         let mut acc = [0.0f64; LANES];
         let mut t0 = start;
         while t0 + LANES <= end {
-            load_all(src, t0, LANES, &mut x);
-            let y = R::scalar(&x);
-            for (a, v) in acc.iter_mut().zip(&y.0) {
-                *a += nabla_kernels::Float::to_f64(*v);
-            }
+            acc = add_lanes(acc, &R::scalar(&rd.block(t0)));
             t0 += LANES;
         }
         if t0 < end {
             let len = end - t0;
-            load_all(src, t0, len, &mut x);
-            accumulate(&mut acc, &R::scalar(&x), len);
+            accumulate(&mut acc, &R::scalar(&rd.partial(t0, len)), len);
         }
         sums.push(pairwise(&acc));
         start = end;
@@ -201,6 +222,13 @@ pub(super) fn accumulate<T: Kernel>(acc: &mut [f64; LANES], y: &Lanes<T>, len: u
             *a += nabla_kernels::Float::to_f64(*v);
         }
     }
+}
+
+/// The lane accumulators plus a whole block `y` (by value, so that they
+/// stay in registers).
+#[inline(always)]
+pub(super) fn add_lanes<T: Kernel>(acc: [f64; LANES], y: &Lanes<T>) -> [f64; LANES] {
+    std::array::from_fn(|i| acc[i] + nabla_kernels::Float::to_f64(y.0[i]))
 }
 
 /// The sum of the lane accumulators, pairwise.
@@ -330,7 +358,11 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         lo: &lo,
         hi: &hi,
     };
-    let (mut done, sums) = scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none());
+    let (mut done, sums) = if gather::applies(&layout, &written) {
+        gather::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+    } else {
+        scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+    };
     let mut direct: [Option<Array>; B] = std::array::from_fn(|_| None);
     let mut rest = Vec::new();
     for (k, d) in dests.iter().enumerate() {
@@ -413,32 +445,4 @@ impl<T: Kernel> Operand<T> {
 pub(super) enum Src<'a, T> {
     Slice(&'a [T]),
     Scalar(T),
-}
-
-impl<T: Kernel> Src<'_, T> {
-    /// Elements `t0 .. t0 + len` into a block (`len` ≤ [`LANES`]; the
-    /// lanes past `len` keep what they held, computed on and never read).
-    #[inline(always)]
-    pub(super) fn load_into(&self, t0: usize, len: usize, b: &mut Lanes<T>) {
-        match self {
-            Src::Scalar(v) => b.0 = [*v; LANES],
-            Src::Slice(s) if len == LANES => {
-                b.0 = s[t0..t0 + LANES].try_into().expect("a full block");
-            }
-            Src::Slice(s) => b.0[..len].copy_from_slice(&s[t0..t0 + len]),
-        }
-    }
-}
-
-/// Every operand's elements `t0 .. t0 + len` into its block.
-#[inline(always)]
-pub(super) fn load_all<T: Kernel, const N: usize>(
-    src: &[Src<'_, T>; N],
-    t0: usize,
-    len: usize,
-    x: &mut [Lanes<T>; N],
-) {
-    for (s, b) in src.iter().zip(x.iter_mut()) {
-        s.load_into(t0, len, b);
-    }
 }

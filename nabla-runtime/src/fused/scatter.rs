@@ -4,9 +4,10 @@
 //! piece (a slice offset reaching into the next part's elements) go to a
 //! small halo added in once the parts are done.
 
-use super::lanes::{LANES, Lanes};
+use super::lanes::LANES;
 use super::parts;
-use super::pass::{Dest, Src, accumulate, dispatch, load_all, pairwise};
+use super::pass::{Dest, Src, accumulate, dispatch, pairwise};
+use super::reader::Reader;
 use super::{Kernel, Region};
 use nabla_kernels::parallel::for_each;
 use std::ops::Range;
@@ -147,8 +148,8 @@ fn vjp_body<R: Region<N>, const N: usize, T: Kernel>(
         halos,
         sums,
     } = out;
-    let mut x = [Lanes::splat(T::ZERO); N];
-    let mut c = Lanes::splat(T::ZERO);
+    let rd = Reader::new(src, range.end);
+    let cr = Reader::new(&[ct], range.end);
     let mut start = range.start;
     while start < range.end {
         let end = range.end.min(start + parts::CHUNK);
@@ -162,11 +163,14 @@ fn vjp_body<R: Region<N>, const N: usize, T: Kernel>(
         let mut t0 = start;
         while t0 < end {
             let len = LANES.min(end - t0);
-            load_all(src, t0, len, &mut x);
+            let (x, [c]) = if len == LANES {
+                (rd.block(t0), cr.block(t0))
+            } else {
+                (rd.partial(t0, len), cr.partial(t0, len))
+            };
             if sums.is_some() {
                 accumulate(&mut acc, &R::scalar(&x), len);
             }
-            ct.load_into(t0, len, &mut c);
             let g = R::scalar_vjp(&x, &c);
             for (d, g) in dests.iter().zip(&g) {
                 let piece = pieces[d.buf].as_mut().expect("a written buffer");

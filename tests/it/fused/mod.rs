@@ -310,6 +310,22 @@ twins!(far, far_plain, (x) {
     nabla::sum(&(&a * b.sin() + a.square()))
 });
 
+// Slices 64 and 65 apart: the widest layout the gathering pullback takes,
+// and the narrowest that the scattering one takes.
+twins!(apart64, apart64_plain, (x) {
+    let n = x.shape()[0];
+    let a = x.slice_axis(0, 0..n - 64);
+    let b = x.slice_axis(0, 64..n);
+    nabla::sum(&(a.exp() * &b + b.square()))
+});
+twins!(apart65, apart65_plain, (x) {
+    let n = x.shape()[0];
+    let a = x.slice_axis(0, 0..n - 65);
+    let b = x.slice_axis(0, 65..n);
+    let c = x.slice_axis(0, 30..n - 35);
+    nabla::sum(&(a.exp() * &b + b.square() * c))
+});
+
 // Neighbours, without a sum: the pullback takes an array cotangent.
 twins!(shifted, shifted_plain, (x) {
     let n = x.shape()[0];
@@ -345,6 +361,14 @@ fn overlapping_slices_of_one_buffer_agree_with_the_unfused_program() {
                 let ((g, passes), p) = (counted(|| grad(far)(&x)), grad(far_plain)(&x));
                 assert_eq!(passes, 1);
                 elementwise_close(&g, &p, dtype, &format!("far n {n} {dtype:?}"));
+            }
+            if n > 65 {
+                let ((g, passes), p) = (counted(|| grad(apart64)(&x)), grad(apart64_plain)(&x));
+                assert_eq!(passes, 1);
+                elementwise_close(&g, &p, dtype, &format!("apart 64 n {n} {dtype:?}"));
+                let ((g, passes), p) = (counted(|| grad(apart65)(&x)), grad(apart65_plain)(&x));
+                assert_eq!(passes, 1);
+                elementwise_close(&g, &p, dtype, &format!("apart 65 n {n} {dtype:?}"));
             }
             // An elementwise result: the pass reads its cotangent per
             // element.
