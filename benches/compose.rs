@@ -55,6 +55,11 @@ fn benches(c: &mut Criterion) {
     c.bench_function("eltwise_loss_4m_unfused", |b| {
         b.iter(|| eu(black_box(&xe), &ye))
     });
+    // A functional training step: value_and_grad over a parameter tree.
+    let (mut p, xm, ym) = workloads::mlp_fn_state();
+    c.bench_function("mlp_fn_step_b256", |b| {
+        b.iter(|| workloads::mlp_fn_step(&mut p, black_box(&xm), &ym))
+    });
 }
 
 criterion_group! {

@@ -108,6 +108,15 @@ fn main() {
     }
 
     // Composable transforms (`benches/compare/jax_compose_twin.py`).
+    if wanted("mlp_fn") {
+        let (mut p, x, y) = workloads::mlp_fn_state();
+        let r = measure(
+            || drop(black_box(workloads::mlp_fn_step(&mut p, &x, &y))),
+            warmup,
+            meas,
+        );
+        results.insert("mlp_fn".into(), r);
+    }
     if wanted("seed_hessian") {
         let x = workloads::seed_input();
         let h = nabla::jacfwd(nabla::jacrev(nabla::vmap(workloads::foo)));

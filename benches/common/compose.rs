@@ -89,3 +89,61 @@ pub fn per_example_inputs() -> [Array; 6] {
         nabla::randn(&[256, 10], DType::F32),
     ]
 }
+
+/// One layer of the `mlp_fn` workload.
+#[derive(Clone, Tree)]
+pub struct Dense {
+    pub w: Array,
+    pub b: Array,
+}
+
+/// The `mlp_fn` workload's parameters: MLP 784→512→512→10, tanh.
+#[derive(Clone, Tree)]
+pub struct MlpParams {
+    pub l1: Dense,
+    pub l2: Dense,
+    pub l3: Dense,
+}
+
+/// The `mlp_fn` loss: MSE of the MLP's prediction.
+#[differentiable]
+pub fn mlp_loss(p: &MlpParams, x: &Array, y: &Array) -> Array {
+    let h1 = (x.matmul(&p.l1.w) + &p.l1.b).tanh();
+    let h2 = (h1.matmul(&p.l2.w) + &p.l2.b).tanh();
+    nabla::mse_loss(&(h2.matmul(&p.l3.w) + &p.l3.b), y)
+}
+
+/// The `mlp_fn` state: parameters (`randn / sqrt(fan_in)` weights, zero
+/// biases), a batch of 256 inputs and regression targets (`randn`).
+pub fn mlp_fn_state() -> (MlpParams, Array, Array) {
+    nabla::manual_seed(2);
+    let layer = |fan_in: usize, fan_out: usize| Dense {
+        w: nabla::randn(&[fan_in, fan_out], DType::F32) * (1.0 / (fan_in as f32).sqrt()),
+        b: Array::zeros(&[fan_out], DType::F32),
+    };
+    let p = MlpParams {
+        l1: layer(784, 512),
+        l2: layer(512, 512),
+        l3: layer(512, 10),
+    };
+    let x = nabla::randn(&[256, 784], DType::F32);
+    let y = nabla::randn(&[256, 10], DType::F32);
+    (p, x, y)
+}
+
+/// One functional training step: `value_and_grad` over the parameter tree,
+/// then SGD (lr 0.01) in place. Returns the loss.
+pub fn mlp_fn_step(p: &mut MlpParams, x: &Array, y: &Array) -> Array {
+    let (l, g) = nabla::value_and_grad(mlp_loss)(p, x, y);
+    for (w, gw) in [
+        (&mut p.l1.w, &g.l1.w),
+        (&mut p.l1.b, &g.l1.b),
+        (&mut p.l2.w, &g.l2.w),
+        (&mut p.l2.b, &g.l2.b),
+        (&mut p.l3.w, &g.l3.w),
+        (&mut p.l3.b, &g.l3.b),
+    ] {
+        *w -= gw * 0.01;
+    }
+    l
+}

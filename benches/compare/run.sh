@@ -4,8 +4,9 @@
 # TWIN=torch (default): the `gemm`, `eltwise` and `mlp_step` workloads of
 # BENCHMARKS.md in Nabla (benches/twin.rs, release mode) and in PyTorch
 # (torch_twin.py). TWIN=jax: the composable-transform workloads
-# `seed_hessian`, `rosen_hessian` and `per_example` in Nabla and in JAX
-# (jax_compose_twin.py, `jax.jit`). TWIN=fusion: Rosenbrock 1e6 f64 and the
+# `seed_hessian`, `rosen_hessian`, `per_example` and the functional MLP
+# step `mlp_fn` in Nabla and in JAX (jax_compose_twin.py, `jax.jit`).
+# TWIN=fusion: Rosenbrock 1e6 f64 and the
 # elementwise loss on 4M f32, fused and unfused (`fuse = false`), against
 # the same JAX `jit` (the unfused rows are the A/B, with no target). Both sides use all cores, in the same
 # run; prints medians and ratios (nabla / twin). Never run in CI.
@@ -34,7 +35,7 @@ export TWIN_MEASURE_S="${TWIN_MEASURE_S:-2}"
 twin="${TWIN:-torch}"
 case "$twin" in
     torch) workloads=(gemm eltwise_add eltwise_tanh mlp_step); script="$here/torch_twin.py" ;;
-    jax) workloads=(seed_hessian rosen_hessian per_example); script="$here/jax_compose_twin.py" ;;
+    jax) workloads=(seed_hessian rosen_hessian per_example mlp_fn); script="$here/jax_compose_twin.py" ;;
     fusion) workloads=(rosen_grad rosen_grad_unfused rosen_fwd rosen_jvp rosen_jvp_unfused eltwise_loss eltwise_loss_unfused); script="$here/jax_compose_twin.py" ;;
     *) echo "TWIN must be torch, jax or fusion, not '$twin'" >&2; exit 2 ;;
 esac
@@ -80,7 +81,8 @@ out, twin = sys.argv[1], sys.argv[3]
 # Targets: a ratio nabla / twin, or an absolute time ("abs", ms) for nabla.
 targets = {
     "torch": {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2},
-    "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0},
+    "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0,
+            "mlp_fn": 0.9},
     "fusion": {"rosen_grad": 1.5, "rosen_grad_unfused": 1e9, "rosen_fwd": 1.0,
                "rosen_jvp": 1e9, "rosen_jvp_unfused": 1e9,
                "eltwise_loss": 1.2, "eltwise_loss_unfused": 1e9},

@@ -47,6 +47,7 @@ mod reader;
 mod scatter;
 
 pub use lanes::{LANES, Lanes};
+pub use pass::limit_simd;
 
 use crate::{Array, ArrayValue, Dual, Value};
 use std::any::{Any, TypeId};

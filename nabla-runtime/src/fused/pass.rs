@@ -133,13 +133,12 @@ macro_rules! dispatch {
             unsafe fn wide<F: FnOnce()>(f: F) {
                 f()
             }
-            if $crate::fused::pass::has_avx512() {
-                // SAFETY: the features were detected.
+            let level = $crate::fused::pass::simd_level();
+            if level >= 2 {
+                // SAFETY: `simd_level` detected the features.
                 unsafe { wider(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
-            } else if std::arch::is_x86_feature_detected!("avx2")
-                && std::arch::is_x86_feature_detected!("fma")
-            {
-                // SAFETY: the features were detected just above.
+            } else if level >= 1 {
+                // SAFETY: `simd_level` detected the features.
                 unsafe { wide(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
             } else {
                 $body::<$($g),*>($($arg),*)
@@ -153,16 +152,50 @@ macro_rules! dispatch {
 }
 pub(super) use dispatch;
 
-/// Whether the CPU has the AVX-512 subsets the passes are compiled for
-/// (and AVX2 + FMA, which they imply in practice but are checked too).
+/// The widest instruction set the passes use: the CPU's (2 with the
+/// AVX-512 subsets the passes are compiled for, 1 with AVX2 + FMA, 0
+/// otherwise), at most the limit set by [`limit_simd`].
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
-pub(crate) fn has_avx512() -> bool {
-    std::arch::is_x86_feature_detected!("avx512f")
-        && std::arch::is_x86_feature_detected!("avx512vl")
-        && std::arch::is_x86_feature_detected!("avx512dq")
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
+pub(crate) fn simd_level() -> u8 {
+    use std::arch::is_x86_feature_detected as has;
+    let cpu =
+        if has!("avx512f") && has!("avx512vl") && has!("avx512dq") && has!("avx2") && has!("fma") {
+            2
+        } else if has!("avx2") && has!("fma") {
+            1
+        } else {
+            0
+        };
+    cpu.min(SIMD_LIMIT.load(std::sync::atomic::Ordering::Relaxed))
+}
+
+static SIMD_LIMIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(u8::MAX);
+
+/// Caps the instruction set of the fused passes at `level` (0 baseline
+/// x86-64, 1 AVX2 + FMA, 2 AVX-512) for the whole process, so that tests
+/// can check every compiled copy of a pass on one machine; `u8::MAX`
+/// lifts the cap. Results agree at every level (to rounding: FMA
+/// contraction differs); only speed changes.
+///
+/// ```
+/// #[nabla::differentiable]
+/// fn f(x: &nabla::Array) -> nabla::Array {
+///     (x.square() * 2.0).sum()
+/// }
+///
+/// fn main() {
+///     let x = nabla::Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
+///     nabla::fused::limit_simd(0);
+///     let baseline = nabla::grad(f)(&x).to_vec::<f64>();
+///     nabla::fused::limit_simd(u8::MAX);
+///     assert_eq!(baseline, nabla::grad(f)(&x).to_vec::<f64>());
+///     assert_eq!(baseline, vec![4.0, 8.0, 12.0]);
+/// }
+/// ```
+#[doc(hidden)]
+pub fn limit_simd(level: u8) {
+    SIMD_LIMIT.store(level, std::sync::atomic::Ordering::Relaxed);
 }
 
 #[inline(always)]

@@ -13,10 +13,6 @@ twins!(map, map_plain, (x, w) {
     (x.sin() * w + x.exp()) * x
 });
 
-fn tol(dtype: DType) -> f64 {
-    if dtype == DType::F64 { 1e-12 } else { 1e-4 }
-}
-
 #[test]
 fn jvp_of_rosenbrock_is_one_dual_pass() {
     for n in [6usize, 1000, 200_003] {

@@ -73,6 +73,11 @@ fn close_to(a: &Array, b: &Array, tol: f64, what: &str) {
 }
 
 /// Runs `f`, returning its result and how many fused passes it ran.
+/// The tolerance of a value compared with its twin's (relative).
+fn tol(dtype: DType) -> f64 {
+    if dtype == DType::F64 { 1e-12 } else { 1e-4 }
+}
+
 fn counted<T>(f: impl FnOnce() -> T) -> (T, usize) {
     let before = nabla::fused::passes();
     let out = f();
@@ -377,6 +382,39 @@ fn overlapping_slices_of_one_buffer_agree_with_the_unfused_program() {
             let (g, passes) = counted(|| pb(&ct));
             assert_eq!(passes, 1);
             elementwise_close(&g, &ppb(&ct), dtype, &format!("shifted n {n}"));
+        }
+    }
+}
+
+#[test]
+fn every_instruction_set_gives_the_gradients_of_the_unfused_program() {
+    // The passes have a baseline, an AVX2 and an AVX-512 copy; this machine
+    // runs the widest it has unless capped. (Other tests running meanwhile
+    // just take another copy.)
+    for n in [97usize, 4097, 200_003] {
+        for dtype in [DType::F64, DType::F32] {
+            nabla::manual_seed(n as u64 + 99);
+            let x = nabla::randn(&[n], dtype);
+            let t = nabla::randn(&[n], dtype);
+            let rosen_g = grad(rosen_plain)(&x);
+            let apart_g = grad(apart65_plain)(&x);
+            let (y, dy) = jvp(rosen_plain)((&x,), (&t,));
+            for level in [0, 1, 2] {
+                nabla::fused::limit_simd(level);
+                let what = format!("level {level} n {n} {dtype:?}");
+                elementwise_close(&grad(rosen)(&x), &rosen_g, dtype, &format!("rosen {what}"));
+                elementwise_close(&grad(apart65)(&x), &apart_g, dtype, &format!("65 {what}"));
+                // The sums of 2e5 f32 terms differ by their rounding order.
+                let sum_tol = if dtype == DType::F32 && n > 1000 {
+                    1e-3
+                } else {
+                    tol(dtype)
+                };
+                let (fy, fdy) = jvp(rosen)((&x,), (&t,));
+                close_to(&fy, &y, sum_tol, &format!("jvp primal {what}"));
+                close_to(&fdy, &dy, sum_tol, &format!("jvp tangent {what}"));
+            }
+            nabla::fused::limit_simd(u8::MAX);
         }
     }
 }
