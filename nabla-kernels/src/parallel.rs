@@ -44,12 +44,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// assert_eq!(total.into_inner(), 4950);
 /// ```
 pub fn for_each<F: Fn(usize) + Sync>(n: usize, f: F) {
-    // The caller works too: one helper fewer than the pool has threads, so
-    // that the loop runs on as many threads as the pool has (the pool
-    // matches the cores; one more thread would only be preempted).
-    let helpers = rayon::current_num_threads()
-        .saturating_sub(1)
-        .min(n.saturating_sub(1));
+    let helpers = rayon::current_num_threads().min(n.saturating_sub(1));
     if helpers == 0 {
         (0..n).for_each(f);
     } else if rayon::current_thread_index().is_some() {
