@@ -16,14 +16,12 @@
 //! to a small halo, added in once every part is done.
 
 use super::lanes::{LANES, Lanes};
-use super::parts;
+use super::parts::{self, PartOut};
 use super::pass::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
 use super::scatter::Layout;
 use super::{Kernel, Region};
-use nabla_kernels::parallel::for_each;
 use std::ops::Range;
-use std::sync::Mutex;
 
 /// Elements per stage (a whole number of blocks).
 const STAGE: usize = 256;
@@ -41,16 +39,6 @@ pub(super) fn applies<const N: usize>(layout: &Layout<'_, N>, written: &[bool]) 
     (0..layout.lens.len()).all(|b| !written[b] || layout.hi[b] - layout.lo[b] <= SPREAD)
 }
 
-/// What one part of the pass writes: per buffer its piece (if the pass
-/// writes that buffer) and the sums past its window (for every part but
-/// the last).
-struct PartOut<'a, T> {
-    pieces: Vec<Option<parts::Piece<'a, T>>>,
-    halos: Vec<Vec<T>>,
-    /// Each chunk's sum of the region, when the pass also sums it.
-    sums: Option<Vec<f64>>,
-}
-
 /// The pullback pass over the `n` elements: the filled buffers (`None`
 /// for an argument that no operand writes in place) and, when `sum` is
 /// asked, the per-chunk sums of the region in order.
@@ -62,72 +50,9 @@ pub(super) fn run<R: Region<N>, const N: usize, T: Kernel>(
     written: &[bool],
     sum: bool,
 ) -> (Vec<Option<Vec<T>>>, Vec<f64>) {
-    let ranges = parts::split(n);
-    let last = ranges.len() - 1;
-    let mut buffers: Vec<Option<parts::Buffer<T>>> = written
-        .iter()
-        .zip(layout.lens)
-        .map(|(&w, &len)| w.then(|| parts::Buffer::new(len)))
-        .collect();
-    let mut halos: Vec<(usize, usize, Vec<T>)> = Vec::new();
-    let mut sums: Vec<f64> = Vec::new();
-    let full = {
-        let mut outs: Vec<PartOut<'_, T>> = ranges
-            .iter()
-            .map(|_| PartOut {
-                pieces: Vec::new(),
-                halos: Vec::new(),
-                sums: sum.then(Vec::new),
-            })
-            .collect();
-        for (b, buf) in buffers.iter_mut().enumerate() {
-            // Each part's piece starts where its first window does.
-            let cuts: Vec<usize> = ranges[1..]
-                .iter()
-                .map(|r| r.start.saturating_add(layout.lo[b]).min(layout.lens[b]))
-                .collect();
-            let mut pieces: Vec<Option<parts::Piece<'_, T>>> = match buf {
-                Some(buf) => buf.pieces(&cuts).into_iter().map(Some).collect(),
-                None => ranges.iter().map(|_| None).collect(),
-            };
-            for (p, o) in outs.iter_mut().enumerate() {
-                o.pieces.push(pieces[p].take());
-                o.halos.push(Vec::new());
-            }
-        }
-        let outs: Vec<Mutex<PartOut<'_, T>>> = outs.into_iter().map(Mutex::new).collect();
-        for_each(ranges.len(), |p| {
-            let mut o = outs[p].lock().expect("one part per lock");
-            let r = ranges[p].clone();
-            dispatch!(body::<R, N, T>(src, ct, r, p == last, layout, &mut o));
-        });
-        let mut full = vec![true; layout.lens.len()];
-        for (p, o) in outs.into_iter().enumerate() {
-            let o = o.into_inner().expect("parts finished");
-            sums.extend(o.sums.iter().flatten());
-            for (b, (piece, halo)) in o.pieces.iter().zip(o.halos).enumerate() {
-                if let Some(piece) = piece {
-                    full[b] &= piece.is_full();
-                    if !halo.is_empty() {
-                        halos.push((b, ranges[p].end + layout.lo[b], halo));
-                    }
-                }
-            }
-        }
-        full
-    };
-    let mut done: Vec<Option<Vec<T>>> = buffers
-        .into_iter()
-        .zip(&full)
-        .map(|(b, &f)| b.map(|b| b.finish(f)))
-        .collect();
-    for (b, at, halo) in halos {
-        let buf = done[b].as_mut().expect("a written buffer");
-        for (o, v) in buf[at..at + halo.len()].iter_mut().zip(&halo) {
-            *o += *v;
-        }
-    }
-    (done, sums)
+    parts::pullback(n, layout.lens, layout.lo, written, sum, |r, last, o| {
+        dispatch!(body::<R, N, T>(src, ct, r, last, layout, o))
+    })
 }
 
 /// One part of the pass: the region's VJP over `range`, stage by stage.
@@ -144,6 +69,7 @@ fn body<R: Region<N>, const N: usize, T: Kernel>(
         pieces,
         halos,
         sums,
+        ..
     } = out;
     let Layout { dests, lo, hi, .. } = *layout;
     let rd = Reader::new(src, range.end);

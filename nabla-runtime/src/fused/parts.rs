@@ -3,8 +3,10 @@
 //! pieces of the pass's output buffers, initialised front to back as the
 //! pass reaches them (so no buffer is cleared in a pass of its own).
 
+use nabla_kernels::parallel::for_each;
 use std::mem::MaybeUninit;
 use std::ops::Range;
+use std::sync::Mutex;
 
 /// Elements per chunk: the unit of a sum's partial results (fixed, so a
 /// fused sum does not depend on the number of threads) and of buffer
@@ -177,6 +179,106 @@ impl<T: Copy> Buffer<T> {
         unsafe { self.vec.set_len(self.len) };
         self.vec
     }
+}
+
+/// What one part of a pullback pass writes: per buffer its piece (if the
+/// pass writes that buffer), where the piece starts in the buffer, and
+/// the additions that land past the piece's end, in the next part's piece
+/// (added in once the parts are done; the last part's are dropped, as
+/// nothing lands past a buffer's end).
+pub struct PartOut<'a, T> {
+    pub pieces: Vec<Option<Piece<'a, T>>>,
+    pub starts: Vec<usize>,
+    pub halos: Vec<Vec<T>>,
+    /// Each chunk's sum of the region, when the pass also sums it.
+    pub sums: Option<Vec<f64>>,
+}
+
+/// Runs a pullback pass over `n` elements that writes buffers of lengths
+/// `lens` (those `written`), in parts: `body(range, last, out)` fills one
+/// part's pieces, each buffer's piece starting where the part's first
+/// element lands in it (`range.start + lo[b]`, 0 for the first part).
+/// Returns the filled buffers (`None` where not written) and, when `sum`
+/// is asked, the per-chunk sums in order.
+pub fn pullback<T, F>(
+    n: usize,
+    lens: &[usize],
+    lo: &[usize],
+    written: &[bool],
+    sum: bool,
+    body: F,
+) -> (Vec<Option<Vec<T>>>, Vec<f64>)
+where
+    T: Copy + Send + std::ops::AddAssign,
+    F: Fn(Range<usize>, bool, &mut PartOut<'_, T>) + Sync,
+{
+    let ranges = split(n);
+    let last = ranges.len() - 1;
+    let mut buffers: Vec<Option<Buffer<T>>> = written
+        .iter()
+        .zip(lens)
+        .map(|(&w, &len)| w.then(|| Buffer::new(len)))
+        .collect();
+    let mut halos: Vec<(usize, usize, Vec<T>)> = Vec::new();
+    let mut sums: Vec<f64> = Vec::new();
+    let full = {
+        let mut outs: Vec<PartOut<'_, T>> = ranges
+            .iter()
+            .map(|_| PartOut {
+                pieces: Vec::new(),
+                starts: Vec::new(),
+                halos: Vec::new(),
+                sums: sum.then(Vec::new),
+            })
+            .collect();
+        for (b, buf) in buffers.iter_mut().enumerate() {
+            let cuts: Vec<usize> = ranges[1..]
+                .iter()
+                .map(|r| r.start.saturating_add(lo[b]).min(lens[b]))
+                .collect();
+            let mut pieces: Vec<Option<Piece<'_, T>>> = match buf {
+                Some(buf) => buf.pieces(&cuts).into_iter().map(Some).collect(),
+                None => ranges.iter().map(|_| None).collect(),
+            };
+            for (p, o) in outs.iter_mut().enumerate() {
+                o.pieces.push(pieces[p].take());
+                o.starts.push(if p == 0 { 0 } else { cuts[p - 1] });
+                o.halos.push(Vec::new());
+            }
+        }
+        let outs: Vec<Mutex<PartOut<'_, T>>> = outs.into_iter().map(Mutex::new).collect();
+        for_each(ranges.len(), |p| {
+            let mut o = outs[p].lock().expect("one part per lock");
+            body(ranges[p].clone(), p == last, &mut o);
+        });
+        let mut full = vec![true; lens.len()];
+        for (p, o) in outs.into_iter().enumerate() {
+            let o = o.into_inner().expect("parts finished");
+            sums.extend(o.sums.iter().flatten());
+            for (b, (piece, halo)) in o.pieces.iter().zip(o.halos).enumerate() {
+                if let Some(piece) = piece {
+                    full[b] &= piece.is_full();
+                    if p < last && !halo.is_empty() {
+                        halos.push((b, o.starts[b] + piece.len(), halo));
+                    }
+                }
+            }
+        }
+        full
+    };
+    let mut done: Vec<Option<Vec<T>>> = buffers
+        .into_iter()
+        .zip(&full)
+        .map(|(b, &f)| b.map(|b| b.finish(f)))
+        .collect();
+    for (b, at, halo) in halos {
+        let buf = done[b].as_mut().expect("a written buffer");
+        let end = buf.len().min(at + halo.len());
+        for (o, v) in buf[at.min(end)..end].iter_mut().zip(&halo) {
+            *o += *v;
+        }
+    }
+    (done, sums)
 }
 
 #[cfg(test)]
