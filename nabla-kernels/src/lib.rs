@@ -25,6 +25,7 @@ pub mod float;
 pub mod index;
 pub mod matmul;
 pub mod ops;
+pub mod optim;
 pub mod parallel;
 pub mod reduce;
 pub mod special;

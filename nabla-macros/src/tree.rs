@@ -63,6 +63,10 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
             fn num_leaves(&self) -> usize {
                 0 #(+ #tree::num_leaves(&#access))*
             }
+            fn for_each_leaf_mut(&mut self, f: &mut dyn ::core::ops::FnMut(&mut ::nabla::Array)) {
+                #(#tree::for_each_leaf_mut(&mut #access, f);)*
+                let _ = f;
+            }
             fn rebuild(&self, leaves: &mut dyn ::core::iter::Iterator<Item = ::nabla::Array>) -> #name {
                 #build
             }

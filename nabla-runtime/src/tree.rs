@@ -110,6 +110,16 @@ pub trait Tree<L = Array> {
         self.flatten_into(&mut out);
         out.iter().for_each(f);
     }
+    /// Calls `f` on every leaf in order, mutably: what updates a tree in
+    /// place (an optimizer step) uses.
+    ///
+    /// ```
+    /// use nabla::tree::Tree;
+    /// let mut t = (1.0f64, [2.0f64, 3.0]);
+    /// t.for_each_leaf_mut(&mut |v: &mut f64| *v *= 10.0);
+    /// assert_eq!(t, (10.0, [20.0, 30.0]));
+    /// ```
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L));
 }
 
 /// The leaves of a tree, in order.
@@ -197,6 +207,9 @@ impl Tree for Array {
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = Array>) -> Array {
         leaves.next().expect("tree: too few leaves")
     }
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut Array)) {
+        f(self)
+    }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
         if !path.is_empty() {
@@ -220,6 +233,9 @@ macro_rules! float_leaf {
                 leaves.next().expect("tree: too few leaves")
             }
             fn for_each_leaf(&self, f: &mut dyn FnMut(&$t)) {
+                f(self)
+            }
+            fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut $t)) {
                 f(self)
             }
             #[track_caller]
@@ -258,6 +274,9 @@ impl<L, T: Tree<L>> Tree<L> for Vec<T> {
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
     }
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L)) {
+        self.iter_mut().for_each(|t| t.for_each_leaf_mut(f));
+    }
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         self.iter().map(|t| t.rebuild(leaves)).collect()
     }
@@ -275,6 +294,9 @@ impl<L, T: Tree<L>> Tree<L> for [T] {
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
     }
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L)) {
+        self.iter_mut().for_each(|t| t.for_each_leaf_mut(f));
+    }
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         self.iter().map(|t| t.rebuild(leaves)).collect()
     }
@@ -291,6 +313,9 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     }
     fn num_leaves(&self) -> usize {
         self.iter().map(|t| t.num_leaves()).sum()
+    }
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L)) {
+        self.iter_mut().for_each(|t| t.for_each_leaf_mut(f));
     }
     fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
         std::array::from_fn(|i| self[i].rebuild(leaves))
@@ -313,6 +338,9 @@ macro_rules! tuple_tree {
             }
             fn num_leaves(&self) -> usize {
                 0 $(+ self.$i.num_leaves())*
+            }
+            fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L)) {
+                $(self.$i.for_each_leaf_mut(f);)*
             }
             fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
                 ($(self.$i.rebuild(leaves),)*)

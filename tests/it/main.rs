@@ -28,6 +28,7 @@ mod fused;
 mod fused_ops;
 mod imperative;
 mod language;
+mod optim;
 mod properties;
 mod random_programs;
 mod transforms;

@@ -15,7 +15,6 @@ use proptest::prelude::*;
 mod programs;
 use programs::*;
 
-
 type Prog = fn(&Array, &Array, &Array) -> Array;
 
 macro_rules! all_programs {
@@ -60,7 +59,10 @@ macro_rules! all_programs {
     };
 }
 
-all_programs!(p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20, p21, p22, p23);
+all_programs!(
+    p0, p1, p2, p3, p4, p5, p6, p7, p8, p9, p10, p11, p12, p13, p14, p15, p16, p17, p18, p19, p20,
+    p21, p22, p23
+);
 
 /// Fused against unfused: the fused passes reorder no sums across ops, so
 /// each result is within a few ulp per op of the op-by-op one.
@@ -111,7 +113,32 @@ macro_rules! fused_pairs {
     };
 }
 
-fused_pairs!((p0, p0_unfused), (p1, p1_unfused), (p2, p2_unfused), (p3, p3_unfused), (p4, p4_unfused), (p5, p5_unfused), (p6, p6_unfused), (p7, p7_unfused), (p8, p8_unfused), (p9, p9_unfused), (p10, p10_unfused), (p11, p11_unfused), (p12, p12_unfused), (p13, p13_unfused), (p14, p14_unfused), (p15, p15_unfused), (p16, p16_unfused), (p17, p17_unfused), (p18, p18_unfused), (p19, p19_unfused), (p20, p20_unfused), (p21, p21_unfused), (p22, p22_unfused), (p23, p23_unfused));
+fused_pairs!(
+    (p0, p0_unfused),
+    (p1, p1_unfused),
+    (p2, p2_unfused),
+    (p3, p3_unfused),
+    (p4, p4_unfused),
+    (p5, p5_unfused),
+    (p6, p6_unfused),
+    (p7, p7_unfused),
+    (p8, p8_unfused),
+    (p9, p9_unfused),
+    (p10, p10_unfused),
+    (p11, p11_unfused),
+    (p12, p12_unfused),
+    (p13, p13_unfused),
+    (p14, p14_unfused),
+    (p15, p15_unfused),
+    (p16, p16_unfused),
+    (p17, p17_unfused),
+    (p18, p18_unfused),
+    (p19, p19_unfused),
+    (p20, p20_unfused),
+    (p21, p21_unfused),
+    (p22, p22_unfused),
+    (p23, p23_unfused)
+);
 
 proptest! {
     #![proptest_config(ProptestConfig { cases: 16, .. ProptestConfig::default() })]
