@@ -57,8 +57,9 @@ fn benches(c: &mut Criterion) {
     });
     // A functional training step: value_and_grad over a parameter tree.
     let (mut p, xm, ym) = workloads::mlp_fn_state();
+    let mut s = nabla::optim::Optimizer::init(&workloads::mlp_fn_opt(), &p);
     c.bench_function("mlp_fn_step_b256", |b| {
-        b.iter(|| workloads::mlp_fn_step(&mut p, black_box(&xm), &ym))
+        b.iter(|| workloads::mlp_fn_step(&mut p, &mut s, black_box(&xm), &ym))
     });
 }
 

@@ -110,8 +110,9 @@ fn main() {
     // Composable transforms (`benches/compare/jax_compose_twin.py`).
     if wanted("mlp_fn") {
         let (mut p, x, y) = workloads::mlp_fn_state();
+        let mut s = nabla::optim::Optimizer::init(&workloads::mlp_fn_opt(), &p);
         let r = measure(
-            || drop(black_box(workloads::mlp_fn_step(&mut p, &x, &y))),
+            || drop(black_box(workloads::mlp_fn_step(&mut p, &mut s, &x, &y))),
             warmup,
             meas,
         );

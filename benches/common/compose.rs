@@ -131,19 +131,16 @@ pub fn mlp_fn_state() -> (MlpParams, Array, Array) {
     (p, x, y)
 }
 
+/// The `mlp_fn` optimizer: SGD, lr 0.01.
+pub fn mlp_fn_opt() -> nabla::optim::Sgd {
+    nabla::optim::Sgd::new(0.01)
+}
+
 /// One functional training step: `value_and_grad` over the parameter tree,
-/// then SGD (lr 0.01) in place. Returns the loss.
-pub fn mlp_fn_step(p: &mut MlpParams, x: &Array, y: &Array) -> Array {
+/// then SGD (lr 0.01) in place, one pass per parameter. Returns the loss.
+pub fn mlp_fn_step(p: &mut MlpParams, s: &mut nabla::optim::State, x: &Array, y: &Array) -> Array {
+    use nabla::optim::Optimizer;
     let (l, g) = nabla::value_and_grad(mlp_loss)(p, x, y);
-    for (w, gw) in [
-        (&mut p.l1.w, &g.l1.w),
-        (&mut p.l1.b, &g.l1.b),
-        (&mut p.l2.w, &g.l2.w),
-        (&mut p.l2.b, &g.l2.b),
-        (&mut p.l3.w, &g.l3.w),
-        (&mut p.l3.b, &g.l3.b),
-    ] {
-        *w -= gw * 0.01;
-    }
+    mlp_fn_opt().update(p, &g, s);
     l
 }

@@ -42,6 +42,9 @@ pub struct Mlp {
     pub params: Vec<Array>,
     pub x: Array,
     pub y: Array,
+    /// SGD (lr `MLP_LR`), one in-place pass per parameter.
+    pub opt: nabla::optim::Sgd,
+    pub state: nabla::optim::State,
 }
 
 impl Mlp {
@@ -57,7 +60,15 @@ impl Mlp {
         }
         let x = nabla::randn(&[MLP_BATCH, MLP_SIZES[0]], DType::F32);
         let y = nabla::randn(&[MLP_BATCH, MLP_SIZES[3]], DType::F32);
-        Mlp { params, x, y }
+        let opt = nabla::optim::Sgd::new(MLP_LR as f64);
+        let state = nabla::optim::Optimizer::init(&opt, &params);
+        Mlp {
+            params,
+            x,
+            y,
+            opt,
+            state,
+        }
     }
 
     /// One imperative training step: forward, `backward()`, SGD update,
@@ -69,9 +80,8 @@ impl Mlp {
         let pred = h2.matmul(&p[4]) + &p[5];
         let loss = nabla::mse_loss(&pred, &self.y);
         loss.backward();
-        for p in self.params.iter_mut() {
-            let g = p.grad();
-            *p -= g * MLP_LR;
+        nabla::optim::Optimizer::step(&self.opt, &mut self.params, &mut self.state);
+        for p in &self.params {
             p.zero_grad();
         }
         loss

@@ -19,6 +19,27 @@ pub(crate) fn has_avx2() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
 }
 
+/// True when the CPU has the AVX-512 subsets the 512-bit copies use
+/// (F, VL, DQ) besides AVX2 and FMA (checked once, then cached).
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+pub(crate) fn has_avx512() -> bool {
+    has_avx2()
+        && std::arch::is_x86_feature_detected!("avx512f")
+        && std::arch::is_x86_feature_detected!("avx512vl")
+        && std::arch::is_x86_feature_detected!("avx512dq")
+}
+
+/// `fill1` compiled for AVX-512.
+///
+/// # Safety
+/// The CPU must support the features of [`has_avx512`].
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
+unsafe fn fill1_avx512<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    fill1(d, s, f)
+}
+
 /// `fill1` compiled for AVX2 + FMA.
 ///
 /// # Safety
@@ -48,6 +69,11 @@ unsafe fn fill2_avx2<T: Float, F: Fn(T, T) -> T + ?Sized>(
 /// baseline x86-64, so wider vectors are chosen at run time).
 #[inline(always)]
 pub(super) fn fill1_best<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    #[cfg(target_arch = "x86_64")]
+    if has_avx512() {
+        // SAFETY: the features were detected just above.
+        return unsafe { fill1_avx512(d, s, f) };
+    }
     #[cfg(target_arch = "x86_64")]
     if has_avx2() {
         // SAFETY: the features were detected just above.
