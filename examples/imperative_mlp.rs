@@ -1,8 +1,9 @@
 //! PyTorch-style imperative training on `Array`: the seed example, then a
-//! short training loop whose loss you can watch fall.
+//! short training loop (`nabla::optim::Sgd`) whose loss you can watch fall.
 //!
 //! Run: `cargo run --release --example imperative_mlp`
 
+use nabla::optim::{Optimizer, Sgd};
 use nabla::prelude::*;
 
 fn main() {
@@ -40,7 +41,9 @@ fn main() {
         Array::zeros(&[1], DType::F32).requires_grad(),
     ];
 
-    let lr = 0.05f32;
+    // SGD as torch.optim.SGD: one in-place pass per parameter per step.
+    let opt = Sgd::new(0.05);
+    let mut state = opt.init(&params);
     let mut first = f64::NAN;
     let mut last = f64::NAN;
     for step in 0..=1000 {
@@ -49,9 +52,8 @@ fn main() {
         let pred = h2.matmul(&params[4]) + &params[5];
         let loss = nabla::mse_loss(&pred, &y);
         loss.backward();
-        for p in params.iter_mut() {
-            let g = p.grad();
-            *p -= g * lr;
+        opt.step(&mut params, &mut state);
+        for p in &params {
             p.zero_grad();
         }
         let l = loss.item();
