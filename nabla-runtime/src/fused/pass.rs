@@ -456,6 +456,9 @@ impl<T: Kernel> Operand<T> {
         if a.shape() == shape && a.is_standard_layout() {
             return Operand::Buffer(a.clone());
         }
+        if let Some(v) = tiled(a, shape) {
+            return Operand::Buffer(ArcArray::from_shape_vec(IxDyn(shape), v).expect("size"));
+        }
         let b = a
             .broadcast(IxDyn(shape))
             .expect("shapes broadcast (checked)")
@@ -471,6 +474,26 @@ impl<T: Kernel> Operand<T> {
             Operand::Scalar(s) => Src::Scalar(*s),
         }
     }
+}
+
+/// `a` broadcast to `shape` when that only repeats its contiguous
+/// elements (a bias row over a batch: `a`'s shape, after its leading 1s,
+/// is `shape`'s trailing axes), built by whole-row copies.
+fn tiled<T: Copy>(a: &ArcArray<T, IxDyn>, shape: &[usize]) -> Option<Vec<T>> {
+    let row = a.as_slice()?;
+    let own: &[usize] = {
+        let lead = a.shape().iter().take_while(|&&d| d == 1).count();
+        &a.shape()[lead..]
+    };
+    if own.len() > shape.len() || own != &shape[shape.len() - own.len()..] || row.is_empty() {
+        return None;
+    }
+    let n: usize = shape.iter().product();
+    let mut v = Vec::with_capacity(n);
+    for _ in 0..n / row.len() {
+        v.extend_from_slice(row);
+    }
+    Some(v)
 }
 
 /// An operand's elements: a buffer of the broadcast shape, or one element.

@@ -267,6 +267,11 @@ pub mod matmul {
                 .insert_axis(Axis(0))
                 .into_dimensionality::<Ix3>()
                 .expect("rank 3");
+            if bsize == 1 {
+                // One product: the view as it is (the GEMM takes any
+                // strides, so a transpose costs nothing).
+                return v3.into();
+            }
             return v3
                 .broadcast((bsize, r, c))
                 .expect("stride-0 batch")

@@ -134,6 +134,37 @@ fn broadcasting_and_scalar_operands() {
 }
 
 #[test]
+fn rows_columns_and_leading_ones_broadcast() {
+    // A row with leading 1s and a row of a 3-d batch are repeated whole
+    // (tiled); a column is broadcast element by element.
+    for (xs, bs) in [
+        (&[3usize, 4][..], &[1usize, 4][..]),
+        (&[3, 4], &[3, 1]),
+        (&[2, 3, 4], &[3, 4]),
+        (&[2, 3, 4], &[1, 1, 4]),
+        (&[2, 3, 4], &[2, 1, 4]),
+    ] {
+        nabla::manual_seed(6);
+        let (x, b, s) = (
+            nabla::randn(xs, DType::F64),
+            nabla::randn(bs, DType::F64),
+            Array::scalar(0.4f64),
+        );
+        let what = format!("x {xs:?}, b {bs:?}");
+        close_to(
+            &wide(&x, &b, &s),
+            &wide_plain(&x, &b, &s),
+            1e-12,
+            &format!("{what}: value"),
+        );
+        let (gx, gb, _) = grad!(wide, argnums = (0, 1, 2))(&x, &b, &s);
+        let (px, pb, _) = grad!(wide_plain, argnums = (0, 1, 2))(&x, &b, &s);
+        close_to(&gx, &px, 1e-12, &format!("{what}: d/dx"));
+        close_to(&gb, &pb, 1e-12, &format!("{what}: d/db"));
+    }
+}
+
+#[test]
 fn non_contiguous_inputs() {
     nabla::manual_seed(5);
     let x = nabla::randn(&[4, 3], DType::F64).transpose();
