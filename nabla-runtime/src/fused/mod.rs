@@ -38,7 +38,6 @@
 //! }
 //! ```
 
-pub(crate) mod chain;
 mod dual;
 mod gather;
 mod lanes;
