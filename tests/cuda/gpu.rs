@@ -378,3 +378,50 @@ fn mixing_devices_is_a_clear_panic() {
     // A 0-d host constant next to a device array is fine.
     assert_eq!((&a * &Array::scalar(2.0f32)).to_vec::<f32>(), vec![2.0; 3]);
 }
+
+/// `nabla::optim` on device arrays (the op-by-op path) against the
+/// in-place passes on host arrays: three steps of SGD with Nesterov
+/// momentum and weight decay, Adam and AdamW, f32 and f64.
+#[test]
+fn optimizer_steps_on_the_gpu_match_the_cpu() {
+    use nabla::optim::{Adam, AdamW, Optimizer, Sgd};
+    let Some(dev) = gpu() else { return };
+    fn run<O: Optimizer>(opt: &O, dev: Device, dtype: DType) -> Array {
+        let key = nabla::random::Key::new(21);
+        let ks = key.split(4);
+        let mut p = ks[0].normal(&[33, 17], dtype).to_device(dev);
+        let mut s = opt.init(&p);
+        for k in &ks[1..] {
+            let g = k.normal(&[33, 17], dtype).to_device(dev);
+            opt.update(&mut p, &g, &mut s);
+        }
+        assert_eq!(p.device(), dev);
+        p.to_device(Device::Cpu)
+    }
+    for (dtype, tol) in [(DType::F32, 1e-5), (DType::F64, 1e-12)] {
+        let sgd = Sgd::new(0.1)
+            .momentum(0.9)
+            .nesterov(true)
+            .weight_decay(0.01);
+        assert_close(
+            &run(&sgd, dev, dtype),
+            &run(&sgd, Device::Cpu, dtype),
+            tol,
+            "sgd",
+        );
+        let adam = Adam::new(0.01).weight_decay(0.1);
+        assert_close(
+            &run(&adam, dev, dtype),
+            &run(&adam, Device::Cpu, dtype),
+            tol,
+            "adam",
+        );
+        let adamw = AdamW::new(0.01);
+        assert_close(
+            &run(&adamw, dev, dtype),
+            &run(&adamw, Device::Cpu, dtype),
+            tol,
+            "adamw",
+        );
+    }
+}
