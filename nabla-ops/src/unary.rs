@@ -156,7 +156,7 @@ macro_rules! unary_ops {
             /// Sign: -1, 0 or 1 (`nabla::sign`); zero derivative.
             sign Sign() {
                 method: signum, func: sign,
-                kernel: |v| if v > T::ZERO { T::ONE } else if v < T::ZERO { -T::ONE } else { v },
+                kernel: |v| if v == T::ZERO || v.is_nan() { v } else { T::ONE.copysign(v) },
                 cuda: "v > zero ? one : (v < zero ? -one : v)",
                 rule: (|x, y| x.zeros_like()), reads: x,
                 example: (-3.0) => -1.0,

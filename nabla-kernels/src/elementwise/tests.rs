@@ -198,3 +198,21 @@ fn large_parallel_map() {
             .all(|(i, &v)| v == 2.0 * i as f32 + 1.0)
     );
 }
+
+#[test]
+fn sign_keeps_signed_zeros_and_nan() {
+    fn check<T: crate::Float + std::fmt::Debug>(vals: &[f64]) {
+        let x = ndarray::Array1::from_iter(vals.iter().map(|&v| T::from_f64(v))).into_dyn();
+        let y = unary(x.view(), UnaryOp::Sign());
+        let got: Vec<f64> = y.iter().map(|v| v.to_f64()).collect();
+        assert_eq!(&got[..4], &[1.0, -1.0, 1.0, -1.0]);
+        assert!(got[4] == 0.0 && got[4].is_sign_positive(), "sign(+0) = +0");
+        assert!(got[5] == 0.0 && got[5].is_sign_negative(), "sign(-0) = -0");
+        assert!(got[6].is_nan(), "sign(NaN) = NaN");
+    }
+    // 19 elements: a vector body and a scalar tail.
+    let mut vals = vec![3.0, -2.0, 1e-30, -f64::INFINITY, 0.0, -0.0, f64::NAN];
+    vals.extend((0..12).map(|i| i as f64 - 5.5));
+    check::<f32>(&vals);
+    check::<f64>(&vals);
+}
