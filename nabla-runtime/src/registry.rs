@@ -354,6 +354,23 @@ macro_rules! unary_modules {
     };
     (@from_x $reads:ident [$($p:ident: $pt:ty),*] $name:ident $method:ident $eg:tt) => {};
     (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom) $ex:tt) => {};
+    // Without parameters the tape node keeps the op's chain rule, so a
+    // chain of such ops runs backward as one pass (`fused::chain`).
+    (@method [$($doc:tt)*] $name:ident $method:ident [] ($($rule:tt)*) ($ex:tt => $out:expr)) => {
+        impl Array {
+            $($doc)*
+            #[doc = $crate::registry::unary_example!(method $method $ex => $out)]
+            #[track_caller]
+            pub fn $method(&self) -> Array {
+                apply_linked::<$name::Chain>(
+                    self,
+                    stringify!($name),
+                    $name::forward,
+                    $name::vjp::<Array>,
+                )
+            }
+        }
+    };
     (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] ($($rule:tt)*)
         ($ex:tt => $out:expr)) => {
         impl Array {

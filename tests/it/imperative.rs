@@ -114,3 +114,83 @@ fn non_leaf_ops_in_place_are_recorded() {
     y.backward();
     assert_eq!(x.grad().item(), 6.0);
 }
+
+// Chains of unary ops run backward as one pass (`fused::chain`); the
+// generated (tape-free) gradients of the same functions are the oracle.
+#[differentiable]
+fn unary_chain(x: &Array) -> Array {
+    x.sin().exp().tanh().sigmoid().sum()
+}
+
+#[differentiable]
+fn chain_with_branch(x: &Array, w: &Array) -> Array {
+    let a = (x * w).sin();
+    let c = a.exp().tanh();
+    (&c + &a).sum()
+}
+
+#[test]
+fn a_chain_of_unary_ops_runs_backward_as_one_pass() {
+    for (dtype, tol) in [(DType::F64, 1e-14), (DType::F32, 1e-6)] {
+        nabla::manual_seed(11);
+        let x0 = nabla::randn(&[300, 70], dtype);
+        let x = x0.clone().requires_grad();
+        let before = nabla::fused::passes();
+        unary_chain(&x).backward();
+        assert_eq!(nabla::fused::passes(), before + 1, "four links, one pass");
+        assert_close(
+            &x.grad(),
+            &nabla::grad(unary_chain)(&x0),
+            tol,
+            &format!("{dtype}: chain vs generated"),
+        );
+        // A non-contiguous input takes the same pass.
+        let xt = x0.transpose().requires_grad();
+        unary_chain(&xt).backward();
+        assert_close(
+            &xt.grad(),
+            &nabla::grad(unary_chain)(&x0.transpose()),
+            tol,
+            "transposed input",
+        );
+    }
+}
+
+#[test]
+fn a_chain_stops_where_a_value_has_another_use() {
+    nabla::manual_seed(12);
+    let (x0, w0) = (
+        nabla::randn(&[5, 4], DType::F64),
+        nabla::randn(&[4], DType::F64),
+    );
+    let (x, w) = (x0.clone().requires_grad(), w0.clone().requires_grad());
+    chain_with_branch(&x, &w).backward();
+    let (gx, gw) = nabla::grad!(chain_with_branch, argnums = (0, 1))(&x0, &w0);
+    assert_close(&x.grad(), &gx, 1e-14, "d/dx");
+    assert_close(
+        &w.grad(),
+        &gw,
+        1e-14,
+        "d/dw (through the product under the chain)",
+    );
+    // Finite differences, independently of both.
+    let eps = 1e-6;
+    let d = nabla::randn(&[5, 4], DType::F64);
+    let fd = (chain_with_branch(&(&x0 + &(&d * eps)), &w0).item()
+        - chain_with_branch(&(&x0 - &(&d * eps)), &w0).item())
+        / (2.0 * eps);
+    let dir = (&x.grad() * &d).sum().item();
+    assert!(
+        (dir - fd).abs() < 1e-7 * fd.abs().max(1.0),
+        "directional derivative {dir} vs {fd}"
+    );
+}
+
+#[test]
+#[should_panic(expected = "was already used by an earlier backward()")]
+fn a_chain_cannot_run_backward_twice() {
+    let x = Array::from_vec(vec![0.5f64, 1.0], &[2]).requires_grad();
+    let y = x.sin().exp().sum();
+    y.backward();
+    y.backward();
+}

@@ -8,9 +8,12 @@
 //! topological order and frees each node's closure (and so its residuals)
 //! as soon as it has run.
 
+mod backward;
+
 use crate::Array;
+use crate::fused::chain::Link;
+use backward::run_backward;
 use std::cell::Cell;
-use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 /// A VJP closure: maps the output cotangent to one cotangent per input
@@ -26,6 +29,9 @@ pub(crate) enum GradMeta {
         op: &'static str,
         inputs: Vec<Option<Arc<GradMeta>>>,
         backward: Mutex<Option<BackwardFn>>,
+        /// A unary op's chain rule and saved values, so that a chain of
+        /// them runs backward as one pass (`fused::chain`).
+        link: Option<Link>,
     },
 }
 
@@ -76,10 +82,22 @@ pub(crate) fn record(
     inputs: &[&Array],
     backward: BackwardFn,
 ) -> Array {
+    record_linked(out, op, inputs, backward, None)
+}
+
+/// [`record`] with a unary op's [`Link`].
+fn record_linked(
+    out: Array,
+    op: &'static str,
+    inputs: &[&Array],
+    backward: BackwardFn,
+    link: Option<Link>,
+) -> Array {
     let node = GradMeta::Node {
         op,
         inputs: inputs.iter().map(|a| a.grad.clone()).collect(),
         backward: Mutex::new(Some(backward)),
+        link,
     };
     Array {
         data: out.data,
@@ -103,6 +121,35 @@ where
     if needs_grad(&[x]) {
         let vjp = make_vjp(&out);
         record(out, op, &[x], Box::new(move |ct| vec![Some(vjp(ct))]))
+    } else {
+        out
+    }
+}
+
+/// [`unary_node`] for an op whose VJP is the elementwise chain rule `R`:
+/// the node also keeps a [`Link`], so that a chain of such ops runs
+/// backward as one pass.
+#[inline]
+pub(crate) fn unary_linked<R, B>(
+    out: Array,
+    op: &'static str,
+    x: &Array,
+    make_vjp: impl FnOnce(&Array) -> B,
+) -> Array
+where
+    R: crate::ElementwiseRule + 'static,
+    B: FnOnce(&Array) -> Array + Send + 'static,
+{
+    if needs_grad(&[x]) {
+        let vjp = make_vjp(&out);
+        let link = Link::new::<R>(x.detach(), out.detach());
+        record_linked(
+            out,
+            op,
+            &[x],
+            Box::new(move |ct| vec![Some(vjp(ct))]),
+            Some(link),
+        )
     } else {
         out
     }
@@ -289,73 +336,5 @@ impl Array {
         };
         let seed = self.detach().ones_like();
         no_grad(|| run_backward(root, seed));
-    }
-}
-
-fn key(m: &Arc<GradMeta>) -> *const GradMeta {
-    Arc::as_ptr(m)
-}
-
-#[track_caller]
-fn run_backward(root: Arc<GradMeta>, seed: Array) {
-    // Reverse topological order by an iterative post-order DFS.
-    let mut order: Vec<Arc<GradMeta>> = Vec::new();
-    let mut seen: HashMap<*const GradMeta, ()> = HashMap::new();
-    let mut stack: Vec<(Arc<GradMeta>, bool)> = vec![(root.clone(), false)];
-    while let Some((m, expanded)) = stack.pop() {
-        if expanded {
-            order.push(m);
-            continue;
-        }
-        if seen.insert(key(&m), ()).is_some() {
-            continue;
-        }
-        stack.push((m.clone(), true));
-        if let GradMeta::Node { inputs, .. } = &*m {
-            for i in inputs.iter().flatten() {
-                if !seen.contains_key(&key(i)) {
-                    stack.push((i.clone(), false));
-                }
-            }
-        }
-    }
-    let mut cts: HashMap<*const GradMeta, Array> = HashMap::new();
-    cts.insert(key(&root), seed);
-    for m in order.into_iter().rev() {
-        let Some(ct) = cts.remove(&key(&m)) else {
-            continue;
-        };
-        match &*m {
-            GradMeta::Leaf { grad } => {
-                let mut g = grad.lock().expect("grad lock");
-                *g = Some(match g.take() {
-                    Some(old) => &old + &ct,
-                    None => ct,
-                });
-            }
-            GradMeta::Node {
-                op,
-                inputs,
-                backward,
-            } => {
-                let Some(f) = backward.lock().expect("tape lock").take() else {
-                    panic!(
-                        "backward: the graph through `{op}` was already used by an earlier backward() and its \
-                         saved values were freed; recompute the forward pass before calling backward() again"
-                    )
-                };
-                let in_cts = f(&ct);
-                for (input, ict) in inputs.iter().zip(in_cts) {
-                    if let (Some(input), Some(ict)) = (input, ict) {
-                        let k = key(input);
-                        let acc = match cts.remove(&k) {
-                            Some(old) => &old + &ict,
-                            None => ict,
-                        };
-                        cts.insert(k, acc);
-                    }
-                }
-            }
-        }
     }
 }

@@ -38,6 +38,7 @@
 //! }
 //! ```
 
+pub(crate) mod chain;
 mod dual;
 mod gather;
 mod lanes;

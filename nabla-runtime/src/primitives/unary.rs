@@ -114,6 +114,22 @@ pub(crate) fn apply(
     })
 }
 
+/// [`apply`] for an op whose VJP is the elementwise chain rule `R`: the
+/// tape node keeps `R` with the saved input and output.
+#[track_caller]
+pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
+    x: &Array,
+    name: &'static str,
+    forward: impl FnOnce(&Array) -> Array,
+    vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
+) -> Array {
+    let y = forward(x);
+    crate::autograd::unary_linked::<R, _>(y, name, x, |y| {
+        let (xr, yr) = (x.detach(), y.detach());
+        move |ct| vjp(&xr, &yr, ct)
+    })
+}
+
 nabla_ops::unary_ops!(unary_modules);
 
 /// `-x`. Linear: its rules negate the tangent or cotangent directly (no
