@@ -206,7 +206,12 @@ macro_rules! unary_ops {
             /// Clamps into `[lo, hi]`; the derivative is 1 strictly inside, 0 outside.
             clip Clip(lo: f64, hi: f64) {
                 method: clip, func: clip,
-                kernel: |v| if v < T::from_f64(lo) { T::from_f64(lo) } else if v > T::from_f64(hi) { T::from_f64(hi) } else { v },
+                kernel: |v| {
+                    // Two selects on `v` (not nested branches), so blocks vectorise.
+                    let (lo, hi) = (T::from_f64(lo), T::from_f64(hi));
+                    let upper = if v > hi { hi } else { v };
+                    if v < lo { lo } else { upper }
+                },
                 cuda: "v < (T)p ? (T)p : (v > (T)q ? (T)q : v)",
                 rule: (|x, y| x.cmp_mask(&x.full_like(lo), CompareOp::Gt).mul(&x.cmp_mask(&x.full_like(hi), CompareOp::Lt))),
                 reads: x,
@@ -384,7 +389,10 @@ macro_rules! unary_ops {
             /// Clamps into `[-1, 1]`; the derivative is 1 strictly inside, 0 outside.
             hard_tanh HardTanh() {
                 method: hard_tanh, func: hard_tanh,
-                kernel: |v| if v < -T::ONE { -T::ONE } else if v > T::ONE { T::ONE } else { v },
+                kernel: |v| {
+                    let upper = if v > T::ONE { T::ONE } else { v };
+                    if v < -T::ONE { -T::ONE } else { upper }
+                },
                 cuda: "v < -one ? -one : (v > one ? one : v)",
                 rule: (|x, y| x.cmp_mask(&x.full_like(-1.0), CompareOp::Gt).mul(&x.cmp_mask(&x.full_like(1.0), CompareOp::Lt))),
                 reads: x,
