@@ -118,12 +118,7 @@ pub(crate) fn unary_node<B>(
 where
     B: FnOnce(&Array) -> Array + Send + 'static,
 {
-    if needs_grad(&[x]) {
-        let vjp = make_vjp(&out);
-        record(out, op, &[x], Box::new(move |ct| vec![Some(vjp(ct))]))
-    } else {
-        out
-    }
+    unary_with(out, op, x, make_vjp, |_, _| None)
 }
 
 /// [`unary_node`] for an op whose VJP is the elementwise chain rule `R`:
@@ -140,16 +135,26 @@ where
     R: crate::ElementwiseRule + 'static,
     B: FnOnce(&Array) -> Array + Send + 'static,
 {
+    unary_with(out, op, x, make_vjp, |x, y| {
+        Some(Link::new::<R>(x.detach(), y.detach()))
+    })
+}
+
+#[inline]
+fn unary_with<B>(
+    out: Array,
+    op: &'static str,
+    x: &Array,
+    make_vjp: impl FnOnce(&Array) -> B,
+    link: impl FnOnce(&Array, &Array) -> Option<Link>,
+) -> Array
+where
+    B: FnOnce(&Array) -> Array + Send + 'static,
+{
     if needs_grad(&[x]) {
         let vjp = make_vjp(&out);
-        let link = Link::new::<R>(x.detach(), out.detach());
-        record_linked(
-            out,
-            op,
-            &[x],
-            Box::new(move |ct| vec![Some(vjp(ct))]),
-            Some(link),
-        )
+        let link = link(x, &out);
+        record_linked(out, op, &[x], Box::new(move |ct| vec![Some(vjp(ct))]), link)
     } else {
         out
     }
