@@ -304,3 +304,17 @@ fn a_gradient_of_another_shape_is_refused() {
 fn nesterov_without_momentum_is_refused() {
     let _ = Sgd::new(0.1).nesterov(true);
 }
+
+#[test]
+#[should_panic(
+    expected = "optimizer update: the parameters have 2 leaves, the state 1; make the state with opt.init"
+)]
+fn a_state_of_another_tree_is_refused() {
+    let opt = Adam::new(0.1);
+    let mut ps = vec![
+        Array::ones(&[2], DType::F32).requires_grad(),
+        Array::ones(&[2], DType::F32).requires_grad(),
+    ];
+    let mut s = opt.init(&ps[0]);
+    opt.step(&mut ps, &mut s);
+}

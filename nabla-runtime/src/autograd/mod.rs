@@ -121,27 +121,10 @@ where
     unary_with(out, op, x, make_vjp, |_, _| None)
 }
 
-/// [`unary_node`] for an op whose VJP is the elementwise chain rule `R`:
-/// the node also keeps a [`Link`], so that a chain of such ops runs
-/// backward as one pass.
+/// [`unary_node`] that also attaches `link(x, y)` to the node (a unary
+/// op's chain rule, so that a chain of such ops runs backward as one pass).
 #[inline]
-pub(crate) fn unary_linked<R, B>(
-    out: Array,
-    op: &'static str,
-    x: &Array,
-    make_vjp: impl FnOnce(&Array) -> B,
-) -> Array
-where
-    R: crate::ElementwiseRule + 'static,
-    B: FnOnce(&Array) -> Array + Send + 'static,
-{
-    unary_with(out, op, x, make_vjp, |x, y| {
-        Some(Link::new::<R>(x.detach(), y.detach()))
-    })
-}
-
-#[inline]
-fn unary_with<B>(
+pub(crate) fn unary_with<B>(
     out: Array,
     op: &'static str,
     x: &Array,

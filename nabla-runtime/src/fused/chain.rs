@@ -88,27 +88,17 @@ fn typed<T: Kernel>(
         .iter()
         .map(|l| Some((contiguous::<T>(&l.x)?, contiguous::<T>(&l.y)?, rule(l))))
         .collect::<Option<_>>()?;
-    let n = t.len();
     let mut out = t.into_owned();
     chunks_mut(&mut out, PIECE, |p, piece| {
         let lo = p * PIECE;
-        // The block is worked on in a copy on the stack: in `out` itself,
-        // each link's loads from `x` and `y` would follow stores to the
-        // same addresses modulo 4 KiB (the arrays are equally aligned), and
-        // the CPU stalls them as possible conflicts.
-        let mut tmp = [T::ZERO; BLOCK];
         for (b, block) in piece.chunks_mut(BLOCK).enumerate() {
             let s = lo + b * BLOCK;
             let e = s + block.len();
-            let t = &mut tmp[..block.len()];
-            t.copy_from_slice(block);
             for (x, y, f) in &ops {
-                f(&x[s..e], &y[s..e], t);
+                f(&x[s..e], &y[s..e], block);
             }
-            block.copy_from_slice(t);
         }
     });
-    debug_assert_eq!(out.len(), n);
     Some(Array::from_vec(out, top.shape()))
 }
 
@@ -118,11 +108,6 @@ fn contiguous<T: Kernel>(a: &Array) -> Option<Cow<'_, [T]>> {
     let arr = T::typed(a)?;
     if let Some(s) = arr.as_slice() {
         return Some(Cow::Borrowed(s));
-    }
-    if arr.strides().iter().all(|&s| s == 0) {
-        // One element broadcast (the cotangent of a `sum`).
-        let v = *arr.iter().next()?;
-        return Some(Cow::Owned(vec![v; arr.len()]));
     }
     Some(Cow::Owned(nabla_kernels::elementwise::row_major(
         &arr.view(),

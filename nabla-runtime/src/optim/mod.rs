@@ -144,7 +144,7 @@ pub trait Optimizer {
     ) {
         let mut gs = Vec::with_capacity(grads.num_leaves());
         grads.flatten_into(&mut gs);
-        check_counts(params.num_leaves(), gs.len(), state);
+        check_counts(params.num_leaves(), Some(gs.len()), state);
         let mut k = 0;
         params.for_each_leaf_mut(&mut |p: &mut Array| {
             self.advance(p, &gs[k], &mut state.params[k]);
@@ -169,7 +169,7 @@ pub trait Optimizer {
     /// ```
     #[track_caller]
     fn step<T: Tree + ?Sized>(&self, params: &mut T, state: &mut State) {
-        check_counts(params.num_leaves(), params.num_leaves(), state);
+        check_counts(params.num_leaves(), None, state);
         let mut k = 0;
         params.for_each_leaf_mut(&mut |p: &mut Array| {
             if let Some(g) = p.try_grad() {
@@ -200,11 +200,17 @@ pub trait Optimizer {
 }
 
 #[track_caller]
-fn check_counts(params: usize, grads: usize, state: &State) {
-    if grads != params || state.params.len() != params {
+fn check_counts(params: usize, grads: Option<usize>, state: &State) {
+    if let Some(g) = grads.filter(|&g| g != params) {
         panic!(
-            "optimizer update: the parameters have {params} leaves, the gradients {grads} and the state {}; make \
-             the state with opt.init(&params) and pass the gradient of the same tree",
+            "optimizer update: the parameters have {params} leaves, the gradients {g}; pass the gradient of the \
+             same tree"
+        );
+    }
+    if state.params.len() != params {
+        panic!(
+            "optimizer update: the parameters have {params} leaves, the state {}; make the state with \
+             opt.init(&params)",
             state.params.len()
         );
     }

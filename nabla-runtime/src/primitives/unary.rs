@@ -10,7 +10,6 @@
 //! out below with the same interface. Batching rule (all of them):
 //! elementwise, so the batch axis passes through unchanged.
 
-use crate::autograd::unary_node;
 use crate::dtype::float_map;
 use crate::registry::unary_modules;
 use crate::{Array, Value};
@@ -107,15 +106,12 @@ pub(crate) fn apply(
     forward: impl FnOnce(&Array) -> Array,
     vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
 ) -> Array {
-    let y = forward(x);
-    unary_node(y, name, x, |y| {
-        let (xr, yr) = (x.detach(), y.detach());
-        move |ct| vjp(&xr, &yr, ct)
-    })
+    apply_with(x, name, forward, vjp, |_, _| None)
 }
 
 /// [`apply`] for an op whose VJP is the elementwise chain rule `R`: the
-/// tape node keeps `R` with the saved input and output.
+/// tape node keeps `R` with the saved input and output, so that a chain
+/// of such ops runs backward as one pass (`fused::chain`).
 #[track_caller]
 pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
     x: &Array,
@@ -123,11 +119,30 @@ pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
     forward: impl FnOnce(&Array) -> Array,
     vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
 ) -> Array {
-    let y = forward(x);
-    crate::autograd::unary_linked::<R, _>(y, name, x, |y| {
-        let (xr, yr) = (x.detach(), y.detach());
-        move |ct| vjp(&xr, &yr, ct)
+    apply_with(x, name, forward, vjp, |x, y| {
+        Some(crate::fused::chain::Link::new::<R>(x.detach(), y.detach()))
     })
+}
+
+#[track_caller]
+fn apply_with(
+    x: &Array,
+    name: &'static str,
+    forward: impl FnOnce(&Array) -> Array,
+    vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
+    link: impl FnOnce(&Array, &Array) -> Option<crate::fused::chain::Link>,
+) -> Array {
+    let y = forward(x);
+    crate::autograd::unary_with(
+        y,
+        name,
+        x,
+        |y| {
+            let (xr, yr) = (x.detach(), y.detach());
+            move |ct| vjp(&xr, &yr, ct)
+        },
+        link,
+    )
 }
 
 nabla_ops::unary_ops!(unary_modules);
