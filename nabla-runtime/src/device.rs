@@ -60,12 +60,20 @@ mod gpu {
     pub(crate) fn upload(data: &Data, g: &Arc<Gpu>) -> GpuArray {
         let shape = data.shape().to_vec();
         match data {
-            Data::F32(a) => GpuArray::from_host(g, &a.iter().copied().collect::<Vec<_>>(), &shape),
-            Data::F64(a) => GpuArray::from_host(g, &a.iter().copied().collect::<Vec<_>>(), &shape),
-            Data::I64(a) => GpuArray::from_host(g, &a.iter().copied().collect::<Vec<_>>(), &shape),
-            Data::Bool(a) => {
-                GpuArray::from_host(g, &a.iter().map(|&b| b as u8).collect::<Vec<_>>(), &shape)
+            Data::F32(a) => {
+                GpuArray::from_host(g, &a.view().iter().copied().collect::<Vec<_>>(), &shape)
             }
+            Data::F64(a) => {
+                GpuArray::from_host(g, &a.view().iter().copied().collect::<Vec<_>>(), &shape)
+            }
+            Data::I64(a) => {
+                GpuArray::from_host(g, &a.view().iter().copied().collect::<Vec<_>>(), &shape)
+            }
+            Data::Bool(a) => GpuArray::from_host(
+                g,
+                &a.view().iter().map(|&b| b as u8).collect::<Vec<_>>(),
+                &shape,
+            ),
             Data::Cuda(x) if x.ordinal() == g.ordinal() => x.clone(),
             // Device to device goes through the host (rare; multi-GPU copies
             // are not a goal yet).
@@ -75,24 +83,16 @@ mod gpu {
 
     /// Copies device storage to the host.
     pub(crate) fn download(x: &GpuArray) -> Data {
-        let shape = ndarray::IxDyn(x.shape());
+        use crate::array::Host;
+        let shape = x.shape();
         match x.elem() {
-            GpuElem::F32 => Data::F32(
-                ndarray::ArcArray::from_shape_vec(shape, x.to_host::<f32>()).expect("shape"),
-            ),
-            GpuElem::F64 => Data::F64(
-                ndarray::ArcArray::from_shape_vec(shape, x.to_host::<f64>()).expect("shape"),
-            ),
-            GpuElem::I64 => Data::I64(
-                ndarray::ArcArray::from_shape_vec(shape, x.to_host::<i64>()).expect("shape"),
-            ),
-            GpuElem::Bool => Data::Bool(
-                ndarray::ArcArray::from_shape_vec(
-                    shape,
-                    x.to_host::<u8>().into_iter().map(|b| b != 0).collect(),
-                )
-                .expect("shape"),
-            ),
+            GpuElem::F32 => Data::F32(Host::from_vec(shape, x.to_host::<f32>())),
+            GpuElem::F64 => Data::F64(Host::from_vec(shape, x.to_host::<f64>())),
+            GpuElem::I64 => Data::I64(Host::from_vec(shape, x.to_host::<i64>())),
+            GpuElem::Bool => Data::Bool(Host::from_vec(
+                shape,
+                x.to_host::<u8>().into_iter().map(|b| b != 0).collect(),
+            )),
         }
     }
 

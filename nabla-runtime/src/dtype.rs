@@ -1,6 +1,7 @@
 //! Element types and devices.
 
-use ndarray::{ArcArray, IxDyn};
+use crate::array::Host;
+use ndarray::ArrayD;
 use std::fmt;
 
 /// The element type of an [`Array`](crate::Array).
@@ -67,13 +68,14 @@ impl fmt::Display for Device {
     }
 }
 
-/// Storage of an array: one shared, copy-on-write ndarray per dtype.
+/// Storage of an array: host elements of one dtype ([`Host`]), or a GPU
+/// buffer.
 #[derive(Clone, Debug)]
 pub(crate) enum Data {
-    F32(ArcArray<f32, IxDyn>),
-    F64(ArcArray<f64, IxDyn>),
-    I64(ArcArray<i64, IxDyn>),
-    Bool(ArcArray<bool, IxDyn>),
+    F32(Host<f32>),
+    F64(Host<f64>),
+    I64(Host<i64>),
+    Bool(Host<bool>),
     /// Any dtype, on a CUDA device.
     #[cfg(feature = "cuda")]
     Cuda(nabla_kernels::cuda::GpuArray),
@@ -126,8 +128,9 @@ impl Data {
 pub trait Element: Copy + Send + Sync + fmt::Debug + 'static {
     /// The matching dtype.
     const DTYPE: DType;
-    /// Wraps a shared ndarray of this element type as an array.
-    fn into_array(a: ArcArray<Self, IxDyn>) -> crate::Array;
+    /// Wraps an owned ndarray of this element type as an array (no copy).
+    #[doc(hidden)]
+    fn into_array(a: ArrayD<Self>) -> crate::Array;
     #[doc(hidden)]
     fn from_f64(v: f64) -> Self;
     #[doc(hidden)]
@@ -138,8 +141,8 @@ macro_rules! element {
     ($t:ty, $d:ident, |$v:ident| $from:expr, |$w:ident| $to:expr) => {
         impl Element for $t {
             const DTYPE: DType = DType::$d;
-            fn into_array(a: ArcArray<Self, IxDyn>) -> crate::Array {
-                crate::Array::from_data(Data::$d(a))
+            fn into_array(a: ArrayD<Self>) -> crate::Array {
+                crate::Array::from_data(Data::$d(Host::from_nd(a)))
             }
             fn from_f64($v: f64) -> Self {
                 $from
@@ -162,8 +165,12 @@ element!(bool, Bool, |v| v != 0.0, |w| if w { 1.0 } else { 0.0 });
 macro_rules! float_map {
     ($data:expr, |$v:ident| $body:expr, $err:expr) => {
         match $data {
-            $crate::dtype::Data::F32($v) => $crate::dtype::Data::F32(($body).into_shared()),
-            $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
+            $crate::dtype::Data::F32($v) => {
+                $crate::dtype::Data::F32($crate::array::Host::from($body))
+            }
+            $crate::dtype::Data::F64($v) => {
+                $crate::dtype::Data::F64($crate::array::Host::from($body))
+            }
             #[cfg(feature = "cuda")]
             $crate::dtype::Data::Cuda(_) => $crate::device::no_gpu_path(),
             _ => $err,
@@ -176,10 +183,10 @@ macro_rules! float_map2 {
     ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr, $err:expr) => {
         match ($a, $b) {
             ($crate::dtype::Data::F32($x), $crate::dtype::Data::F32($y)) => {
-                $crate::dtype::Data::F32(($body).into_shared())
+                $crate::dtype::Data::F32($crate::array::Host::from($body))
             }
             ($crate::dtype::Data::F64($x), $crate::dtype::Data::F64($y)) => {
-                $crate::dtype::Data::F64(($body).into_shared())
+                $crate::dtype::Data::F64($crate::array::Host::from($body))
             }
             #[cfg(feature = "cuda")]
             ($crate::dtype::Data::Cuda(_), _) | (_, $crate::dtype::Data::Cuda(_)) => {
@@ -194,10 +201,18 @@ macro_rules! float_map2 {
 macro_rules! any_map {
     ($data:expr, |$v:ident| $body:expr) => {
         match $data {
-            $crate::dtype::Data::F32($v) => $crate::dtype::Data::F32(($body).into_shared()),
-            $crate::dtype::Data::F64($v) => $crate::dtype::Data::F64(($body).into_shared()),
-            $crate::dtype::Data::I64($v) => $crate::dtype::Data::I64(($body).into_shared()),
-            $crate::dtype::Data::Bool($v) => $crate::dtype::Data::Bool(($body).into_shared()),
+            $crate::dtype::Data::F32($v) => {
+                $crate::dtype::Data::F32($crate::array::Host::from($body))
+            }
+            $crate::dtype::Data::F64($v) => {
+                $crate::dtype::Data::F64($crate::array::Host::from($body))
+            }
+            $crate::dtype::Data::I64($v) => {
+                $crate::dtype::Data::I64($crate::array::Host::from($body))
+            }
+            $crate::dtype::Data::Bool($v) => {
+                $crate::dtype::Data::Bool($crate::array::Host::from($body))
+            }
             #[cfg(feature = "cuda")]
             $crate::dtype::Data::Cuda(_) => $crate::device::no_gpu_path(),
         }

@@ -16,7 +16,7 @@ impl Array {
         use nabla_kernels::elementwise::row_major;
         /// Row-major elements converted with `f` (the slice read directly
         /// when contiguous, one strided gather otherwise).
-        fn each<S: Copy, T>(a: &ndarray::ArcArray<S, IxDyn>, f: impl Fn(S) -> T) -> Vec<T> {
+        fn each<S: Copy, T>(a: &crate::array::Host<S>, f: impl Fn(S) -> T) -> Vec<T> {
             match a.as_slice() {
                 Some(s) => s.iter().map(|&v| f(v)).collect(),
                 None => row_major(&a.view()).into_iter().map(f).collect(),
@@ -86,17 +86,17 @@ impl<T: Element> From<ArrayD<T>> for Array {
     /// assert_eq!(x.shape(), &[1, 2]);
     /// ```
     fn from(a: ArrayD<T>) -> Array {
-        T::into_array(a.into_shared())
+        T::into_array(a)
     }
 }
 
 pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
-    fn conv<S: Element, T: Element>(a: &ndarray::ArcArray<S, IxDyn>) -> Data {
+    fn conv<S: Element, T: Element>(a: &crate::array::Host<S>) -> Data {
         std::sync::Arc::unwrap_or_clone(
-            T::into_array(a.mapv(|v| T::from_f64(v.to_f64())).into_shared()).data,
+            T::into_array(a.view().mapv(|v| T::from_f64(v.to_f64()))).data,
         )
     }
-    fn go<S: Element>(a: &ndarray::ArcArray<S, IxDyn>, dtype: DType) -> Data {
+    fn go<S: Element>(a: &crate::array::Host<S>, dtype: DType) -> Data {
         match dtype {
             DType::F32 => conv::<S, f32>(a),
             DType::F64 => conv::<S, f64>(a),

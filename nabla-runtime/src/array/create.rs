@@ -1,16 +1,16 @@
 //! Constructors.
 
 use crate::Array;
+use crate::array::Host;
 use crate::dtype::{DType, Data, Element};
-use ndarray::{ArcArray, ArrayD, IxDyn};
+use ndarray::{ArrayD, IxDyn};
 
 fn filled(shape: &[usize], v: f64, dtype: DType) -> Array {
-    let d = IxDyn(shape);
     Array::from_data(match dtype {
-        DType::F32 => Data::F32(ArcArray::from_elem(d, v as f32)),
-        DType::F64 => Data::F64(ArcArray::from_elem(d, v)),
-        DType::I64 => Data::I64(ArcArray::from_elem(d, v as i64)),
-        DType::Bool => Data::Bool(ArcArray::from_elem(d, v != 0.0)),
+        DType::F32 => Data::F32(Host::from_elem(shape, v as f32)),
+        DType::F64 => Data::F64(Host::from_elem(shape, v)),
+        DType::I64 => Data::I64(Host::from_elem(shape, v as i64)),
+        DType::Bool => Data::Bool(Host::from_elem(shape, v != 0.0)),
     })
 }
 
@@ -34,7 +34,7 @@ impl Array {
             );
         }
         let a = ArrayD::from_shape_vec(IxDyn(shape), data).expect("length checked");
-        T::into_array(a.into_shared())
+        T::into_array(a)
     }
 
     /// A zero-dimensional array holding `v`; its dtype follows `T`.

@@ -36,10 +36,15 @@ fn fmt_float(v: f64, precision: usize, fixed: Option<usize>) -> String {
 impl Array {
     fn element_strings(&self, fixed: Option<usize>) -> Vec<String> {
         match &*self.data {
-            Data::F32(a) => a.iter().map(|&v| fmt_float(v as f64, 4, fixed)).collect(),
-            Data::F64(a) => a.iter().map(|&v| fmt_float(v, 4, fixed)).collect(),
-            Data::I64(a) => a.iter().map(|v| v.to_string()).collect(),
+            Data::F32(a) => a
+                .view()
+                .iter()
+                .map(|&v| fmt_float(v as f64, 4, fixed))
+                .collect(),
+            Data::F64(a) => a.view().iter().map(|&v| fmt_float(v, 4, fixed)).collect(),
+            Data::I64(a) => a.view().iter().map(|v| v.to_string()).collect(),
             Data::Bool(a) => a
+                .view()
                 .iter()
                 .map(|&v| if v { "true".into() } else { "false".into() })
                 .collect(),

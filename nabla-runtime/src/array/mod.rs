@@ -4,7 +4,10 @@ mod convert;
 pub(crate) use convert::data_cast;
 mod create;
 mod display;
+mod host;
+pub(crate) use host::{Host, row_major_view};
 mod operators;
+pub(crate) mod view;
 pub use operators::Scalar;
 mod value_impl;
 

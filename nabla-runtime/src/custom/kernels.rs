@@ -5,8 +5,8 @@
 use crate::Array;
 #[cfg(feature = "cuda")]
 use crate::DType;
+use crate::array::Host;
 use crate::dtype::{Data, Element};
-use ndarray::{ArcArray, IxDyn};
 use std::any::Any;
 use std::borrow::Cow;
 
@@ -52,7 +52,7 @@ impl<T: Clone> Strided<'_, T> {
 }
 
 /// The typed host storage of `x`, if it holds `T` on the CPU.
-fn host<T: Element>(x: &Array) -> Option<&ArcArray<T, IxDyn>> {
+fn host<T: Element>(x: &Array) -> Option<&Host<T>> {
     let any: &dyn Any = match &*x.data {
         Data::F32(a) => a,
         Data::F64(a) => a,
@@ -99,7 +99,7 @@ pub fn cpu_kernel<T: Element>(
             });
             let data = match a.as_slice() {
                 Some(s) => Cow::Borrowed(s),
-                None => Cow::Owned(a.iter().copied().collect()),
+                None => Cow::Owned(a.view().iter().copied().collect()),
             };
             let mut strides = vec![1usize; a.ndim()];
             for d in (0..a.ndim().saturating_sub(1)).rev() {

@@ -347,15 +347,15 @@ impl Kernel for f32 {}
 
 mod typed {
     use crate::Array;
+    use crate::array::Host;
     use crate::dtype::Data;
-    use ndarray::{ArcArray, IxDyn};
 
     /// The typed buffer of an array of this dtype.
     pub trait Typed: Sized {
-        fn typed(x: &Array) -> Option<&ArcArray<Self, IxDyn>>;
+        fn typed(x: &Array) -> Option<&Host<Self>>;
     }
     impl Typed for f64 {
-        fn typed(x: &Array) -> Option<&ArcArray<f64, IxDyn>> {
+        fn typed(x: &Array) -> Option<&Host<f64>> {
             match &*x.data {
                 Data::F64(a) => Some(a),
                 _ => None,
@@ -363,7 +363,7 @@ mod typed {
         }
     }
     impl Typed for f32 {
-        fn typed(x: &Array) -> Option<&ArcArray<f32, IxDyn>> {
+        fn typed(x: &Array) -> Option<&Host<f32>> {
             match &*x.data {
                 Data::F32(a) => Some(a),
                 _ => None,

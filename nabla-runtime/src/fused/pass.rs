@@ -7,10 +7,11 @@ use super::parts;
 use super::reader::Reader;
 use super::{Input, Kernel, Region, count_pass};
 use super::{gather, scatter};
+use crate::array::Host;
 use crate::dtype::Data;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
-use ndarray::{ArcArray, IxDyn};
+use ndarray::IxDyn;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -437,10 +438,11 @@ fn in_place_offset<T: Kernel>(op: &Array, arg: &Array, shape: &[usize]) -> Optio
     (delta % size == 0 && offset + o.len() <= a.len()).then_some(offset)
 }
 
-/// One operand of a pass: a contiguous buffer of the broadcast shape, or
-/// one element broadcast everywhere.
+/// One operand of a pass: a contiguous buffer of the broadcast shape (an
+/// array's own, or a copy), or one element broadcast everywhere.
 pub(super) enum Operand<T: 'static> {
-    Buffer(ArcArray<T, IxDyn>),
+    Array(Array),
+    Copy(Vec<T>),
     Scalar(T),
 }
 
@@ -450,27 +452,31 @@ impl<T: Kernel> Operand<T> {
     /// element broadcast), else a contiguous broadcast copy.
     pub(super) fn of(x: &Array, shape: &[usize]) -> Operand<T> {
         let a = T::typed(x).expect("checked dtype");
-        if a.len() == 1 || (!a.is_empty() && a.strides().iter().all(|&s| s == 0)) {
-            return Operand::Scalar(*a.iter().next().expect("an element"));
+        if a.len() == 1 || (a.len() > 0 && a.strides().iter().all(|&s| s == 0)) {
+            return Operand::Scalar(*a.first().expect("an element"));
         }
         if a.shape() == shape && a.is_standard_layout() {
-            return Operand::Buffer(a.clone());
+            return Operand::Array(x.clone());
         }
         if let Some(v) = tiled(a, shape) {
-            return Operand::Buffer(ArcArray::from_shape_vec(IxDyn(shape), v).expect("size"));
+            return Operand::Copy(v);
         }
-        let b = a
+        let v = a.view();
+        let b = v
             .broadcast(IxDyn(shape))
-            .expect("shapes broadcast (checked)")
-            .as_standard_layout()
-            .into_owned();
-        Operand::Buffer(b.into_shared())
+            .expect("shapes broadcast (checked)");
+        Operand::Copy(nabla_kernels::elementwise::row_major(&b))
     }
 
     /// Its elements as a pass reads them.
     pub(super) fn src(&self) -> Src<'_, T> {
         match self {
-            Operand::Buffer(b) => Src::Slice(b.as_slice_memory_order().expect("standard layout")),
+            Operand::Array(a) => Src::Slice(
+                T::typed(a)
+                    .and_then(|h| h.as_slice())
+                    .expect("row-major (checked)"),
+            ),
+            Operand::Copy(v) => Src::Slice(v),
             Operand::Scalar(s) => Src::Scalar(*s),
         }
     }
@@ -479,7 +485,7 @@ impl<T: Kernel> Operand<T> {
 /// `a` broadcast to `shape` when that only repeats its contiguous
 /// elements (a bias row over a batch: `a`'s shape, after its leading 1s,
 /// is `shape`'s trailing axes), built by whole-row copies.
-fn tiled<T: Copy>(a: &ArcArray<T, IxDyn>, shape: &[usize]) -> Option<Vec<T>> {
+fn tiled<T: Copy>(a: &Host<T>, shape: &[usize]) -> Option<Vec<T>> {
     let row = a.as_slice()?;
     let own: &[usize] = {
         let lead = a.shape().iter().take_while(|&&d| d == 1).count();

@@ -43,11 +43,11 @@ mod sgd;
 pub use adam::{Adam, AdamW};
 pub use sgd::Sgd;
 
+use crate::array::Host;
 use crate::dtype::{DType, Data};
 use crate::tree::{Seg, Tree};
 use crate::{Array, no_grad};
 use nabla_kernels::Float;
-use ndarray::{ArcArray, IxDyn};
 
 /// The state of one parameter: how many steps it has taken and the
 /// optimizer's buffers for it (SGD with momentum: the momentum; Adam: the
@@ -218,20 +218,20 @@ fn check_counts(params: usize, grads: Option<usize>, state: &State) {
 
 /// The element types the in-place passes run on.
 trait HostFloat: Float + Clone {
-    fn host(d: &Data) -> Option<&ArcArray<Self, IxDyn>>;
-    fn host_mut(d: &mut Data) -> Option<&mut ArcArray<Self, IxDyn>>;
+    fn host(d: &Data) -> Option<&Host<Self>>;
+    fn host_mut(d: &mut Data) -> Option<&mut Host<Self>>;
 }
 
 macro_rules! host_float {
     ($t:ty, $v:ident) => {
         impl HostFloat for $t {
-            fn host(d: &Data) -> Option<&ArcArray<Self, IxDyn>> {
+            fn host(d: &Data) -> Option<&Host<Self>> {
                 match d {
                     Data::$v(a) => Some(a),
                     _ => None,
                 }
             }
-            fn host_mut(d: &mut Data) -> Option<&mut ArcArray<Self, IxDyn>> {
+            fn host_mut(d: &mut Data) -> Option<&mut Host<Self>> {
                 match d {
                     Data::$v(a) => Some(a),
                     _ => None,
@@ -307,8 +307,14 @@ fn typed<T: HostFloat>(pass: &impl Pass, p: &mut Array, g: &Array, bufs: &mut [A
     if T::host(&p.data).is_none() || bufs.iter().any(|b| T::host(&b.data).is_none()) {
         return false;
     }
-    let g = g.as_standard_layout();
-    let g = g.as_slice().expect("standard layout");
+    let copied;
+    let g = match g.as_slice() {
+        Some(s) => s,
+        None => {
+            copied = g.to_owned_standard();
+            copied.as_slice().expect("row-major copy")
+        }
+    };
     let p = unshared(p);
     let mut bs: Vec<&mut [T]> = bufs.iter_mut().map(|b| unshared(b)).collect();
     pass.run(p, g, &mut bs);
@@ -319,10 +325,7 @@ fn typed<T: HostFloat>(pass: &impl Pass, p: &mut Array, g: &Array, bufs: &mut [A
 /// anyone else holds it, and made contiguous.
 fn unshared<T: HostFloat>(a: &mut Array) -> &mut [T] {
     let arr = T::host_mut(std::sync::Arc::make_mut(&mut a.data)).expect("checked host float");
-    if !arr.is_standard_layout() {
-        *arr = arr.as_standard_layout().into_owned().into_shared();
-    }
-    arr.as_slice_mut().expect("standard layout")
+    arr.as_slice_mut()
 }
 
 /// Replaces `p`'s values by `f(p)` computed op by op without recording

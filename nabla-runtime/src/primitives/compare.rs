@@ -15,9 +15,11 @@ fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
         &g[0], &g[1], op
     ));
     let out = match (&*a.data, &*b.data) {
-        (Data::I64(x), Data::I64(y)) => {
-            compare(x.mapv(|v| v as f64).view(), y.mapv(|v| v as f64).view(), op)
-        }
+        (Data::I64(x), Data::I64(y)) => compare(
+            x.view().mapv(|v| v as f64).view(),
+            y.view().mapv(|v| v as f64).view(),
+            op,
+        ),
         _ => {
             check_binary(name, a, b);
             match (&*a.data, &*b.data) {
@@ -27,7 +29,7 @@ fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
             }
         }
     };
-    Array::from_data(Data::Bool(out.into_shared()))
+    Array::from_data(Data::Bool(crate::array::Host::from_nd(out)))
 }
 
 macro_rules! comparisons {

@@ -29,12 +29,12 @@ pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array
         return R::eval(a, b, c);
     }
     let data = match (&*a.data, &*b.data, &*c.data) {
-        (Data::F32(x), Data::F32(y), Data::F32(z)) => Data::F32(
-            zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into_shared(),
-        ),
-        (Data::F64(x), Data::F64(y), Data::F64(z)) => Data::F64(
-            zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into_shared(),
-        ),
+        (Data::F32(x), Data::F32(y), Data::F32(z)) => {
+            Data::F32(zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into())
+        }
+        (Data::F64(x), Data::F64(y), Data::F64(z)) => {
+            Data::F64(zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into())
+        }
         _ => return R::eval(a, b, c),
     };
     Array::from_data(data)

@@ -509,8 +509,8 @@ impl Array {
             g, ax, true
         ));
         Array::from_data(crate::dtype::Data::I64(match &*self.data {
-            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
-            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into_shared(),
+            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into(),
+            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into(),
             _ => not_float("argmax", self),
         }))
     }
@@ -532,8 +532,8 @@ impl Array {
             g, ax, false
         ));
         Array::from_data(crate::dtype::Data::I64(match &*self.data {
-            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
-            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into_shared(),
+            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into(),
+            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into(),
             _ => not_float("argmin", self),
         }))
     }

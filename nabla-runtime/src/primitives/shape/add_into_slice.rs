@@ -1,10 +1,11 @@
 //! Accumulating a cotangent into a slice of a larger array
 //! ([`add_into_slice`]), in place when nothing is recorded on the tape.
 
+use crate::array::Host;
 use crate::autograd::needs_grad;
 use crate::dtype::Data;
 use crate::{Array, ArrayValue};
-use ndarray::{IxDyn, Slice};
+use ndarray::Slice;
 
 /// `x + slice_place(ct)` (see [`ArrayValue::add_into_slice`]): in place
 /// when nothing is recorded on the tape and both are host float arrays of
@@ -13,7 +14,7 @@ use ndarray::{IxDyn, Slice};
 /// one else holds it (copy-on-write otherwise: values never change under
 /// another holder).
 pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Array {
-    if !needs_grad(&[&x, ct]) {
+    if !needs_grad(&[&x, ct]) && x.dtype() == ct.dtype() && x.dtype().is_float() {
         let done = match (std::sync::Arc::make_mut(&mut x.data), &*ct.data) {
             (Data::F64(a), Data::F64(c)) => add_region(a, slices, c),
             (Data::F32(a), Data::F32(c)) => add_region(a, slices, c),
@@ -30,17 +31,18 @@ pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Arra
 /// Adds `c` into the region of `a` that `slices` selects; false (nothing
 /// done) when the shapes do not match.
 fn add_region<T: Copy + std::ops::AddAssign>(
-    a: &mut ndarray::ArcArray<T, IxDyn>,
+    a: &mut Host<T>,
     slices: &[Slice],
-    c: &ndarray::ArcArray<T, IxDyn>,
+    c: &Host<T>,
 ) -> bool {
     if slices.len() != a.ndim() {
         return false;
     }
-    let mut region = a.slice_each_axis_mut(|ax| slices[ax.axis.index()]);
+    let mut whole = a.view_mut();
+    let mut region = whole.slice_each_axis_mut(|ax| slices[ax.axis.index()]);
     if region.shape() != c.shape() {
         return false;
     }
-    region.zip_mut_with(c, |r, &v| *r += v);
+    region.zip_mut_with(&c.view(), |r, &v| *r += v);
     true
 }

@@ -32,13 +32,13 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     out_shape(x.shape(), shape);
     crate::dtype::on_gpu!(&*x.data, |g| g.broadcast_to(shape));
-    let d = IxDyn(shape);
     Array::from_data(any_map!(&*x.data, |a| match a.first() {
         // One element (a reduction's cotangent): a fill, not a copy
         // through ndarray's element iterator.
-        Some(v) if a.len() == 1 => ndarray::ArcArray::from_elem(d.clone(), *v),
-        _ => nabla_kernels::elementwise::contiguous(&a.broadcast(d.clone()).expect("checked"))
-            .into_shared(),
+        Some(v) if a.len() == 1 => crate::array::Host::from_elem(shape, *v),
+        _ => crate::array::Host::from_nd(nabla_kernels::elementwise::contiguous(
+            &a.view().broadcast(IxDyn(shape)).expect("checked")
+        )),
     }))
 }
 /// JVP rule.

@@ -34,7 +34,7 @@ pub fn forward(parts: &[Array], axis: usize) -> Array {
             Data::$variant(
                 ndarray::concatenate(ndarray::Axis(axis), &views)
                     .expect("shapes checked")
-                    .into_shared(),
+                    .into(),
             )
         }};
     }

@@ -39,7 +39,7 @@ pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
 pub fn forward(x: &Array, perm: &[usize]) -> Array {
     out_shape(x.shape(), perm);
     crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
-    Array::from_data(any_map!(&*x.data, |a| a.clone().permuted_axes(IxDyn(perm))))
+    crate::array::view::host_view!(x, |r| r.permuted_axes(IxDyn(perm)))
 }
 /// `permute` then `reshape` to `shape`, with one copy on the CPU
 /// where the reshape of the permuted view would copy. When it would

@@ -1,8 +1,9 @@
 //! Reshape (row-major order).
 
+use crate::array::view::host_view;
 use crate::dtype::any_map;
 use crate::{Array, ArrayValue};
-use ndarray::IxDyn;
+use ndarray::Axis;
 
 /// The output shape (`shape`), checking the element counts match.
 ///
@@ -34,36 +35,34 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     out_shape(x.shape(), shape);
     crate::dtype::on_gpu!(&*x.data, |g| g.reshape(shape));
-    Array::from_data(any_map!(&*x.data, |a| reshaped(a, shape)))
+    if let Some(v) = with_unit_axes(x, shape) {
+        return v;
+    }
+    if is_row_major(x.shape(), x.strides()) {
+        return host_view!(x, |r| crate::array::row_major_view(&r, shape));
+    }
+    if let Some(v) = unit_axes_only(x, shape) {
+        return v;
+    }
+    Array::from_data(any_map!(&*x.data, |a| {
+        nabla_kernels::elementwise::contiguous_as(&a.view(), shape)
+    }))
 }
-/// `a` in `shape` (element counts already checked).
-fn reshaped<T: Copy>(
-    a: &ndarray::ArcArray<T, IxDyn>,
-    shape: &[usize],
-) -> ndarray::ArcArray<T, IxDyn> {
-    if let Some(r) = with_unit_axes(a, shape) {
-        return r;
-    }
-    if a.is_standard_layout() {
-        return a
-            .clone()
-            .into_shape_with_order(IxDyn(shape))
-            .expect("a row-major array of the same size reshapes");
-    }
-    if let Some(r) = unit_axes_only(a, shape) {
-        return r;
-    }
-    nabla_kernels::elementwise::contiguous_as(&a.view(), shape).into_shared()
+/// Whether `(shape, strides)` is row-major contiguous (length-1 axes aside).
+fn is_row_major(shape: &[usize], strides: &[isize]) -> bool {
+    let mut want = 1isize;
+    shape.iter().zip(strides).rev().all(|(&d, &s)| {
+        let ok = d == 1 || s == want;
+        want *= d as isize;
+        ok
+    }) || shape.contains(&0)
 }
-/// `a` with length-1 axes inserted to give `shape`, when that is all
+/// `x` with length-1 axes inserted to give `shape`, when that is all
 /// the reshape does (batching pads an operand's per-example rank this
 /// way before most binary ops): a view of any layout, without
 /// recomputing strides. `None` for any other reshape.
-fn with_unit_axes<T>(
-    a: &ndarray::ArcArray<T, IxDyn>,
-    shape: &[usize],
-) -> Option<ndarray::ArcArray<T, IxDyn>> {
-    let have = a.shape();
+fn with_unit_axes(x: &Array, shape: &[usize]) -> Option<Array> {
+    let have = x.shape();
     if shape.len() <= have.len() {
         return None;
     }
@@ -83,40 +82,41 @@ fn with_unit_axes<T>(
     if j != have.len() {
         return None;
     }
-    let mut r = a.clone();
-    for &k in &inserted {
-        r = r.insert_axis(ndarray::Axis(k));
-    }
-    Some(r)
+    Some(host_view!(x, |r| {
+        let mut r = r;
+        for &k in &inserted {
+            r = r.insert_axis(Axis(k));
+        }
+        r
+    }))
 }
 /// A reshape that only inserts or removes length-1 axes, as a view of
 /// any (strided) layout; `None` for any other reshape. Batching pads
 /// operands this way, often on permuted or sliced values.
-fn unit_axes_only<T>(
-    a: &ndarray::ArcArray<T, IxDyn>,
-    shape: &[usize],
-) -> Option<ndarray::ArcArray<T, IxDyn>> {
+fn unit_axes_only(x: &Array, shape: &[usize]) -> Option<Array> {
     let non_unit = |s: &[usize]| {
         s.iter()
             .copied()
             .filter(|&d| d != 1)
             .collect::<crate::Shape>()
     };
-    if non_unit(a.shape()) != non_unit(shape) {
+    if non_unit(x.shape()) != non_unit(shape) {
         return None;
     }
-    let mut a = a.clone();
-    for ax in (0..a.ndim()).rev() {
-        if a.shape()[ax] == 1 {
-            a = a.index_axis_move(ndarray::Axis(ax), 0);
+    Some(host_view!(x, |r| {
+        let mut r = r;
+        for ax in (0..r.ndim()).rev() {
+            if r.shape()[ax] == 1 {
+                r = r.index_axis_move(Axis(ax), 0);
+            }
         }
-    }
-    for (ax, &d) in shape.iter().enumerate() {
-        if d == 1 {
-            a = a.insert_axis(ndarray::Axis(ax));
+        for (ax, &d) in shape.iter().enumerate() {
+            if d == 1 {
+                r = r.insert_axis(Axis(ax));
+            }
         }
-    }
-    Some(a)
+        r
+    }))
 }
 /// JVP rule.
 ///

@@ -1,6 +1,5 @@
 //! Strided slicing, one [`Slice`] per axis.
 
-use crate::dtype::any_map;
 use crate::{Array, ArrayValue};
 use ndarray::Slice;
 
@@ -16,11 +15,11 @@ use ndarray::Slice;
 #[track_caller]
 pub fn forward(x: &Array, slices: &[Slice]) -> Array {
     crate::dtype::on_gpu!(&*x.data, |g| g.slice(slices));
-    Array::from_data(any_map!(&*x.data, |a| {
-        let mut v = a.clone();
-        v.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
-        v
-    }))
+    crate::array::view::host_view!(x, |r| {
+        let mut r = r;
+        r.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
+        r
+    })
 }
 /// JVP rule.
 ///

@@ -1,0 +1,239 @@
+//! Host (CPU) storage: the project's own array storage.
+//!
+//! A [`Host`] is the elements of one array in host memory: a lifetime-free
+//! ndarray raw view (pointer, shape and strides; no allocation up to four
+//! axes) and what keeps the elements alive — its own `Vec`, or the storage
+//! of the array it is a view of. A fresh array is two allocations (the
+//! array's `Arc` and the buffer) and a view one (its `Arc`); ndarray's
+//! `ArcArray` added a third reference-counted box per fresh array.
+//!
+//! Kernels read and write through ndarray views ([`Host::view`]), and
+//! ndarray stays the interchange type (`From<ArrayD<T>>`,
+//! [`Array::to_ndarray`]).
+//!
+//! [`Array::to_ndarray`]: crate::Array::to_ndarray
+
+use crate::dtype::Data;
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, RawArrayViewMut};
+use std::fmt;
+use std::sync::Arc;
+
+/// Host elements of one array (see the module docs). Public only so that
+/// hidden traits of the generated code can name it.
+#[doc(hidden)]
+pub struct Host<T> {
+    /// Pointer, shape and strides of the elements, without a lifetime:
+    /// `keep` holds what they point into.
+    raw: RawArrayViewMut<T, IxDyn>,
+    keep: Keep<T>,
+}
+
+/// What keeps a [`Host`]'s elements alive.
+enum Keep<T> {
+    /// Its own buffer (the view points into it; held, never read).
+    Own(#[allow(dead_code)] Vec<T>),
+    /// The storage of the array it views (always an `Own`; views of views
+    /// keep the first array's storage).
+    Base(Arc<Data>),
+}
+
+// SAFETY: a `Host` owns or shares (through `Arc<Data>`) its elements and
+// never mutates shared ones (`view_mut` copies a view first), as ndarray's
+// `ArcArray` does.
+unsafe impl<T: Send + Sync> Send for Host<T> {}
+// SAFETY: as above.
+unsafe impl<T: Send + Sync> Sync for Host<T> {}
+
+impl<T: Copy> Host<T> {
+    /// `v` in row-major order with `shape` (the caller checks the length).
+    pub(crate) fn from_vec(shape: &[usize], mut v: Vec<T>) -> Host<T> {
+        debug_assert_eq!(v.len(), shape.iter().product::<usize>());
+        // SAFETY: `v` holds the row-major elements of `shape`; moving `v`
+        // into `keep` does not move its buffer.
+        let raw = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(shape), v.as_mut_ptr()) };
+        Host {
+            raw,
+            keep: Keep::Own(v),
+        }
+    }
+
+    /// `shape` filled with `v`.
+    pub(crate) fn from_elem(shape: &[usize], v: T) -> Host<T> {
+        Host::from_vec(shape, vec![v; shape.iter().product()])
+    }
+
+    /// Takes an owned ndarray's buffer and layout (no copy).
+    pub(crate) fn from_nd(mut a: ArrayD<T>) -> Host<T> {
+        let raw = a.raw_view_mut();
+        let (v, _) = a.into_raw_vec_and_offset();
+        Host {
+            raw,
+            keep: Keep::Own(v),
+        }
+    }
+
+    /// The shape.
+    pub(crate) fn shape(&self) -> &[usize] {
+        self.raw.shape()
+    }
+
+    /// The strides in elements.
+    pub(crate) fn strides(&self) -> &[isize] {
+        self.raw.strides()
+    }
+
+    /// Number of elements.
+    pub(crate) fn len(&self) -> usize {
+        self.raw.len()
+    }
+
+    /// Number of axes.
+    pub(crate) fn ndim(&self) -> usize {
+        self.raw.ndim()
+    }
+
+    /// The address of element `[0, 0, ..]`.
+    pub(crate) fn as_ptr(&self) -> *const T {
+        self.raw.as_ptr()
+    }
+
+    /// Whether the elements are contiguous in row-major order.
+    pub(crate) fn is_standard_layout(&self) -> bool {
+        self.raw.is_standard_layout()
+    }
+
+    /// The elements in row-major order when they are contiguous so.
+    pub(crate) fn as_slice(&self) -> Option<&[T]> {
+        // SAFETY: a standard-layout array's `len` elements start at its
+        // pointer and are kept alive by `keep` for `self`'s lifetime.
+        self.is_standard_layout()
+            .then(|| unsafe { std::slice::from_raw_parts(self.raw.as_ptr(), self.len()) })
+    }
+
+    /// The first element in row-major order.
+    pub(crate) fn first(&self) -> Option<&T> {
+        // SAFETY: the pointer is element `[0, ..]` of a non-empty array.
+        (self.len() > 0).then(|| unsafe { &*self.raw.as_ptr() })
+    }
+
+    /// An ndarray view of the elements.
+    pub(crate) fn view(&self) -> ArrayViewD<'_, T> {
+        // SAFETY: `keep` holds the elements for `self`'s lifetime and
+        // nothing mutates them while `self` is shared.
+        unsafe { self.raw.clone().deref_into_view() }
+    }
+
+    /// A mutable view, the elements copied first into an own buffer when
+    /// they belong to another array.
+    pub(crate) fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
+        if matches!(self.keep, Keep::Base(_)) {
+            *self = self.to_owned_standard();
+        }
+        // SAFETY: `self` owns its buffer (made so above) and is borrowed
+        // mutably for the view's lifetime.
+        unsafe { self.raw.clone().deref_into_view_mut() }
+    }
+
+    /// The elements as one mutable row-major slice: copied first when they
+    /// belong to another array or are not contiguous row-major.
+    pub(crate) fn as_slice_mut(&mut self) -> &mut [T] {
+        if matches!(self.keep, Keep::Base(_)) || !self.is_standard_layout() {
+            *self = self.to_owned_standard();
+        }
+        // SAFETY: own, standard-layout storage, borrowed mutably.
+        unsafe { std::slice::from_raw_parts_mut(self.raw.as_ptr() as *mut T, self.len()) }
+    }
+
+    /// A row-major copy in an own buffer.
+    pub(crate) fn to_owned_standard(&self) -> Host<T> {
+        let v = match self.as_slice() {
+            Some(s) => s.to_vec(),
+            None => nabla_kernels::elementwise::row_major(&self.view()),
+        };
+        Host::from_vec(self.shape(), v)
+    }
+
+    /// A view of the same elements: `f` reshapes, permutes or slices the
+    /// raw view (staying inside the elements); `this` is the array this
+    /// storage belongs to, kept alive by the view.
+    pub(crate) fn derive(
+        &self,
+        this: &Arc<Data>,
+        f: impl FnOnce(RawArrayViewMut<T, IxDyn>) -> RawArrayViewMut<T, IxDyn>,
+    ) -> Host<T> {
+        Host {
+            raw: f(self.raw.clone()),
+            keep: Keep::Base(match &self.keep {
+                Keep::Own(_) => this.clone(),
+                Keep::Base(b) => b.clone(),
+            }),
+        }
+    }
+}
+
+impl<T: Copy> Clone for Host<T> {
+    /// A row-major copy (values never change under another holder, so a
+    /// clone is only asked for before a mutation).
+    fn clone(&self) -> Host<T> {
+        self.to_owned_standard()
+    }
+}
+
+impl<T: Copy + fmt::Debug> fmt::Debug for Host<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&self.view(), f)
+    }
+}
+
+impl<T: Copy> From<ArrayD<T>> for Host<T> {
+    fn from(a: ArrayD<T>) -> Host<T> {
+        Host::from_nd(a)
+    }
+}
+
+/// The row-major view of `shape` over `r`'s first element (a reshape of a
+/// row-major view; `shape` has its element count).
+pub(crate) fn row_major_view<T>(
+    r: &RawArrayViewMut<T, IxDyn>,
+    shape: &[usize],
+) -> RawArrayViewMut<T, IxDyn> {
+    debug_assert_eq!(r.len(), shape.iter().product::<usize>());
+    // SAFETY: the elements of a row-major `r` are the row-major elements
+    // of `shape` (same count), starting at its pointer.
+    unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(shape), r.as_ptr() as *mut T) }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{Array, DType};
+    use ndarray::Slice;
+
+    /// Views of views (a reversing slice, a permute, a reshape adding unit
+    /// axes) read the base's elements in the right order, and outlive it.
+    #[test]
+    fn views_of_views_read_the_base_and_keep_it_alive() {
+        let y = {
+            let x = Array::arange(12, DType::F64).reshape(&[3, 4]);
+            let r = crate::primitives::shape::slice::forward(
+                &x,
+                &[Slice::new(0, None, -1), Slice::new(1, None, 2)],
+            );
+            r.permute(&[1, 0]).reshape(&[1, 2, 1, 3])
+        };
+        assert_eq!(y.shape(), &[1, 2, 1, 3]);
+        assert_eq!(y.to_vec::<f64>(), vec![9.0, 5.0, 1.0, 11.0, 7.0, 3.0]);
+        assert_eq!((&y + 1.0).to_vec::<f64>()[0], 10.0);
+    }
+
+    /// Writing into a view (in-place accumulation) copies it first: the
+    /// array it views keeps its values.
+    #[test]
+    fn writing_into_a_view_leaves_its_base_unchanged() {
+        let x = Array::arange(6, DType::F32);
+        let v = x.slice(&[1..5]);
+        let ct = Array::ones(&[2], DType::F32);
+        let w = crate::ArrayValue::add_into_slice(v, &[Slice::from(0..2)], &ct);
+        assert_eq!(w.to_vec::<f32>(), vec![2.0, 3.0, 3.0, 4.0]);
+        assert_eq!(x.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+}
