@@ -297,6 +297,7 @@ fn fuse_block(
             Stmt::Prim { span, .. } => *span,
             _ => unreachable!("a region ends in a primitive"),
         };
+        let region_tail = crate::analysis::residuals::tail(&region.array).is_some();
         calls.insert(
             at,
             Stmt::Call {
@@ -309,6 +310,7 @@ fn fuse_block(
                 span,
                 id: *next_id,
                 checkpoint: false,
+                region_tail,
             },
         );
         *next_id += 1;

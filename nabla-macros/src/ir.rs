@@ -123,6 +123,10 @@ pub enum Stmt {
         /// `nabla::checkpoint(f)(..)`: keep only the arguments; the reverse
         /// sweep recomputes `f`'s forward sweep.
         checkpoint: bool,
+        /// A fused region whose own program has an output-only tail: it can
+        /// be in the enclosing function's tail, reading its arguments by
+        /// value (its `vjp_shapes` skips the ops only its output reads).
+        region_tail: bool,
     },
     /// `if cond { .. } else { .. }` on a static condition. Variables either
     /// branch (re)binds, and the branch value, leave it through `merges`.

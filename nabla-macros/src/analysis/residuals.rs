@@ -39,15 +39,29 @@ pub fn tail(f: &Function) -> Option<Tail> {
         .map(|v| (f.name(v).to_string(), v))
         .collect();
     let mut needed = vec![false; f.vars.len()];
-    // Anything a statement other than a top-level primitive mentions is
-    // computed as written.
+    // Anything a statement other than a top-level primitive or fused
+    // region mentions is computed as written.
     for s in &f.body {
-        if !matches!(s, Stmt::Prim { .. }) {
+        if !matches!(s, Stmt::Prim { .. }) && region_call(s).is_none() {
             mentions(s, &names, &mut needed);
         }
     }
     let mut dead = vec![false; f.vars.len()];
     for s in f.body.iter().rev() {
+        if let Some((y, args)) = region_call(s) {
+            // A fused region with a tail of its own reads its arguments
+            // by value (its pullback takes them, not its output).
+            if !needed[y] {
+                dead[y] = true;
+            }
+            for a in args {
+                match a {
+                    CallArg::Value(v) => needed[*v] = true,
+                    CallArg::Static(t) => scan(t, &names, &mut needed),
+                }
+            }
+            continue;
+        }
         let Stmt::Prim {
             out: y,
             op,
@@ -82,6 +96,21 @@ pub fn tail(f: &Function) -> Option<Tail> {
 
 /// Marks every variable `s` reads (its inputs and any name in its tokens,
 /// nested bodies included).
+/// The output and arguments of a call of a fused region that has an
+/// output-only tail of its own (`Stmt::Call::region_tail`).
+pub fn region_call(s: &Stmt) -> Option<(VarId, &[CallArg])> {
+    match s {
+        Stmt::Call {
+            outs,
+            args,
+            region_tail: true,
+            checkpoint: false,
+            ..
+        } if outs.len() == 1 => Some((outs[0], args)),
+        _ => None,
+    }
+}
+
 fn mentions(s: &Stmt, names: &HashMap<String, VarId>, needed: &mut [bool]) {
     match s {
         Stmt::Prim { inputs, params, .. } => {

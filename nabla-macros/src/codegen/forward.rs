@@ -115,6 +115,7 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
         span,
         id,
         checkpoint,
+        ..
     } = s
     else {
         return quote!();

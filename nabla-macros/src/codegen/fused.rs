@@ -4,7 +4,7 @@
 //! `forward`/`vjp` the enclosing function calls as it calls another
 //! differentiable function and which implements `nabla::fused::Region`.
 
-use super::{names, sig, variants, vjp};
+use super::{names, shapes, sig, variants, vjp};
 use crate::analysis;
 use crate::fusion::Region;
 use proc_macro2::TokenStream;
@@ -42,6 +42,12 @@ fn region(r: &Region) -> TokenStream {
         quote!(#fwd #vjp)
     };
     let array = programs(&r.array);
+    // The shape-only VJP of the array-tier program, when it has a tail.
+    let tail = crate::analysis::residuals::tail(&r.array).map(|t| {
+        let s = sig(&r.array);
+        let active = analysis::analyse(&r.array).active;
+        shapes::vjp_tail_fn(&r.array, &active, &s, &t)
+    });
     let scalar = {
         let f = &r.scalar;
         let s = sig(f);
@@ -83,8 +89,21 @@ fn region(r: &Region) -> TokenStream {
     let vs: Vec<TokenStream> = (0..b).map(|_| quote!(__V)).collect();
     let ct_tuple = quote!((#(#vs,)*));
     let (reduce, result) = (r.reduce, r.result);
+    let ops_vjp_shapes = if tail.is_some() {
+        let vjp_t = names::item(&r.array, "vjp_tail");
+        quote! {
+            let (__spec, __pullback) = #vjp_t::<__V>(#(__x[#ks],)* [true; #n]);
+            (__spec, move |__ct: __V| {
+                let __c = __pullback(__ct);
+                [#(__c.#idx),*]
+            })
+        }
+    } else {
+        quote!(#krate::fused::spec_of(Self::ops_vjp(__x)))
+    };
     quote! {
         #array
+        #tail
         #scalar
         #[doc(hidden)]
         #[allow(non_camel_case_types)]
@@ -101,6 +120,18 @@ fn region(r: &Region) -> TokenStream {
             {
                 let (__y, __pullback) = #krate::fused::vjp::<__V, #ty, #n, #b>([#(#args),*], [#(#inputs),*]);
                 (__y, move |__ct: __V| {
+                    let [#(#cs),*] = __pullback(__ct);
+                    (#(#cs,)*)
+                })
+            }
+            #[track_caller]
+            #[allow(dead_code)]
+            fn vjp_shapes<'__a, __V: #krate::ArrayValue + '__a>(#(#args: &__V,)* #(#statics),*)
+                -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(__V) -> #ct_tuple + use<__V>)
+            {
+                let (__s, __pullback) =
+                    #krate::fused::vjp_shapes::<__V, #ty, #n, #b>([#(#args),*], [#(#inputs),*]);
+                (__s, move |__ct: __V| {
                     let [#(#cs),*] = __pullback(__ct);
                     (#(#cs,)*)
                 })
@@ -130,6 +161,11 @@ fn region(r: &Region) -> TokenStream {
                     let __c = __pullback(__ct);
                     [#(__c.#idx),*]
                 })
+            }
+            fn ops_vjp_shapes<__V: #krate::ArrayValue>(__x: [&__V; #n])
+                -> (#krate::compose::OutSpec, impl ::core::ops::FnOnce(__V) -> [__V; #n] + use<__V>)
+            {
+                #ops_vjp_shapes
             }
         }
     }

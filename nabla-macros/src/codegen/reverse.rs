@@ -99,6 +99,7 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
         callee,
         span,
         checkpoint,
+        ..
     } = s
     else {
         return quote!();

@@ -6,13 +6,13 @@
 //! output. It returns the outputs' `OutSpec`s with the pullback.
 
 use super::forward::{self, Mode};
-use super::names::{self, ct, shape};
+use super::names::{self, ct, pullback, shape};
 use super::reads;
 use super::reverse::{self, guarded};
 use super::sig::Sig;
 use super::vjp::{Program, program};
-use crate::analysis::residuals::Tail;
-use crate::ir::{Function, Stmt, VarId};
+use crate::analysis::residuals::{Tail, region_call};
+use crate::ir::{CallArg, Callee, Function, Stmt, VarId};
 use crate::tail::Use;
 use proc_macro2::TokenStream;
 use quote::{format_ident, quote};
@@ -30,6 +30,7 @@ pub fn vjp_tail_fn(f: &Function, active: &[bool], sig: &Sig, tail: &Tail) -> Tok
             Stmt::Prim { out, .. } if dead[*out] && active[*out] => {
                 tail_reverse(f, active, dead, s)
             }
+            _ if region_call(s).is_some_and(|(y, _)| dead[y]) => region_reverse(f, active, s),
             _ => reverse::stmt(f, active, s),
         })
         .collect();
@@ -58,6 +59,27 @@ fn forward_sweep(f: &Function, active: &[bool], dead: &[bool]) -> (Vec<TokenStre
     let mut dtype_of: Vec<VarId> = (0..f.vars.len()).collect();
     let mut fwd = Vec::new();
     for s in &f.body {
+        if let Some((y, args)) = region_call(s)
+            && dead[y]
+            && let Stmt::Call {
+                callee: Callee::Fn(path),
+                id,
+                span,
+                ..
+            } = s
+        {
+            // A fused region in the tail: its shape and pullback from its
+            // own shape-only VJP.
+            let (a, pb, sy) = (forward::call_args(f, args), pullback(*id), shape(f, y));
+            let name = syn::Ident::new("vjp_shapes", *span);
+            fwd.push(
+                quote!(let (__spec, #pb) = #path::#name::<__V>(#(#a),*); let #sy = __spec.shape;),
+            );
+            if let Some(CallArg::Value(v)) = args.first() {
+                dtype_of[y] = dtype_of[*v];
+            }
+            continue;
+        }
         let Stmt::Prim {
             out,
             op,
@@ -115,6 +137,31 @@ fn specs(f: &Function, tail: &Tail, dtype_of: &[VarId]) -> (TokenStream, TokenSt
         (quote!((#(#specs,)*)), quote!((#(#tys,)*)))
     } else {
         (specs[0].clone(), quote!(#krate::compose::OutSpec))
+    }
+}
+
+/// The reverse step of a fused region in the tail: its shape-only
+/// pullback on the output's cotangent (made the output's shape: inside the
+/// tail it may be unbroadcast), accumulated into the arguments'.
+fn region_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
+    let (Some((y, args)), Stmt::Call { id, .. }) = (region_call(s), s) else {
+        return reverse::stmt(f, active, s);
+    };
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    let (pb, cy, sy) = (pullback(*id), ct(f, y), shape(f, y));
+    let updates = args.iter().enumerate().filter_map(|(k, a)| match a {
+        CallArg::Value(v) if active[*v] => {
+            let (cx, idx) = (ct(f, *v), syn::Index::from(k));
+            Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
+        }
+        _ => None,
+    });
+    quote! {
+        if let ::core::option::Option::Some(__g) = #cy.take() {
+            let __arg_cts = #pb(#krate::rules::tail::fit(__g, &#sy));
+            #(#updates)*
+        }
     }
 }
 

@@ -359,6 +359,7 @@ impl Lowerer<'_> {
         let checkpoint = std::mem::take(&mut self.checkpoint_next);
         self.f.body.push(Stmt::Call {
             checkpoint,
+            region_tail: false,
             outs: outs.clone(),
             callee,
             args,

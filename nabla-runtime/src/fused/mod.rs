@@ -50,6 +50,7 @@ mod scatter;
 pub use lanes::{LANES, Lanes};
 pub use pass::limit_simd;
 
+use crate::compose::OutSpec;
 use crate::{Array, ArrayValue, Dual, Value};
 use std::any::{Any, TypeId};
 use std::ops::Range;
@@ -147,6 +148,30 @@ pub trait Region<const N: usize>: 'static {
     /// The elementwise part's VJP op by op, at any value type.
     #[allow(clippy::type_complexity)]
     fn ops_vjp<V: ArrayValue>(x: [&V; N]) -> (V, impl FnOnce(V) -> [V; N] + use<V, Self, N>);
+    /// [`Region::ops_vjp`] for callers that need only the output's shape
+    /// and dtype: the region's shape-only program, which skips the ops
+    /// whose results only the output reads (`sin` in `sum(sin(x))`). Its
+    /// pullback also takes a cotangent the elementwise output's shape
+    /// broadcasts from (the sum's).
+    #[allow(clippy::type_complexity)]
+    fn ops_vjp_shapes<V: ArrayValue>(
+        x: [&V; N],
+    ) -> (OutSpec, impl FnOnce(V) -> [V; N] + use<V, Self, N>);
+}
+
+/// [`Region::ops_vjp_shapes`] of a region without a shape-only program:
+/// its VJP, the output's spec, and a pullback that broadcasts its
+/// cotangent to the output's shape.
+#[doc(hidden)]
+#[allow(clippy::type_complexity)]
+pub fn spec_of<V: ArrayValue, const N: usize>(
+    (y, pullback): (V, impl FnOnce(V) -> [V; N]),
+) -> (OutSpec, impl FnOnce(V) -> [V; N]) {
+    let spec = OutSpec::of(&y);
+    let shape = spec.shape.clone();
+    (spec, move |ct: V| {
+        pullback(crate::rules::tail::fit(ct, &shape))
+    })
 }
 
 /// The region `R` on the operands `inputs` of `args`: one pass when the
@@ -255,6 +280,49 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
             inputs[k].acc(&mut cts[j], &saved[j].shape_vec(), g);
         }
         std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
+    })
+}
+
+/// [`vjp`] for callers that need only the output's shape and dtype (the
+/// shape-only VJP of the enclosing function, see `DiffFn::vjp_masked_shapes`):
+/// on arrays the same passes; at other value types (nested transforms,
+/// where the region runs op by op) the region's shape-only program, so
+/// the ops whose results only the output reads do not run. The pullback
+/// takes a cotangent of the output's shape.
+#[doc(hidden)]
+#[track_caller]
+#[allow(clippy::type_complexity)]
+pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
+    args: [&V; B],
+    inputs: [Input; N],
+) -> (OutSpec, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
+    enum Pb<F, S> {
+        Full(F),
+        Shapes(S),
+    }
+    let (spec, pb) = if arrays(&args).is_some() {
+        let (y, pb) = vjp::<V, R, N, B>(args, inputs.clone());
+        (OutSpec::of(&y), Pb::Full(pb))
+    } else {
+        let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
+        let (mut spec, p) = R::ops_vjp_shapes(ops.each_ref());
+        if R::REDUCE {
+            spec.shape = crate::Shape::new();
+        }
+        (spec, Pb::Shapes(p))
+    };
+    let saved: Option<[V; B]> = matches!(pb, Pb::Shapes(_)).then(|| args.map(V::clone));
+    (spec, move |ct: V| match pb {
+        Pb::Full(pb) => pb(ct),
+        Pb::Shapes(p) => {
+            let saved = saved.expect("saved with the op-by-op pullback");
+            let mut cts: [Option<V>; B] = std::array::from_fn(|_| None);
+            for (k, g) in p(ct).into_iter().enumerate() {
+                let j = inputs[k].arg();
+                inputs[k].acc(&mut cts[j], &saved[j].shape_vec(), g);
+            }
+            std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
+        }
     })
 }
 
