@@ -45,3 +45,25 @@ pub type Shape = smallvec::SmallVec<[usize; 6]>;
 
 /// Number of elements above which kernels split work across rayon threads.
 pub const PARALLEL_THRESHOLD: usize = 1 << 15;
+
+/// An owned row-major array of `shape` holding `v`, without ndarray's
+/// layout checks (a kernel builds `v` for `shape` in row-major order, so
+/// only the length is checked): the results of small ops are made many
+/// times per call inside nested transforms.
+#[inline]
+pub(crate) fn owned<T>(
+    shape: impl ndarray::IntoDimension<Dim = ndarray::IxDyn>,
+    v: Vec<T>,
+) -> ndarray::ArrayD<T> {
+    let d = shape.into_dimension();
+    assert_eq!(
+        ndarray::Dimension::size(&d),
+        v.len(),
+        "kernel output: {} elements for shape {:?}",
+        v.len(),
+        ndarray::Dimension::slice(&d)
+    );
+    // SAFETY: `v` holds exactly the row-major elements of `d` (checked
+    // length; default strides).
+    unsafe { ndarray::ArrayD::from_shape_vec_unchecked(d, v) }
+}

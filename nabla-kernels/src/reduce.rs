@@ -37,7 +37,7 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
     let leading = !axes.is_empty() && axes.iter().enumerate().all(|(i, &a)| a == i) && outer > 1;
     if let (true, Some(s)) = (leading, x.as_slice()) {
         let v = columns(s, n, outer, op);
-        return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
+        return crate::owned(IxDyn(&out_shape), v);
     }
     // Trailing axes reduced over a contiguous array: each output element
     // is one contiguous row.
@@ -47,7 +47,7 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
         .all(|(i, &a)| a == nd - axes.len() + i);
     if let (true, Some(s)) = (trailing, x.as_slice()) {
         let v = rows(s, n, outer, op);
-        return ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape");
+        return crate::owned(IxDyn(&out_shape), v);
     }
     let mut perm = kept.clone();
     perm.extend_from_slice(axes);
@@ -61,7 +61,7 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
         }
     };
     let v = rows(s, n, outer, op);
-    ArrayD::from_shape_vec(IxDyn(&out_shape), v).expect("shape")
+    crate::owned(IxDyn(&out_shape), v)
 }
 
 fn identity<T: Float>(op: ReduceOp) -> T {

@@ -55,7 +55,7 @@ pub fn zip3_map<T: Float, F: Fn(T, T, T) -> T + Sync + Send>(
         }
         // SAFETY: all `n` slots were written above.
         unsafe { out.set_len(n) };
-        return ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length");
+        return crate::owned(a.raw_dim(), out);
     }
     let shape = try_broadcast_shape(a.shape(), b.shape())
         .and_then(|s| try_broadcast_shape(&s, c.shape()))
@@ -175,7 +175,7 @@ fn strided3<T: Float, F: Fn(T, T, T) -> T + ?Sized>(
         // of the merged lengths) and each was written above.
         unsafe { out.set_len(n) };
     }
-    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
+    crate::owned(IxDyn(shape), out)
 }
 
 #[cfg(test)]

@@ -15,7 +15,7 @@ use std::mem::MaybeUninit;
 pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) -> ArrayD<T> {
     if let Some(s) = x.as_slice() {
         let out = map_slice(s, &f);
-        return ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length");
+        return crate::owned(x.raw_dim(), out);
     }
     if x.len() >= PARALLEL_THRESHOLD {
         par_outer(x.shape(), |i, d| {
@@ -29,7 +29,7 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
         // Small and strided: gather, then the contiguous loop.
         let c = contiguous(&x);
         let out = map_slice(c.as_slice().expect("contiguous"), &f);
-        ArrayD::from_shape_vec(c.raw_dim(), out).expect("shape matches length")
+        crate::owned(c.raw_dim(), out)
     } else {
         x.mapv(f)
     }
@@ -47,7 +47,7 @@ pub(crate) fn par_outer<T: Float>(
     chunks_mut(&mut out.spare_capacity_mut()[..n], inner, fill);
     // SAFETY: the pieces cover all `n` slots and `fill` wrote each one.
     unsafe { out.set_len(n) };
-    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
+    crate::owned(IxDyn(shape), out)
 }
 
 /// Whether a view of `ndim ≥ 2` axes is worth a per-row loop: a contiguous
@@ -80,7 +80,7 @@ fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<Arr
     }
     // SAFETY: `each_row2` visited every row, so all `n` slots were written.
     unsafe { out.set_len(n) };
-    Some(ArrayD::from_shape_vec(x.raw_dim(), out).expect("shape matches length"))
+    Some(crate::owned(x.raw_dim(), out))
 }
 
 /// The most elements a strided unary map gathers into a contiguous copy

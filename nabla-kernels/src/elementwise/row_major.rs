@@ -21,7 +21,7 @@ pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
     if x.is_standard_layout() || x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
         return x.as_standard_layout().into_owned();
     }
-    ArrayD::from_shape_vec(x.raw_dim(), row_major_vec(x, x.len())).expect("shape matches length")
+    crate::owned(x.raw_dim(), row_major_vec(x, x.len()))
 }
 
 /// [`contiguous`] with the result given the shape `shape` (same number of
@@ -41,7 +41,7 @@ pub fn contiguous_as<T: Copy>(x: &ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<
         "contiguous_as: {:?} into {shape:?}",
         x.shape()
     );
-    ArrayD::from_shape_vec(IxDyn(shape), row_major(x)).expect("shape matches length")
+    crate::owned(IxDyn(shape), row_major(x))
 }
 
 /// The elements of `x` in row-major (logical) order, whatever its strides:
@@ -149,5 +149,5 @@ pub fn permuted_as<T: Copy>(x: &ArrayViewD<'_, T>, perm: &[usize], shape: &[usiz
     // SAFETY: `ps[..k]` and `pt[..k]` address exactly `x`'s elements (its
     // own axes reordered, with unit axes dropped and even ones merged).
     let v = unsafe { gather(x.as_ptr(), &ps[..k], &pt[..k], n) };
-    ArrayD::from_shape_vec(IxDyn(shape), v).expect("shape matches length")
+    crate::owned(IxDyn(shape), v)
 }

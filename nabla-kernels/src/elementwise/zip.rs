@@ -39,7 +39,7 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
         }
         // SAFETY: all `n` slots were written above.
         unsafe { out.set_len(n) };
-        return ArrayD::from_shape_vec(a.raw_dim(), out).expect("shape matches length");
+        return crate::owned(a.raw_dim(), out);
     }
     let shape = broadcast_shape(a.shape(), b.shape());
     if !same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
@@ -170,7 +170,7 @@ pub(super) fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
             unsafe { out.set_len(n) };
         }
     }
-    Some(ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length"))
+    Some(crate::owned(IxDyn(shape), out))
 }
 
 /// Axes of [`nested4`].
@@ -243,5 +243,5 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
     }
     // SAFETY: every row of `w` elements was written above.
     unsafe { out.set_len(n) };
-    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape matches length")
+    crate::owned(IxDyn(shape), out)
 }
