@@ -12,8 +12,9 @@
 //! * `slice_axis` of its inputs (`x.slice_axis(0, 1..n)`), read in place
 //!   by the fused pass; the slice's axis and range are evaluated where the
 //!   region is called;
-//! * a `sum` of its whole result, which the fused pass accumulates instead
-//!   of writing the elementwise result (a map-reduce).
+//! * a `sum` or `mean` of its whole result, which the fused pass
+//!   accumulates instead of writing the elementwise result (a map-reduce;
+//!   a mean scales the sum and its cotangent by `1/n`).
 //!
 //! Elementwise operations must have literal static parameters (`* 100.0`,
 //! `.powi(2)`), so the region's programs are closed. Each region is also
@@ -41,8 +42,11 @@ pub struct Region {
     pub operands: Vec<(usize, bool)>,
     /// The number of array arguments of the call.
     pub args: usize,
-    /// Whether the region's result is the sum of its elementwise result.
+    /// Whether the region's result is the sum (or the mean) of its
+    /// elementwise result.
     pub reduce: bool,
+    /// Whether that reduction is the mean.
+    pub mean: bool,
     /// Whether that sum is the function's result (read nowhere else).
     pub result: bool,
 }
@@ -186,9 +190,15 @@ fn is_view(s: &Stmt) -> bool {
     matches!(s, Stmt::Prim { op, params, .. } if op.rule == "slice_axis" && params.len() == 2)
 }
 
-/// Whether statement `s` is a sum of all elements.
+/// Whether statement `s` is a sum or a mean of all elements.
 fn is_sum(s: &Stmt) -> bool {
-    matches!(s, Stmt::Prim { op, params, inputs, .. } if op.rule == "sum" && params.is_empty() && inputs.len() == 1)
+    matches!(s, Stmt::Prim { op, params, inputs, .. }
+        if (op.rule == "sum" || op.rule == "mean") && params.is_empty() && inputs.len() == 1)
+}
+
+/// Whether statement `s` is a mean.
+fn is_mean(s: &Stmt) -> bool {
+    matches!(s, Stmt::Prim { op, .. } if op.rule == "mean")
 }
 
 /// A region found in a block: its statements in program order (the
@@ -531,6 +541,7 @@ fn region(f: &Function, body: &[Stmt], r: &Found, k: usize) -> (Region, Vec<Call
         operands: specs,
         args: args.len(),
         reduce: r.sum.is_some(),
+        mean: r.sum.is_some_and(|at| is_mean(&body[at])),
         result: false,
     };
     let call_args = args

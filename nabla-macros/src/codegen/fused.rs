@@ -88,7 +88,7 @@ fn region(r: &Region) -> TokenStream {
         .collect();
     let vs: Vec<TokenStream> = (0..b).map(|_| quote!(__V)).collect();
     let ct_tuple = quote!((#(#vs,)*));
-    let (reduce, result) = (r.reduce, r.result);
+    let (reduce, result, mean) = (r.reduce, r.result, r.mean);
     let ops_vjp_shapes = if tail.is_some() {
         let vjp_t = names::item(&r.array, "vjp_tail");
         quote! {
@@ -140,6 +140,7 @@ fn region(r: &Region) -> TokenStream {
         #[allow(clippy::all)]
         impl #krate::fused::Region<#n> for #ty {
             const REDUCE: bool = #reduce;
+            const MEAN: bool = #mean;
             const RESULT: bool = #result;
             #[inline(always)]
             fn scalar<__T: #krate::Value + ::core::marker::Copy>(__x: &[__T; #n]) -> __T {

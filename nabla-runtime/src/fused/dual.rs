@@ -97,9 +97,10 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
             .into_iter()
             .flat_map(|m| m.into_inner().expect("parts finished"))
             .unzip();
+        let scale = super::reduce_scale::<R, N>(n);
         let scalar = |s: &[f64]| {
             Array::from_vec(
-                vec![<T as nabla_kernels::Float>::from_f64(pairwise(s))],
+                vec![<T as nabla_kernels::Float>::from_f64(pairwise(s) * scale)],
                 &[],
             )
         };

@@ -132,8 +132,10 @@ impl Input {
 /// `#[differentiable]` from the region's own generated programs.
 #[doc(hidden)]
 pub trait Region<const N: usize>: 'static {
-    /// Whether the region ends in the sum of all its elements.
+    /// Whether the region ends in the sum (or the mean) of all its elements.
     const REDUCE: bool;
+    /// Whether that reduction is the mean (the sum scaled by `1/n`).
+    const MEAN: bool;
     /// Whether that sum is what the enclosing function returns, so `grad`
     /// pulls it back with a unit cotangent: then the VJP computes the
     /// value and the unit cotangents in one pass, and the pullback scales
@@ -298,7 +300,7 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
 ) -> (OutSpec, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
     enum Pb<F, S> {
         Full(F),
-        Shapes(S),
+        Shapes(S, f64),
     }
     let (spec, pb) = if arrays(&args).is_some() {
         let (y, pb) = vjp::<V, R, N, B>(args, inputs.clone());
@@ -306,16 +308,24 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     } else {
         let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
         let (mut spec, p) = R::ops_vjp_shapes(ops.each_ref());
+        // The shape-only program takes the sum's cotangent as it is (a sum
+        // broadcasts it unchanged); a mean's is scaled by `1/n` first.
+        let scale = reduce_scale::<R, N>(spec.shape.iter().product());
         if R::REDUCE {
             spec.shape = crate::Shape::new();
         }
-        (spec, Pb::Shapes(p))
+        (spec, Pb::Shapes(p, scale))
     };
-    let saved: Option<[V; B]> = matches!(pb, Pb::Shapes(_)).then(|| args.map(V::clone));
+    let saved: Option<[V; B]> = matches!(pb, Pb::Shapes(..)).then(|| args.map(V::clone));
     (spec, move |ct: V| match pb {
         Pb::Full(pb) => pb(ct),
-        Pb::Shapes(p) => {
+        Pb::Shapes(p, scale) => {
             let saved = saved.expect("saved with the op-by-op pullback");
+            let ct = if scale == 1.0 {
+                ct
+            } else {
+                ct.mul_scalar(scale)
+            };
             let mut cts: [Option<V>; B] = std::array::from_fn(|_| None);
             for (k, g) in p(ct).into_iter().enumerate() {
                 let j = inputs[k].arg();
@@ -326,24 +336,31 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     })
 }
 
-/// The region's elementwise result from its own: itself, or its sum.
+/// The region's result from its elementwise result: itself, its sum or
+/// its mean.
 #[track_caller]
 fn reduce<V: ArrayValue, R: Region<N>, const N: usize>(y: V) -> V {
-    if R::REDUCE {
-        crate::rules::sum::forward(&y)
-    } else {
-        y
+    match (R::REDUCE, R::MEAN) {
+        (true, true) => crate::rules::mean::forward(&y),
+        (true, false) => crate::rules::sum::forward(&y),
+        _ => y,
     }
 }
 
 /// The elementwise result's cotangent from the region's (broadcast from
-/// the sum's, at `shape`).
+/// the sum's or the mean's, at `shape`).
 fn unreduce<V: ArrayValue, R: Region<N>, const N: usize>(ct: V, shape: &[usize]) -> V {
-    if R::REDUCE {
-        crate::rules::sum::vjp_0(shape, &ct)
-    } else {
-        ct
+    match (R::REDUCE, R::MEAN) {
+        (true, true) => crate::rules::mean::vjp_0(shape, &ct),
+        (true, false) => crate::rules::sum::vjp_0(shape, &ct),
+        _ => ct,
     }
+}
+
+/// What a fused pass multiplies the sum of the region's `n` elements by:
+/// `1/n` for a mean, else 1.
+fn reduce_scale<R: Region<N>, const N: usize>(n: usize) -> f64 {
+    if R::MEAN { 1.0 / n as f64 } else { 1.0 }
 }
 
 /// The region op by op and its pullback.

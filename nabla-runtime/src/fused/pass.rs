@@ -97,7 +97,9 @@ fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
             .flat_map(|m| m.into_inner().expect("parts finished"))
             .collect();
         return Array::from_vec(
-            vec![<T as nabla_kernels::Float>::from_f64(pairwise(&sums))],
+            vec![<T as nabla_kernels::Float>::from_f64(
+                pairwise(&sums) * super::reduce_scale::<R, N>(n),
+            )],
             &[],
         );
     }
@@ -349,10 +351,17 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     let n: usize = shape.iter().product();
     let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
     let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
-    // Without a cotangent: a unit one, and the region summed too.
+    // Without a cotangent: a unit one, and the region summed too. A mean
+    // scales the cotangent of its sum by `1/n`.
+    let scale = super::reduce_scale::<R, N>(n);
     let c = match ct {
-        Some(ct) => Operand::<T>::of(ct, shape),
-        None => Operand::Scalar(T::ONE),
+        Some(ct) => match Operand::<T>::of(ct, shape) {
+            Operand::Scalar(v) if R::MEAN => {
+                Operand::Scalar(v * <T as nabla_kernels::Float>::from_f64(scale))
+            }
+            c => c,
+        },
+        None => Operand::Scalar(<T as nabla_kernels::Float>::from_f64(scale)),
     };
     let c = c.src();
     let mut lens: Vec<usize> = args.iter().map(|a| a.shape().iter().product()).collect();
@@ -417,7 +426,9 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     }
     let sum = ct.is_none().then(|| {
         Array::from_vec(
-            vec![<T as nabla_kernels::Float>::from_f64(pairwise(&sums))],
+            vec![<T as nabla_kernels::Float>::from_f64(
+                pairwise(&sums) * scale,
+            )],
             &[],
         )
     });

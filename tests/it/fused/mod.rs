@@ -24,6 +24,7 @@ macro_rules! twins {
 }
 
 mod forward_mode;
+mod mean;
 mod tail;
 
 twins!(rosen, rosen_plain, (x) {
