@@ -83,22 +83,6 @@ unsafe fn gather<T: Copy>(p: *const T, shape: &[usize], strides: &[isize], n: us
     if n == 0 {
         return out;
     }
-    if nd == 2 && ls != 1 {
-        // A transpose (what `jacfwd` assembles its Jacobians with): two
-        // plain loops, no odometer per row.
-        let (h, s0) = (shape[0], strides[0]);
-        let dst = &mut out.spare_capacity_mut()[..n];
-        for (i, row) in dst.chunks_exact_mut(w).enumerate().take(h) {
-            let o = i as isize * s0;
-            for (j, d) in row.iter_mut().enumerate() {
-                // SAFETY: element `(i, j)` (the caller's contract).
-                d.write(unsafe { *p.offset(o + j as isize * ls) });
-            }
-        }
-        // SAFETY: the `h` rows of `w` elements, all `n`, were written.
-        unsafe { out.set_len(n) };
-        return out;
-    }
     let outer_strides = &strides[..nd - 1];
     {
         let dst = &mut out.spare_capacity_mut()[..n];
