@@ -105,6 +105,7 @@ pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
         }
     }
     if data.dtype() == dtype {
+        // A copy (`cast::forward` shares the storage before it gets here).
         return data.clone();
     }
     match data {
