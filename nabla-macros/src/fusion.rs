@@ -47,6 +47,9 @@ pub struct Region {
     pub reduce: bool,
     /// Whether that reduction is the mean.
     pub mean: bool,
+    /// The output-only tail of the array-tier program, if it has one (the
+    /// region then has a shape-only VJP and can be in its caller's tail).
+    pub tail: Option<crate::analysis::residuals::Tail>,
     /// Whether that sum is the function's result (read nowhere else).
     pub result: bool,
 }
@@ -307,7 +310,7 @@ fn fuse_block(
             Stmt::Prim { span, .. } => *span,
             _ => unreachable!("a region ends in a primitive"),
         };
-        let region_tail = crate::analysis::residuals::tail(&region.array).is_some();
+        let region_tail = region.tail.is_some();
         calls.insert(
             at,
             Stmt::Call {
@@ -533,9 +536,11 @@ fn region(f: &Function, body: &[Stmt], r: &Found, k: usize) -> (Region, Vec<Call
             user_idents: f.user_idents.clone(),
         }
     };
+    let array = build(Tier::Array);
     let region = Region {
         ty: format_ident!("__nabla_{}", name),
-        array: build(Tier::Array),
+        tail: crate::analysis::residuals::tail(&array),
+        array,
         scalar: build(Tier::Scalar(ScalarTy::F64)),
         inputs: operands.len(),
         operands: specs,

@@ -43,10 +43,10 @@ fn region(r: &Region) -> TokenStream {
     };
     let array = programs(&r.array);
     // The shape-only VJP of the array-tier program, when it has a tail.
-    let tail = crate::analysis::residuals::tail(&r.array).map(|t| {
+    let tail = r.tail.as_ref().map(|t| {
         let s = sig(&r.array);
         let active = analysis::analyse(&r.array).active;
-        shapes::vjp_tail_fn(&r.array, &active, &s, &t)
+        shapes::vjp_tail_fn(&r.array, &active, &s, t)
     });
     let scalar = {
         let f = &r.scalar;

@@ -128,18 +128,7 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     } else {
         quote!((#(#cts.take(),)*))
     };
-    let updates = args.iter().enumerate().filter_map(|(k, a)| match a {
-        CallArg::Value(v) if active[*v] => {
-            let cx = ct(f, *v);
-            let idx = arg_ct_index(callee, k, args.len());
-            if f.vars[*v].kind == Kind::Tree {
-                Some(quote!(#krate::tree::acc_leaves(&mut #cx, __arg_cts.#idx);))
-            } else {
-                Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
-            }
-        }
-        _ => None,
-    });
+    let updates = arg_updates(f, active, callee, args);
     quote! {
         if #any {
             #recompute
@@ -147,6 +136,33 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
             #(#updates)*
         }
     }
+}
+
+/// A call's pullback result `__arg_cts` added into its active arguments'
+/// cotangents.
+pub fn arg_updates(
+    f: &Function,
+    active: &[bool],
+    callee: &Callee,
+    args: &[CallArg],
+) -> Vec<TokenStream> {
+    let krate = &f.krate;
+    let private = quote!(#krate::transforms::private);
+    args.iter()
+        .enumerate()
+        .filter_map(|(k, a)| match a {
+            CallArg::Value(v) if active[*v] => {
+                let cx = ct(f, *v);
+                let idx = arg_ct_index(callee, k, args.len());
+                if f.vars[*v].kind == Kind::Tree {
+                    Some(quote!(#krate::tree::acc_leaves(&mut #cx, __arg_cts.#idx);))
+                } else {
+                    Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
+                }
+            }
+            _ => None,
+        })
+        .collect()
 }
 
 /// Where argument `k` of `n` finds its cotangent in a call's pullback

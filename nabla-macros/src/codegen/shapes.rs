@@ -144,19 +144,12 @@ fn specs(f: &Function, tail: &Tail, dtype_of: &[VarId]) -> (TokenStream, TokenSt
 /// pullback on the output's cotangent (made the output's shape: inside the
 /// tail it may be unbroadcast), accumulated into the arguments'.
 fn region_reverse(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
-    let (Some((y, args)), Stmt::Call { id, .. }) = (region_call(s), s) else {
+    let (Some((y, args)), Stmt::Call { id, callee, .. }) = (region_call(s), s) else {
         return reverse::stmt(f, active, s);
     };
     let krate = &f.krate;
-    let private = quote!(#krate::transforms::private);
     let (pb, cy, sy) = (pullback(*id), ct(f, y), shape(f, y));
-    let updates = args.iter().enumerate().filter_map(|(k, a)| match a {
-        CallArg::Value(v) if active[*v] => {
-            let (cx, idx) = (ct(f, *v), syn::Index::from(k));
-            Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
-        }
-        _ => None,
-    });
+    let updates = reverse::arg_updates(f, active, callee, args);
     quote! {
         if let ::core::option::Option::Some(__g) = #cy.take() {
             let __arg_cts = #pb(#krate::rules::tail::fit(__g, &#sy));

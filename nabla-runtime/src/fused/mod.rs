@@ -276,13 +276,24 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                     .collect(),
             ),
         };
-        let mut cts = direct;
-        for (k, g) in rest {
-            let j = inputs[k].arg();
-            inputs[k].acc(&mut cts[j], &saved[j].shape_vec(), g);
-        }
-        std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
+        to_args(direct, rest, &inputs, &saved)
     })
+}
+
+/// The arguments' cotangents: those already at their arguments (`direct`),
+/// plus each operand's in `rest` added into its argument's (into the
+/// slice for a sliced operand), zeros where none came.
+fn to_args<V: ArrayValue, const N: usize, const B: usize>(
+    mut direct: [Option<V>; B],
+    rest: impl IntoIterator<Item = (usize, V)>,
+    inputs: &[Input; N],
+    saved: &[V; B],
+) -> [V; B] {
+    for (k, g) in rest {
+        let j = inputs[k].arg();
+        inputs[k].acc(&mut direct[j], &saved[j].shape_vec(), g);
+    }
+    std::array::from_fn(|j| direct[j].take().unwrap_or_else(|| saved[j].zeros_like()))
 }
 
 /// [`vjp`] for callers that need only the output's shape and dtype (the
@@ -326,12 +337,8 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
             } else {
                 ct.mul_scalar(scale)
             };
-            let mut cts: [Option<V>; B] = std::array::from_fn(|_| None);
-            for (k, g) in p(ct).into_iter().enumerate() {
-                let j = inputs[k].arg();
-                inputs[k].acc(&mut cts[j], &saved[j].shape_vec(), g);
-            }
-            std::array::from_fn(|j| cts[j].take().unwrap_or_else(|| saved[j].zeros_like()))
+            let rest = p(ct).into_iter().enumerate();
+            to_args(std::array::from_fn(|_| None), rest, &inputs, &saved)
         }
     })
 }
