@@ -7,8 +7,7 @@
 //! the CUDA source's `switch` is written.
 
 use crate::Float;
-use crate::elementwise::{map, zip_map};
-use ndarray::{ArrayD, ArrayViewD};
+use crate::elementwise::{MapSource, ZipSource};
 
 macro_rules! unary_kernels {
     ($(
@@ -86,20 +85,20 @@ macro_rules! unary_kernels {
         /// let x = ndarray::arr1(&[-1.0f64, 2.0]).into_dyn();
         /// assert_eq!(unary(x.view(), UnaryOp::Relu()).as_slice().unwrap(), &[0.0, 2.0]);
         /// ```
-        pub fn unary<T: Float>(x: ArrayViewD<'_, T>, op: UnaryOp) -> ArrayD<T> {
+        pub fn unary<T: Float, S: MapSource<T>>(x: S, op: UnaryOp) -> S::Out {
             match op {
-                $(UnaryOp::$kind($($p),*) => map(x, move |v| scalar::$name(v $(, $p)*)),)*
+                $(UnaryOp::$kind($($p),*) => x.map_with(move |v| scalar::$name(v $(, $p)*)),)*
                 UnaryOp::Affine(a, b) => {
                     let (a, b) = (T::from_f64(a), T::from_f64(b));
-                    map(x, move |v| a * v + b)
+                    x.map_with(move |v| a * v + b)
                 }
                 UnaryOp::RDiv(c) => {
                     let c = T::from_f64(c);
-                    map(x, move |v| c / v)
+                    x.map_with(move |v| c / v)
                 }
                 UnaryOp::ExpBase(c) => {
                     let c = T::from_f64(c);
-                    map(x, move |v| c.powf(v))
+                    x.map_with(move |v| c.powf(v))
                 }
             }
         }
@@ -160,9 +159,9 @@ macro_rules! binary_kernels {
         /// assert_eq!(c.shape(), &[2, 2]);
         /// assert_eq!(c.as_slice().unwrap(), &[11.0, 21.0, 12.0, 22.0]);
         /// ```
-        pub fn binary<T: Float>(a: ArrayViewD<'_, T>, b: ArrayViewD<'_, T>, op: BinaryOp) -> ArrayD<T> {
+        pub fn binary<T: Float, S: ZipSource<T>>(a: S, b: S, op: BinaryOp) -> S::Out {
             match op {
-                $(BinaryOp::$kind => zip_map(a, b, scalar2::$name),)*
+                $(BinaryOp::$kind => a.zip_with(b, scalar2::$name),)*
             }
         }
 

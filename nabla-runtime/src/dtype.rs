@@ -178,6 +178,50 @@ macro_rules! float_map {
     };
 }
 
+/// Like [`float_map`] on row-major elements: `Some` of `$body` (a `Vec`
+/// of the elements in the same order, from the slice `$s`) when the data
+/// is a contiguous row-major float array on the host, else `None`. Skips
+/// the ndarray views and layout checks of the general path.
+macro_rules! float_slice_map {
+    ($data:expr, |$s:ident| $body:expr) => {
+        match $data {
+            $crate::dtype::Data::F32(h) => h.as_slice().map(|$s| {
+                $crate::dtype::Data::F32($crate::array::Host::from_vec(h.shape(), $body))
+            }),
+            $crate::dtype::Data::F64(h) => h.as_slice().map(|$s| {
+                $crate::dtype::Data::F64($crate::array::Host::from_vec(h.shape(), $body))
+            }),
+            _ => None,
+        }
+    };
+}
+
+/// Like [`float_slice_map`] for two operands of one shape: `Some` when
+/// both are contiguous row-major host arrays of the same float dtype.
+macro_rules! float_slice_map2 {
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
+        match ($a, $b) {
+            ($crate::dtype::Data::F32(ha), $crate::dtype::Data::F32(hb)) => {
+                match (ha.as_slice(), hb.as_slice()) {
+                    (Some($x), Some($y)) => Some($crate::dtype::Data::F32(
+                        $crate::array::Host::from_vec(ha.shape(), $body),
+                    )),
+                    _ => None,
+                }
+            }
+            ($crate::dtype::Data::F64(ha), $crate::dtype::Data::F64(hb)) => {
+                match (ha.as_slice(), hb.as_slice()) {
+                    (Some($x), Some($y)) => Some($crate::dtype::Data::F64(
+                        $crate::array::Host::from_vec(ha.shape(), $body),
+                    )),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    };
+}
+
 /// Like [`float_map`] for two operands of the same float dtype.
 macro_rules! float_map2 {
     ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr, $err:expr) => {
@@ -243,4 +287,6 @@ macro_rules! on_gpus {
     };
 }
 
-pub(crate) use {any_map, float_map, float_map2, on_gpu, on_gpus};
+pub(crate) use {
+    any_map, float_map, float_map2, float_slice_map, float_slice_map2, on_gpu, on_gpus,
+};

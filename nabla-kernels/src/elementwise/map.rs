@@ -11,6 +11,38 @@ use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 use std::mem::MaybeUninit;
 
+/// What a unary map reads: an ndarray view in any layout (the result is
+/// an array of its shape) or row-major elements (the result is theirs, in
+/// the same order), which skips building and checking an ndarray layout.
+///
+/// ```
+/// use nabla_kernels::elementwise::{unary, UnaryOp};
+/// let v: Vec<f64> = unary(&[-1.0f64, 2.0][..], UnaryOp::Relu());
+/// assert_eq!(v, vec![0.0, 2.0]);
+/// ```
+pub trait MapSource<T: Float> {
+    /// The mapped elements.
+    type Out;
+    /// `f` of every element.
+    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Self::Out;
+}
+
+impl<T: Float> MapSource<T> for ArrayViewD<'_, T> {
+    type Out = ArrayD<T>;
+    #[inline]
+    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> ArrayD<T> {
+        map(self, f)
+    }
+}
+
+impl<T: Float> MapSource<T> for &[T] {
+    type Out = Vec<T>;
+    #[inline]
+    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
+        map_slice(self, &f)
+    }
+}
+
 /// Maps `f` over `x`, with a contiguous (vectorising, parallel) fast path.
 pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) -> ArrayD<T> {
     if let Some(s) = x.as_slice() {

@@ -28,11 +28,11 @@ pub(crate) const CHUNK: usize = 1 << 13;
 pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
 pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
 pub use compare::{CompareOp, compare, where_select};
-pub use map::map;
 pub(crate) use map::par_outer;
+pub use map::{MapSource, map};
 pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
 pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use simd::has_avx2;
 pub(crate) use strided::{MAX_ROW_AXES, each_row2, merged_axes, stride_along};
-pub use zip::zip_map;
+pub use zip::{ZipSource, zip_map};

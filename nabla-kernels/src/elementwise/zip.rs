@@ -12,6 +12,63 @@ use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Zip};
 use std::mem::MaybeUninit;
 
+/// What a binary map reads: two ndarray views broadcast together (the
+/// result is an array of their broadcast shape), or two row-major slices
+/// of one length (the result is their elements, in the same order), which
+/// skips building and checking ndarray layouts.
+///
+/// ```
+/// use nabla_kernels::elementwise::{binary, BinaryOp};
+/// let v: Vec<f32> = binary(&[1.0f32, 2.0][..], &[3.0, 4.0][..], BinaryOp::Mul);
+/// assert_eq!(v, vec![3.0, 8.0]);
+/// ```
+pub trait ZipSource<T: Float> {
+    /// The mapped elements.
+    type Out;
+    /// `f` of every pair of elements.
+    fn zip_with<F: Fn(T, T) -> T + Sync + Send>(self, b: Self, f: F) -> Self::Out;
+}
+
+impl<T: Float> ZipSource<T> for ArrayViewD<'_, T> {
+    type Out = ArrayD<T>;
+    #[inline]
+    fn zip_with<F: Fn(T, T) -> T + Sync + Send>(self, b: Self, f: F) -> ArrayD<T> {
+        zip_map(self, b, f)
+    }
+}
+
+impl<T: Float> ZipSource<T> for &[T] {
+    type Out = Vec<T>;
+    /// # Panics
+    /// When the slices' lengths differ.
+    #[inline]
+    fn zip_with<F: Fn(T, T) -> T + Sync + Send>(self, b: Self, f: F) -> Vec<T> {
+        assert_eq!(self.len(), b.len(), "zip_with: slices of different lengths");
+        zip_slices(self, b, &f)
+    }
+}
+
+/// `f` of each pair of two equal-length slices' elements, vectorised,
+/// parallel above [`PARALLEL_THRESHOLD`].
+fn zip_slices<T: Float, F: Fn(T, T) -> T + Sync + Send>(sa: &[T], sb: &[T], f: &F) -> Vec<T> {
+    let n = sa.len();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    {
+        let dst = &mut out.spare_capacity_mut()[..n];
+        if n >= PARALLEL_THRESHOLD {
+            chunks_mut(dst, CHUNK, |c, d| {
+                let r = c * CHUNK..c * CHUNK + d.len();
+                fill2_best(d, &sa[r.clone()], &sb[r], f)
+            });
+        } else {
+            fill2_best(dst, sa, sb, f);
+        }
+    }
+    // SAFETY: all `n` slots were written above.
+    unsafe { out.set_len(n) };
+    out
+}
+
 /// Maps `f` over `a` and `b` broadcast together.
 ///
 /// Fast paths: equal contiguous shapes; one operand a single element; one
@@ -24,22 +81,7 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     let same = a.shape() == b.shape();
     if same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
         // Equal contiguous shapes (the common case): no broadcast shape to build.
-        let n = sa.len();
-        let mut out: Vec<T> = Vec::with_capacity(n);
-        {
-            let dst = &mut out.spare_capacity_mut()[..n];
-            if n >= PARALLEL_THRESHOLD {
-                chunks_mut(dst, CHUNK, |c, d| {
-                    let r = c * CHUNK..c * CHUNK + d.len();
-                    fill2_best(d, &sa[r.clone()], &sb[r], &f)
-                });
-            } else {
-                fill2_best(dst, sa, sb, &f);
-            }
-        }
-        // SAFETY: all `n` slots were written above.
-        unsafe { out.set_len(n) };
-        return crate::owned(a.raw_dim(), out);
+        return crate::owned(a.raw_dim(), zip_slices(sa, sb, &f));
     }
     let shape = broadcast_shape(a.shape(), b.shape());
     if !same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {

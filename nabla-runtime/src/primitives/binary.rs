@@ -12,7 +12,7 @@
 //! operand.
 
 use crate::autograd::binary_node;
-use crate::dtype::float_map2;
+use crate::dtype::{float_map2, float_slice_map2};
 use crate::primitives::unary::not_float;
 use crate::registry::binary_modules;
 use crate::{Array, Value};
@@ -75,6 +75,11 @@ pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> 
     crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::binary(
         &g[0], &g[1], op
     ));
+    if a.shape() == b.shape()
+        && let Some(y) = float_slice_map2!(&*a.data, &*b.data, |x, y| kernel(x, y, op))
+    {
+        return Array::from_data(y);
+    }
     Array::from_data(float_map2!(
         &*a.data,
         &*b.data,

@@ -10,7 +10,7 @@
 //! out below with the same interface. Batching rule (all of them):
 //! elementwise, so the batch axis passes through unchanged.
 
-use crate::dtype::float_map;
+use crate::dtype::{float_map, float_slice_map};
 use crate::registry::unary_modules;
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{CompareOp, UnaryOp, unary as kernel};
@@ -22,6 +22,9 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
         not_float(name, x)
     }
     crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::unary(g, op));
+    if let Some(y) = float_slice_map!(&*x.data, |s| kernel(s, op)) {
+        return Array::from_data(y);
+    }
     Array::from_data(float_map!(
         &*x.data,
         |a| kernel(a.view(), op),
