@@ -15,10 +15,11 @@
 //! never writes its elementwise result: the forward pass accumulates it,
 //! and the pullback reads the scalar cotangent. On dual arrays (`jvp`)
 //! the forward pass runs the same program on blocks of dual numbers,
-//! writing primal and tangent together.
-//! Any other value (a GPU array, a tracked array, `Batched`, the pullback
-//! at `Dual`, mixed dtypes) runs the region op by op, exactly as without
-//! fusion.
+//! writing primal and tangent together. Under `vmap` (`Batched<Array>`)
+//! the passes run over the whole batch, a sum or mean per example.
+//! Any other value (a GPU array, a tracked array, nested `Batched`, the
+//! pullback at `Dual`, mixed dtypes) runs the region op by op, exactly as
+//! without fusion.
 //!
 //! ```
 //! use nabla::Array;
@@ -38,6 +39,7 @@
 //! }
 //! ```
 
+mod batched;
 pub(crate) mod chain;
 mod dual;
 mod gather;
@@ -51,7 +53,7 @@ pub use lanes::{LANES, Lanes};
 pub use pass::limit_simd;
 
 use crate::compose::OutSpec;
-use crate::{Array, ArrayValue, Dual, Value};
+use crate::{Array, ArrayValue, Batched, Dual, Value};
 use std::any::{Any, TypeId};
 use std::ops::Range;
 
@@ -195,6 +197,11 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     {
         return cast(y);
     }
+    if let Some(b) = refs_as::<V, Batched<Array>, B>(&args)
+        && let Some(y) = batched::forward::<R, N, B>(b, &inputs)
+    {
+        return cast(y);
+    }
     let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
     reduce::<V, R, N>(R::ops(ops.each_ref()))
 }
@@ -204,6 +211,7 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
 enum Pullback<P, const N: usize, const B: usize> {
     Fused([Array; N]),
     Unit(pass::Cotangents<B>),
+    Batched(batched::Saved<N, B>),
     Ops(P, crate::Shape),
 }
 
@@ -227,7 +235,12 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
             Some(y) => (from_array(y), Pullback::Fused(ops)),
             None => ops_vjp::<V, R, N, B>(&args, &inputs),
         },
-        None => ops_vjp::<V, R, N, B>(&args, &inputs),
+        None => match refs_as::<V, Batched<Array>, B>(&args)
+            .and_then(|b| batched::vjp::<R, N, B>(b, &inputs))
+        {
+            Some((y, saved)) => (cast(y), Pullback::Batched(saved)),
+            None => ops_vjp::<V, R, N, B>(&args, &inputs),
+        },
     };
     let saved: [V; B] = args.map(V::clone);
     (y, move |ct: V| {
@@ -267,6 +280,13 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                         )
                     }
                 }
+            }
+            Pullback::Batched(b) => {
+                let (direct, rest) = b.pull::<R>(cast(ct), &inputs);
+                (
+                    direct.map(|d| d.map(cast)),
+                    rest.into_iter().map(|(k, g)| (k, cast(g))).collect(),
+                )
             }
             Pullback::Ops(p, shape) => (
                 std::array::from_fn(|_| None),
@@ -313,7 +333,8 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         Full(F),
         Shapes(S, f64),
     }
-    let (spec, pb) = if arrays(&args).is_some() {
+    let fused = arrays(&args).is_some() || refs_as::<V, Batched<Array>, B>(&args).is_some();
+    let (spec, pb) = if fused {
         let (y, pb) = vjp::<V, R, N, B>(args, inputs.clone());
         (OutSpec::of(&y), Pb::Full(pb))
     } else {

@@ -143,7 +143,7 @@ impl<V: ArrayValue> Batched<V> {
 
     /// The batched value first, with length-1 axes after the batch axis so
     /// its per-example rank is `rank` (borrowed when it already is).
-    fn padded_ref(&self, rank: usize) -> Cow<'_, V> {
+    pub(crate) fn padded_ref(&self, rank: usize) -> Cow<'_, V> {
         let f = self.front_ref();
         let nd = self.ndim();
         if nd >= rank {

@@ -3,7 +3,8 @@
 //! unfused twin, and the two agree on values and gradients, in f32 and
 //! f64, with broadcasting, scalar operands, non-contiguous inputs, regions
 //! inside loops and branches, and under `jvp` (one pass over dual blocks:
-//! [`forward_mode`]), `vmap` and `hessian` (which run regions op by op).
+//! [`forward_mode`]), `vmap` (passes over the batch: [`batched`]) and
+//! `hessian` (which runs regions op by op).
 //! `nabla::fused::passes` tells that the fused
 //! programs ran fused passes and the twins none. The random programs
 //! (`random_programs.rs`) compare the fused generated code with the
@@ -23,6 +24,7 @@ macro_rules! twins {
     };
 }
 
+mod batched;
 mod forward_mode;
 mod mean;
 mod tail;

@@ -1,0 +1,265 @@
+//! Fused regions under `vmap`: a region called on `Batched<Array>`
+//! operands runs as the same fused passes on the underlying arrays, each
+//! operand with its batch axis first and its per-example axes padded to
+//! one rank (so broadcasting between examples' operands is the region's
+//! own broadcasting, and the batch axis lines up). A region ending in a
+//! sum or a mean reduces each example's run of elements in the same pass
+//! (`pass::reduce_rows`). The pullback pass gets every operand batched (operands shared
+//! by the batch are broadcast along it as views) so that each example's
+//! cotangents stay its own, as `vmap` of a VJP requires.
+
+use super::{Input, Region, pass};
+use crate::compose::OutSpec;
+use crate::{Array, ArrayValue, Batched, Value};
+use std::marker::PhantomData;
+
+/// A region without its trailing reduction: the same programs. The
+/// pullback of a reducing region under `vmap` runs as this one's, its
+/// per-example cotangents broadcast over each example.
+struct Elementwise<R>(PhantomData<R>);
+
+impl<R: Region<N>, const N: usize> Region<N> for Elementwise<R> {
+    const REDUCE: bool = false;
+    const MEAN: bool = false;
+    const RESULT: bool = false;
+    #[inline(always)]
+    fn scalar<T: Value + Copy>(x: &[T; N]) -> T {
+        R::scalar(x)
+    }
+    #[inline(always)]
+    fn scalar_vjp<T: Value + Copy>(x: &[T; N], ct: &T) -> [T; N] {
+        R::scalar_vjp(x, ct)
+    }
+    fn ops<V: ArrayValue>(x: [&V; N]) -> V {
+        R::ops(x)
+    }
+    #[allow(clippy::type_complexity)]
+    fn ops_vjp<V: ArrayValue>(x: [&V; N]) -> (V, impl FnOnce(V) -> [V; N] + use<V, R, N>) {
+        R::ops_vjp(x)
+    }
+    #[allow(clippy::type_complexity)]
+    fn ops_vjp_shapes<V: ArrayValue>(
+        x: [&V; N],
+    ) -> (OutSpec, impl FnOnce(V) -> [V; N] + use<V, R, N>) {
+        R::ops_vjp_shapes(x)
+    }
+}
+
+/// The region's operands as arrays for a pass over the whole batch.
+pub(super) struct Aligned<const N: usize> {
+    /// Batch axis first, per-example axes padded to `rank` with leading
+    /// length-1 axes; operands shared by the batch as they are (forward)
+    /// or broadcast along it (pullback).
+    ops: [Array; N],
+    /// Each operand's batched shape before padding (`[batch, *shape]`),
+    /// to which its cotangent is reshaped.
+    shapes: [crate::Shape; N],
+    /// Per-example rank of the region's broadcast result.
+    rank: usize,
+    batch: usize,
+}
+
+/// The operands `inputs` of `args` aligned for one pass (see [`Aligned`]);
+/// `None` when no operand is batched or the pass cannot take them.
+fn align<const N: usize, const B: usize>(
+    args: [&Batched<Array>; B],
+    inputs: &[Input; N],
+    all_batched: bool,
+) -> Option<Aligned<N>> {
+    let ops: [Batched<Array>; N] = std::array::from_fn(|k| inputs[k].of(&args));
+    let batch = ops.iter().find_map(Batched::batch_size)?;
+    let rank = ops.iter().map(Value::ndim).max().unwrap_or(0);
+    let shapes: [crate::Shape; N] = std::array::from_fn(|k| {
+        let mut s = crate::Shape::from_slice(&[batch]);
+        s.extend_from_slice(&ops[k].shape_vec());
+        s
+    });
+    let arrays: [Array; N] = std::array::from_fn(|k| {
+        let x = &ops[k];
+        if x.bdim.is_some() {
+            x.padded_ref(rank).into_owned()
+        } else if all_batched {
+            // `[1, 1.., *shape]` broadcast to `[batch, 1.., *shape]` (views).
+            let s = x.value.shape();
+            let mut one = crate::Shape::from_elem(1, rank + 1 - s.len());
+            one.extend_from_slice(s);
+            let mut full = one.clone();
+            full[0] = batch;
+            x.value.reshape(&one).broadcast_to(&full)
+        } else {
+            x.value.clone()
+        }
+    });
+    let refs: [&Array; N] = std::array::from_fn(|k| &arrays[k]);
+    let identity: [Input; N] = std::array::from_fn(Input::Arg);
+    let ops = pass::operands(&refs, &identity)?;
+    Some(Aligned {
+        ops,
+        shapes,
+        rank,
+        batch,
+    })
+}
+
+/// The region on batched arrays in one pass (and, for a reducing region,
+/// a per-example sum), or `None` (run it op by op).
+pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
+    args: [&Batched<Array>; B],
+    inputs: &[Input; N],
+) -> Option<Batched<Array>> {
+    let a = align(args, inputs, false)?;
+    Some(Batched::new(forward_aligned::<R, N>(&a)?, Some(0)))
+}
+
+/// The pass on aligned operands: `[batch, ..]` elementwise, `[batch]`
+/// reduced.
+fn forward_aligned<R: Region<N>, const N: usize>(a: &Aligned<N>) -> Option<Array> {
+    if R::REDUCE {
+        pass::reduce_rows::<R, N>(&a.ops, a.batch)
+    } else {
+        pass::forward::<R, N>(&a.ops)
+    }
+}
+
+/// Examples of at least this many elements pull back one at a time, each
+/// by the unbatched pass (slices of an example read and their cotangents
+/// added in place), instead of one pass over the batch, which copies
+/// operands it cannot read in place (a slice of every example).
+const PER_EXAMPLE_MIN: usize = 1 << 15;
+
+/// What the pullback of a region under `vmap` keeps: the aligned
+/// operands (every one batched) and, for large examples, the arguments.
+pub(super) struct Saved<const N: usize, const B: usize> {
+    aligned: Aligned<N>,
+    args: Option<[Batched<Array>; B]>,
+}
+
+/// The region on batched arrays and what its pullback needs, or `None`.
+pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
+    args: [&Batched<Array>; B],
+    inputs: &[Input; N],
+) -> Option<(Batched<Array>, Saved<N, B>)> {
+    let a = align(args, inputs, true)?;
+    let y = forward_aligned::<R, N>(&a)?;
+    let n: usize = pass::broadcast(&a.ops)?.iter().product();
+    let args = (n / a.batch >= PER_EXAMPLE_MIN).then(|| args.map(Batched::clone));
+    Some((Batched::new(y, Some(0)), Saved { aligned: a, args }))
+}
+
+/// Arguments' cotangents already summed into each argument, and operand
+/// cotangents still to add into theirs (as `super::to_args` takes them).
+type Pulled<const B: usize> = ([Option<Batched<Array>>; B], Vec<(usize, Batched<Array>)>);
+
+impl<const N: usize, const B: usize> Saved<N, B> {
+    /// The cotangents for the region's `ct`: per example for large
+    /// examples, else by one pullback pass over the batch; op by op when
+    /// the passes cannot take `ct`.
+    pub(super) fn pull<R: Region<N>>(self, ct: Batched<Array>, inputs: &[Input; N]) -> Pulled<B> {
+        if let Some(args) = &self.args
+            && let Some(g) = per_example::<R, N, B>(args, inputs, &ct, self.aligned.batch)
+        {
+            return (g.map(Some), Vec::new());
+        }
+        let a = self.aligned;
+        let ct = elementwise_ct::<R, N>(&a, ct);
+        let refs: [&Array; N] = std::array::from_fn(|k| &a.ops[k]);
+        let identity: [Input; N] = std::array::from_fn(Input::Arg);
+        let gs: [Array; N] = match pass::vjp::<Elementwise<R>, N, N>(&a.ops, &refs, &identity, &ct)
+        {
+            Some(c) => {
+                let mut direct = c.direct;
+                for (k, g) in c.rest {
+                    crate::transforms::private::acc(&mut direct[k], g);
+                }
+                std::array::from_fn(|k| direct[k].take().unwrap_or_else(|| a.ops[k].zeros_like()))
+            }
+            None => {
+                let (y, p) = R::ops_vjp(refs);
+                p(ct.broadcast_to(y.shape()))
+            }
+        };
+        // Each cotangent has its operand's shape, `[batch, 1.., *shape]`.
+        let rest = gs
+            .into_iter()
+            .enumerate()
+            .map(|(k, g)| (k, Batched::new(g.reshape(&a.shapes[k]), Some(0))))
+            .collect();
+        (std::array::from_fn(|_| None), rest)
+    }
+}
+
+/// Example `i` of a batched value (a view), or the value shared by all.
+fn example(x: &Batched<Array>, i: usize) -> Array {
+    match x.bdim {
+        Some(d) => x.value.slice_axis(d as isize, i..i + 1).squeeze(d as isize),
+        None => x.value.clone(),
+    }
+}
+
+/// Each argument's cotangents, one unbatched pullback pass per example,
+/// stacked along a leading batch axis; `None` when a pass cannot run.
+fn per_example<R: Region<N>, const N: usize, const B: usize>(
+    args: &[Batched<Array>; B],
+    inputs: &[Input; N],
+    ct: &Batched<Array>,
+    batch: usize,
+) -> Option<[Batched<Array>; B]> {
+    let mut grads: [Vec<Array>; B] = std::array::from_fn(|_| Vec::with_capacity(batch));
+    for i in 0..batch {
+        let xs: [Array; B] = std::array::from_fn(|j| example(&args[j], i));
+        let refs: [&Array; B] = std::array::from_fn(|j| &xs[j]);
+        let ops = pass::operands(&refs, inputs)?;
+        let c = pass::vjp::<R, N, B>(&ops, &refs, inputs, &example(ct, i))?;
+        let g = super::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);
+        for (acc, g) in grads.iter_mut().zip(g) {
+            acc.push(g);
+        }
+    }
+    Some(grads.map(|g| Batched::new(stack(&g), Some(0))))
+}
+
+/// Arrays of one shape stacked along a new leading axis: one copy of each
+/// when they are row-major float arrays (what the passes return), else
+/// the general `stack`.
+fn stack(gs: &[Array]) -> Array {
+    fn rows<T: super::Kernel>(gs: &[Array]) -> Option<Array> {
+        let shape = gs.first()?.shape();
+        let n: usize = shape.iter().product();
+        let mut v = Vec::with_capacity(gs.len() * n);
+        for g in gs {
+            if g.shape() != shape {
+                return None;
+            }
+            v.extend_from_slice(T::typed(g)?.as_slice()?);
+        }
+        let mut s = crate::Shape::from_slice(&[gs.len()]);
+        s.extend_from_slice(shape);
+        Some(Array::from_vec(v, &s))
+    }
+    rows::<f64>(gs)
+        .or_else(|| rows::<f32>(gs))
+        .unwrap_or_else(|| crate::primitives::shape::stack(gs, 0))
+}
+
+/// The elementwise result's cotangent, `[batch, 1.., *shape]` or shared
+/// by the batch: a reducing region's per-example cotangent broadcast over
+/// the example (scaled by `1/n` for a mean).
+fn elementwise_ct<R: Region<N>, const N: usize>(a: &Aligned<N>, ct: Batched<Array>) -> Array {
+    let ct = if ct.bdim.is_some() {
+        ct.padded_ref(if R::REDUCE {
+            a.rank
+        } else {
+            a.rank.max(ct.ndim())
+        })
+        .into_owned()
+    } else {
+        ct.value
+    };
+    if !R::MEAN {
+        return ct;
+    }
+    let shape = pass::broadcast(&a.ops).expect("aligned operands broadcast");
+    let n: usize = shape[1..].iter().product();
+    debug_assert_eq!(shape[0], a.batch);
+    ct.mul_scalar(1.0 / n as f64)
+}
