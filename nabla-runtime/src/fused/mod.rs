@@ -329,12 +329,18 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     args: [&V; B],
     inputs: [Input; N],
 ) -> (OutSpec, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
-    enum Pb<F, S> {
+    enum Pb<F, S, const N: usize, const B: usize> {
         Full(F),
+        Batched(batched::Saved<N, B>),
         Shapes(S, f64),
     }
-    let fused = arrays(&args).is_some() || refs_as::<V, Batched<Array>, B>(&args).is_some();
-    let (spec, pb) = if fused {
+    let batched = refs_as::<V, Batched<Array>, B>(&args)
+        .and_then(|b| batched::vjp_shapes::<R, N, B>(b, &inputs));
+    let (spec, pb) = if let Some((spec, saved)) = batched {
+        // Under `vmap` only the pullback pass runs (a batch's value is a
+        // pass of its own, which the caller does not want).
+        (spec, Pb::Batched(saved))
+    } else if arrays(&args).is_some() {
         let (y, pb) = vjp::<V, R, N, B>(args, inputs.clone());
         (OutSpec::of(&y), Pb::Full(pb))
     } else {
@@ -348,9 +354,19 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         }
         (spec, Pb::Shapes(p, scale))
     };
-    let saved: Option<[V; B]> = matches!(pb, Pb::Shapes(..)).then(|| args.map(V::clone));
+    let saved: Option<[V; B]> = (!matches!(pb, Pb::Full(..))).then(|| args.map(V::clone));
     (spec, move |ct: V| match pb {
         Pb::Full(pb) => pb(ct),
+        Pb::Batched(b) => {
+            let saved = saved.expect("saved with the batched pullback");
+            let (direct, rest) = b.pull::<R>(cast(ct), &inputs);
+            to_args(
+                direct.map(|d| d.map(cast)),
+                rest.into_iter().map(|(k, g)| (k, cast(g))),
+                &inputs,
+                &saved,
+            )
+        }
         Pb::Shapes(p, scale) => {
             let saved = saved.expect("saved with the op-by-op pullback");
             let ct = if scale == 1.0 {
