@@ -4,9 +4,12 @@
 //! one rank (so broadcasting between examples' operands is the region's
 //! own broadcasting, and the batch axis lines up). A region ending in a
 //! sum or a mean reduces each example's run of elements in the same pass
-//! (`pass::reduce_rows`). The pullback pass gets every operand batched (operands shared
-//! by the batch are broadcast along it as views) so that each example's
-//! cotangents stay its own, as `vmap` of a VJP requires.
+//! (`pass::reduce_rows`). The pullback pass gets every operand batched
+//! (operands shared by the batch are broadcast along it as views) so that
+//! each example's cotangents stay its own, as `vmap` of a VJP requires;
+//! large examples pull back one at a time through the unbatched pass.
+//! A region that does not reduce and whose result later operations read
+//! runs op by op in a VJP (see [`vjp`]).
 
 use super::{Input, Region, pass};
 use crate::compose::OutSpec;
