@@ -4,7 +4,7 @@
 //! one rank (so broadcasting between examples' operands is the region's
 //! own broadcasting, and the batch axis lines up). A region ending in a
 //! sum or a mean reduces each example's run of elements in the same pass
-//! (`pass::reduce_rows`). The pullback pass gets every operand batched
+//! (`rows::reduce_rows`). The pullback pass gets every operand batched
 //! (operands shared by the batch are broadcast along it as views) so that
 //! each example's cotangents stay its own, as `vmap` of a VJP requires;
 //! large examples pull back one at a time through the unbatched pass.
@@ -57,9 +57,22 @@ pub(super) struct Aligned<const N: usize> {
     /// Each operand's batched shape before padding (`[batch, *shape]`),
     /// to which its cotangent is reshaped.
     shapes: [crate::Shape; N],
-    /// Per-example rank of the region's broadcast result.
-    rank: usize,
-    batch: usize,
+    /// The operands' broadcast shape, `[batch, *example]`.
+    shape: crate::Shape,
+}
+
+impl<const N: usize> Aligned<N> {
+    fn batch(&self) -> usize {
+        self.shape[0]
+    }
+    /// Per-example rank of the region's result.
+    fn rank(&self) -> usize {
+        self.shape.len() - 1
+    }
+    /// Elements per example.
+    fn example_len(&self) -> usize {
+        self.shape[1..].iter().product()
+    }
 }
 
 /// The operands `inputs` of `args` aligned for one pass (see [`Aligned`]);
@@ -96,12 +109,10 @@ fn align<const N: usize, const B: usize>(
     let refs: [&Array; N] = std::array::from_fn(|k| &arrays[k]);
     let identity: [Input; N] = std::array::from_fn(Input::Arg);
     let ops = pass::operands(&refs, &identity)?;
-    Some(Aligned {
-        ops,
-        shapes,
-        rank,
-        batch,
-    })
+    // Some operand is batched and none has more per-example axes than
+    // `rank`: the broadcast shape is `[batch, ..]` of `rank + 1` axes.
+    let shape = pass::broadcast(&ops)?;
+    Some(Aligned { ops, shapes, shape })
 }
 
 /// The region on batched arrays in one pass (and, for a reducing region,
@@ -118,7 +129,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
 /// reduced.
 fn forward_aligned<R: Region<N>, const N: usize>(a: &Aligned<N>) -> Option<Array> {
     if R::REDUCE {
-        pass::reduce_rows::<R, N>(&a.ops, a.batch)
+        super::rows::reduce_rows::<R, N>(&a.ops, a.batch())
     } else {
         pass::forward::<R, N>(&a.ops)
     }
@@ -150,11 +161,9 @@ pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
     if !R::REDUCE {
         return None;
     }
-    let a = align(args, inputs, true)?;
-    let y = forward_aligned::<R, N>(&a)?;
-    let n: usize = pass::broadcast(&a.ops)?.iter().product();
-    let args = (n / a.batch >= PER_EXAMPLE_MIN).then(|| args.map(Batched::clone));
-    Some((Batched::new(y, Some(0)), Saved { aligned: a, args }))
+    let saved = Saved::new(args, inputs)?;
+    let y = forward_aligned::<R, N>(&saved.aligned)?;
+    Some((Batched::new(y, Some(0)), saved))
 }
 
 /// What the pullback of the region on batched arrays needs, and the
@@ -164,19 +173,17 @@ pub(super) fn vjp_shapes<R: Region<N>, const N: usize, const B: usize>(
     args: [&Batched<Array>; B],
     inputs: &[Input; N],
 ) -> Option<(OutSpec, Saved<N, B>)> {
-    let a = align(args, inputs, true)?;
-    let shape = pass::broadcast(&a.ops)?;
+    let saved = Saved::new(args, inputs)?;
+    let a = &saved.aligned;
     let spec = OutSpec {
         shape: if R::REDUCE {
             crate::Shape::new()
         } else {
-            crate::Shape::from_slice(&shape[1..])
+            crate::Shape::from_slice(&a.shape[1..])
         },
         dtype: a.ops[0].dtype(),
     };
-    let n: usize = shape.iter().product();
-    let args = (n / a.batch >= PER_EXAMPLE_MIN).then(|| args.map(Batched::clone));
-    Some((spec, Saved { aligned: a, args }))
+    Some((spec, saved))
 }
 
 /// Arguments' cotangents already summed into each argument, and operand
@@ -184,12 +191,20 @@ pub(super) fn vjp_shapes<R: Region<N>, const N: usize, const B: usize>(
 type Pulled<const B: usize> = ([Option<Batched<Array>>; B], Vec<(usize, Batched<Array>)>);
 
 impl<const N: usize, const B: usize> Saved<N, B> {
+    /// The operands aligned with every one batched, and the arguments
+    /// when the examples are large.
+    fn new(args: [&Batched<Array>; B], inputs: &[Input; N]) -> Option<Self> {
+        let aligned = align(args, inputs, true)?;
+        let args = (aligned.example_len() >= PER_EXAMPLE_MIN).then(|| args.map(Batched::clone));
+        Some(Saved { aligned, args })
+    }
+
     /// The cotangents for the region's `ct`: per example for large
     /// examples, else by one pullback pass over the batch; op by op when
     /// the passes cannot take `ct`.
     pub(super) fn pull<R: Region<N>>(self, ct: Batched<Array>, inputs: &[Input; N]) -> Pulled<B> {
         if let Some(args) = &self.args
-            && let Some(g) = per_example::<R, N, B>(args, inputs, &ct, self.aligned.batch)
+            && let Some(g) = per_example::<R, N, B>(args, inputs, &ct, self.aligned.batch())
         {
             return (g.map(Some), Vec::new());
         }
@@ -248,30 +263,7 @@ fn per_example<R: Region<N>, const N: usize, const B: usize>(
             acc.push(g);
         }
     }
-    Some(grads.map(|g| Batched::new(stack(&g), Some(0))))
-}
-
-/// Arrays of one shape stacked along a new leading axis: one copy of each
-/// when they are row-major float arrays (what the passes return), else
-/// the general `stack`.
-fn stack(gs: &[Array]) -> Array {
-    fn rows<T: super::Kernel>(gs: &[Array]) -> Option<Array> {
-        let shape = gs.first()?.shape();
-        let n: usize = shape.iter().product();
-        let mut v = Vec::with_capacity(gs.len() * n);
-        for g in gs {
-            if g.shape() != shape {
-                return None;
-            }
-            v.extend_from_slice(T::typed(g)?.as_slice()?);
-        }
-        let mut s = crate::Shape::from_slice(&[gs.len()]);
-        s.extend_from_slice(shape);
-        Some(Array::from_vec(v, &s))
-    }
-    rows::<f64>(gs)
-        .or_else(|| rows::<f32>(gs))
-        .unwrap_or_else(|| crate::primitives::shape::stack(gs, 0))
+    Some(grads.map(|g| Batched::new(crate::primitives::shape::stack(&g, 0), Some(0))))
 }
 
 /// The elementwise result's cotangent, `[batch, 1.., *shape]` or shared
@@ -279,20 +271,12 @@ fn stack(gs: &[Array]) -> Array {
 /// the example (scaled by `1/n` for a mean).
 fn elementwise_ct<R: Region<N>, const N: usize>(a: &Aligned<N>, ct: Batched<Array>) -> Array {
     let ct = if ct.bdim.is_some() {
-        ct.padded_ref(if R::REDUCE {
-            a.rank
-        } else {
-            a.rank.max(ct.ndim())
-        })
-        .into_owned()
+        ct.padded_ref(a.rank()).into_owned()
     } else {
         ct.value
     };
     if !R::MEAN {
         return ct;
     }
-    let shape = pass::broadcast(&a.ops).expect("aligned operands broadcast");
-    let n: usize = shape[1..].iter().product();
-    debug_assert_eq!(shape[0], a.batch);
-    ct.mul_scalar(1.0 / n as f64)
+    ct.mul_scalar(1.0 / a.example_len() as f64)
 }

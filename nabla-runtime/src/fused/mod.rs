@@ -47,6 +47,7 @@ mod lanes;
 mod parts;
 mod pass;
 mod reader;
+mod rows;
 mod scatter;
 
 pub use lanes::{LANES, Lanes};
@@ -281,13 +282,7 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                     }
                 }
             }
-            Pullback::Batched(b) => {
-                let (direct, rest) = b.pull::<R>(cast(ct), &inputs);
-                (
-                    direct.map(|d| d.map(cast)),
-                    rest.into_iter().map(|(k, g)| (k, cast(g))).collect(),
-                )
-            }
+            Pullback::Batched(b) => pull_batched::<V, R, N, B>(b, ct, &inputs),
             Pullback::Ops(p, shape) => (
                 std::array::from_fn(|_| None),
                 p(unreduce::<V, R, N>(ct, &shape))
@@ -298,6 +293,21 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         };
         to_args(direct, rest, &inputs, &saved)
     })
+}
+
+/// [`batched::Saved::pull`] at `V` (which is `Batched<Array>`): the
+/// cotangents already at their arguments, and operands' still to add.
+#[allow(clippy::type_complexity)]
+fn pull_batched<V: 'static, R: Region<N>, const N: usize, const B: usize>(
+    b: batched::Saved<N, B>,
+    ct: V,
+    inputs: &[Input; N],
+) -> ([Option<V>; B], Vec<(usize, V)>) {
+    let (direct, rest) = b.pull::<R>(cast(ct), inputs);
+    (
+        direct.map(|d| d.map(cast)),
+        rest.into_iter().map(|(k, g)| (k, cast(g))).collect(),
+    )
 }
 
 /// The arguments' cotangents: those already at their arguments (`direct`),
@@ -359,13 +369,8 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         Pb::Full(pb) => pb(ct),
         Pb::Batched(b) => {
             let saved = saved.expect("saved with the batched pullback");
-            let (direct, rest) = b.pull::<R>(cast(ct), &inputs);
-            to_args(
-                direct.map(|d| d.map(cast)),
-                rest.into_iter().map(|(k, g)| (k, cast(g))),
-                &inputs,
-                &saved,
-            )
+            let (direct, rest) = pull_batched::<V, R, N, B>(b, ct, &inputs);
+            to_args(direct, rest, &inputs, &saved)
         }
         Pb::Shapes(p, scale) => {
             let saved = saved.expect("saved with the op-by-op pullback");

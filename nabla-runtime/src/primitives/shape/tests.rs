@@ -75,3 +75,42 @@ fn permute_reshape_is_permute_then_reshape() {
     let want = weights.reshape(&[4, 2, 3]).permute(&[1, 2, 0]);
     assert_eq!(w.grad().to_vec::<f64>(), want.to_vec::<f64>());
 }
+
+/// `concat` of contiguous parts (whole-block copies) against ndarray's
+/// `concatenate` of the same values, along every axis, with a zero-width
+/// part, integers, and a non-contiguous part (ndarray's path).
+#[test]
+fn concat_by_blocks_matches_ndarray() {
+    let a = Array::from_vec((0..24).map(f64::from).collect(), &[2, 3, 4]);
+    let b = Array::from_vec((100..124).map(f64::from).collect(), &[2, 3, 4]);
+    let empty = Array::zeros(&[2, 3, 0], crate::DType::F64);
+    let strided =
+        Array::from_vec((200..224).map(f64::from).collect(), &[4, 3, 2]).permute(&[2, 1, 0]);
+    for axis in 0..3 {
+        let parts = [a.clone(), b.clone(), strided.clone()];
+        let y = super::concat::forward(&parts, axis);
+        let views: Vec<_> = parts.iter().map(|p| p.to_ndarray::<f64>()).collect();
+        let views: Vec<_> = views.iter().map(|v| v.view()).collect();
+        let want = ndarray::concatenate(ndarray::Axis(axis), &views).expect("shapes agree");
+        assert_eq!(y.shape(), want.shape(), "axis {axis}");
+        assert_eq!(
+            y.to_vec::<f64>(),
+            want.iter().copied().collect::<Vec<_>>(),
+            "axis {axis}"
+        );
+        // Contiguous parts only (the block path), same values.
+        let y2 = super::concat::forward(&[a.clone(), b.clone()], axis);
+        let want2 = ndarray::concatenate(ndarray::Axis(axis), &views[..2]).expect("shapes agree");
+        assert_eq!(
+            y2.to_vec::<f64>(),
+            want2.iter().copied().collect::<Vec<_>>(),
+            "axis {axis}"
+        );
+    }
+    let y = super::concat::forward(&[a.clone(), empty, b.clone()], 2);
+    assert_eq!(y.shape(), &[2, 3, 8]);
+    assert_eq!(y.to_vec::<f64>()[4..8], [100.0, 101.0, 102.0, 103.0]);
+    let i = Array::from_vec(vec![1i64, 2, 3, 4], &[2, 2]);
+    let j = super::concat::forward(&[i.clone(), i], 1);
+    assert_eq!(j.to_vec::<i64>(), vec![1, 2, 1, 2, 3, 4, 3, 4]);
+}
