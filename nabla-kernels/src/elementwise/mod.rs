@@ -4,11 +4,13 @@
 //! The kernels live in one file per concern and are re-exported here:
 //! [`map()`] (unary maps), [`zip_map`] (broadcasting binary maps), the
 //! comparisons and `where` ([`compare()`], [`where_select`]), the scaled
-//! products ([`mul_scaled`], [`add_mul_scaled_into`]), the row-major copies
+//! products ([`mul_scaled`], [`add_mul_scaled_into`]), in-place
+//! accumulation ([`add_into`]), the row-major copies
 //! ([`contiguous`], [`row_major()`], [`permuted_as`]) and shape broadcasting
 //! ([`broadcast_shape`]). The strided walks and the AVX2-dispatched inner
 //! loops they share are crate-internal.
 
+mod accumulate;
 mod broadcast;
 mod compare;
 mod map;
@@ -26,6 +28,7 @@ mod zip;
 pub(crate) const CHUNK: usize = 1 << 13;
 
 pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
+pub use accumulate::add_into;
 pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
 pub use compare::{CompareOp, compare, where_select};
 pub(crate) use map::par_outer;

@@ -216,3 +216,119 @@ fn sign_keeps_signed_zeros_and_nan() {
     check::<f32>(&vals);
     check::<f64>(&vals);
 }
+
+#[test]
+fn every_start_offset_and_length_agrees_with_scalar_maths() {
+    // Slices of a larger buffer start 0..16 elements past its start, so
+    // the vector loops see every alignment of their output's first
+    // element relative to a cache line, and lengths around the threshold
+    // of the aligned split (32 f64 / 64 f32) and odd tails.
+    let big: Vec<f64> = (0..600).map(|i| (i as f64 * 0.37).sin()).collect();
+    let big32: Vec<f32> = big.iter().map(|&v| v as f32).collect();
+    for off in 0..16 {
+        for n in [1, 7, 31, 32, 33, 64, 65, 100, 257] {
+            let a = &big[off..off + n];
+            let b = &big[off + 3..off + 3 + n];
+            let got: Vec<f64> = binary(a, b, BinaryOp::Mul);
+            assert!(
+                got.iter()
+                    .zip(a.iter().zip(b))
+                    .all(|(g, (x, y))| *g == x * y)
+            );
+            let got: Vec<f64> = unary(a, UnaryOp::Neg());
+            assert!(got.iter().zip(a).all(|(g, x)| *g == -x));
+            let a32 = &big32[off..off + n];
+            let got: Vec<f32> = unary(a32, UnaryOp::Square());
+            assert!(got.iter().zip(a32).all(|(g, x)| *g == x * x));
+            // In place, into a region starting at every offset.
+            let mut x = ArrayD::from_shape_vec(IxDyn(&[n + 16]), big[..n + 16].to_vec()).unwrap();
+            let before = x.clone();
+            let c = ArrayD::from_shape_vec(IxDyn(&[n]), b.to_vec()).unwrap();
+            let mut region = x.slice_mut(ndarray::s![off..off + n]).into_dyn();
+            add_into(&mut region, c.view());
+            for (i, (g, w)) in x.iter().zip(before.iter()).enumerate() {
+                let add = if (off..off + n).contains(&i) {
+                    b[i - off]
+                } else {
+                    0.0
+                };
+                assert_eq!(*g, w + add, "offset {off}, length {n}, element {i}");
+            }
+        }
+    }
+}
+
+#[test]
+fn a_single_element_operand_maps_the_other() {
+    // A one-element operand (a scalar or all-unit axes) against contiguous
+    // and sliced operands, on either side, in rows long and short.
+    let big = ndarray::Array2::from_shape_fn((6, 40), |(i, j)| (i * 40 + j) as f64).into_dyn();
+    let s = arr1(&[2.5f64]).into_dyn();
+    let s0 = ndarray::arr0(-1.5f64).into_dyn();
+    for v in [
+        big.view(),
+        big.slice(ndarray::s![.., 1..]).into_dyn(),
+        big.slice(ndarray::s![.., ..3]).into_dyn(),
+    ] {
+        for k in [s.view(), s0.view()] {
+            let y = k.iter().next().copied().unwrap();
+            let l = zip_map(v.view(), k.view(), |a, b| a - b);
+            let r = zip_map(k.view(), v.view(), |a, b| a - b);
+            assert_eq!(l.shape(), v.shape());
+            for ((l, r), &x) in l.iter().zip(r.iter()).zip(v.iter()) {
+                assert_eq!((*l, *r), (x - y, y - x));
+            }
+        }
+    }
+    // A row broadcast along the rows of a sliced operand: rows with one
+    // stride-0 side (the per-row map of the strided path).
+    let col = ndarray::Array2::from_shape_fn((6, 1), |(i, _)| i as f64 + 0.5).into_dyn();
+    let v = big.slice(ndarray::s![.., 2..]).into_dyn();
+    for (got, flip) in [
+        (zip_map(v.view(), col.view(), |a, b| a * b - a), false),
+        (zip_map(col.view(), v.view(), |a, b| a * b - a), true),
+    ] {
+        for ((i, j), g) in ndarray::indices(got.shape())
+            .into_iter()
+            .map(|d| (d[0], d[1]))
+            .zip(got.iter())
+        {
+            let (x, c) = (v[[i, j]], col[[i, 0]]);
+            let want = if flip { c * x - c } else { x * c - x };
+            assert_eq!(*g, want, "[{i}, {j}]");
+        }
+    }
+}
+
+#[test]
+fn add_into_takes_any_layout() {
+    // Rows of a region (contiguous last axis), a transposed region (the
+    // generic path), short rows and three axes, against ndarray's `+=`.
+    let base =
+        ndarray::Array3::from_shape_fn((3, 5, 20), |(i, j, k)| (i * 100 + j * 20 + k) as f64)
+            .into_dyn();
+    let regions = [
+        ndarray::s![.., 1.., 2..].to_owned(),
+        ndarray::s![1.., .., ..3].to_owned(),
+        ndarray::s![.., ..;2, 5..15].to_owned(),
+    ];
+    for sl in regions {
+        let mut got = base.clone();
+        let mut want = base.clone();
+        let shape = base.slice(&sl).shape().to_vec();
+        let c = ArrayD::from_shape_fn(IxDyn(&shape), |d| {
+            (0..3).map(|k| d[k] * (k + 1)).sum::<usize>() as f64
+        });
+        add_into(&mut got.slice_mut(&sl).into_dyn(), c.view());
+        let mut w = want.slice_mut(&sl);
+        w += &c.view().into_dimensionality::<ndarray::Ix3>().unwrap();
+        assert_eq!(got, want);
+    }
+    // A transposed target.
+    let mut x = ndarray::Array2::from_shape_fn((12, 10), |(i, j)| (i * 10 + j) as f64).into_dyn();
+    let want = &x + &ndarray::Array2::<f64>::ones((12, 10)).into_dyn();
+    let c = ndarray::Array2::<f64>::ones((10, 12)).into_dyn();
+    let mut t = x.view_mut().reversed_axes();
+    add_into(&mut t, c.view());
+    assert_eq!(x, want);
+}

@@ -5,7 +5,7 @@
 use super::CHUNK;
 use super::broadcast::{broadcast_shape, is_row_of};
 use super::map::{map, par_outer};
-use super::simd::{fill2, fill2_best};
+use super::simd::{fill1_best, fill2, fill2_best};
 use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2, merged_axes, stride_along};
 use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
@@ -92,11 +92,8 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             return rows(sb, sa, &shape, &|x, y| f(y, x));
         }
     }
-    if shape.iter().product::<usize>() < PARALLEL_THRESHOLD
-        && let Some(out) = zip_strided(&a, &b, &shape, &f)
-    {
-        return out;
-    }
+    // One operand a single element: a unary map of the other (vectorised
+    // at the widest width when contiguous).
     if b.len() == 1 && a.shape() == shape.as_slice() {
         let y = *b.iter().next().expect("one element");
         return map(a, move |x| f(x, y));
@@ -104,6 +101,11 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     if a.len() == 1 && b.shape() == shape.as_slice() {
         let x = *a.iter().next().expect("one element");
         return map(b, move |y| f(x, y));
+    }
+    if shape.iter().product::<usize>() < PARALLEL_THRESHOLD
+        && let Some(out) = zip_strided(&a, &b, &shape, &f)
+    {
+        return out;
     }
     let d = IxDyn(&shape);
     let av = a.broadcast(d.clone()).expect("shapes broadcast");
@@ -187,16 +189,12 @@ pub(super) fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
                         (1, 0) => {
                             let (x, y) =
                                 (std::slice::from_raw_parts(pa.offset(oa), w), *pb.offset(ob));
-                            for (d, &x) in dst.iter_mut().zip(x) {
-                                d.write(f(x, y));
-                            }
+                            fill1_best(dst, x, &|x| f(x, y));
                         }
                         (0, 1) => {
                             let (x, y) =
                                 (*pa.offset(oa), std::slice::from_raw_parts(pb.offset(ob), w));
-                            for (d, &y) in dst.iter_mut().zip(y) {
-                                d.write(f(x, y));
-                            }
+                            fill1_best(dst, y, &|y| f(x, y));
                         }
                         _ => {
                             for (j, d) in dst.iter_mut().enumerate() {

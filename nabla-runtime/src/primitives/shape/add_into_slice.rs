@@ -30,11 +30,7 @@ pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Arra
 
 /// Adds `c` into the region of `a` that `slices` selects; false (nothing
 /// done) when the shapes do not match.
-fn add_region<T: Copy + std::ops::AddAssign>(
-    a: &mut Host<T>,
-    slices: &[Slice],
-    c: &Host<T>,
-) -> bool {
+fn add_region<T: nabla_kernels::Float>(a: &mut Host<T>, slices: &[Slice], c: &Host<T>) -> bool {
     if slices.len() != a.ndim() {
         return false;
     }
@@ -43,6 +39,6 @@ fn add_region<T: Copy + std::ops::AddAssign>(
     if region.shape() != c.shape() {
         return false;
     }
-    region.zip_mut_with(&c.view(), |r, &v| *r += v);
+    nabla_kernels::elementwise::add_into(&mut region, c.view());
     true
 }
