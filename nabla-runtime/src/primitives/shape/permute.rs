@@ -15,16 +15,36 @@ use ndarray::IxDyn;
 /// ```
 #[track_caller]
 pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
-    let mut sorted = crate::Shape::from_slice(perm);
-    sorted.sort_unstable();
-    if !sorted.iter().copied().eq(0..x.len()) {
+    check(x, perm);
+    perm.iter().map(|&p| x[p]).collect()
+}
+/// Panics unless `perm` lists each axis of `x` once (the check of
+/// [`out_shape`], without building the shape).
+#[track_caller]
+fn check(x: &[usize], perm: &[usize]) {
+    let nd = x.len();
+    // One bit per axis seen (arrays have far fewer than 128 axes; more
+    // fall back to sorting).
+    let ok = if nd <= 128 {
+        let mut seen = 0u128;
+        perm.len() == nd
+            && perm.iter().all(|&p| {
+                if p >= nd || (seen >> p) & 1 == 1 {
+                    return false;
+                }
+                seen |= 1 << p;
+                true
+            })
+    } else {
+        let mut sorted = perm.to_vec();
+        sorted.sort_unstable();
+        sorted.iter().copied().eq(0..nd)
+    };
+    if !ok {
         panic!(
-            "permute: {perm:?} is not a permutation of the {} axes of an array with shape {x:?}; list each axis 0..{} once",
-            x.len(),
-            x.len()
+            "permute: {perm:?} is not a permutation of the {nd} axes of an array with shape {x:?}; list each axis 0..{nd} once"
         );
     }
-    perm.iter().map(|&p| x[p]).collect()
 }
 /// Forward: a strided view, no copy.
 ///
@@ -37,7 +57,7 @@ pub fn out_shape(x: &[usize], perm: &[usize]) -> crate::Shape {
 /// ```
 #[track_caller]
 pub fn forward(x: &Array, perm: &[usize]) -> Array {
-    out_shape(x.shape(), perm);
+    check(x.shape(), perm);
     crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
     crate::array::view::host_view!(x, |r| r.permuted_axes(IxDyn(perm)))
 }
@@ -56,7 +76,7 @@ pub fn forward(x: &Array, perm: &[usize]) -> Array {
 #[track_caller]
 pub fn forward_as(x: &Array, perm: &[usize], shape: &[usize]) -> Array {
     let ps = out_shape(x.shape(), perm);
-    reshape::out_shape(&ps, shape);
+    reshape::check(&ps, shape);
     if reshape_keeps_view(x.shape(), x.strides(), perm, shape)
         || needs_grad(&[x])
         || x.device() != crate::Device::Cpu

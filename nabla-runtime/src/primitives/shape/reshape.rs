@@ -14,13 +14,19 @@ use ndarray::Axis;
 /// ```
 #[track_caller]
 pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
+    check(x, shape);
+    crate::Shape::from_slice(shape)
+}
+/// Panics unless `x` and `shape` have the same number of elements (the
+/// check of [`out_shape`], without building the shape).
+#[track_caller]
+pub(super) fn check(x: &[usize], shape: &[usize]) {
     let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
     if m != n {
         panic!(
             "reshape: cannot reshape {x:?} ({m} elements) into {shape:?} ({n} elements); the element counts must match"
         );
     }
-    crate::Shape::from_slice(shape)
 }
 /// Forward: shares storage when the input is contiguous (or the
 /// reshape only adds or removes length-1 axes), copies otherwise.
@@ -33,7 +39,7 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 /// ```
 #[track_caller]
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
-    out_shape(x.shape(), shape);
+    check(x.shape(), shape);
     crate::dtype::on_gpu!(&*x.data, |g| g.reshape(shape));
     if let Some(v) = with_unit_axes(x, shape) {
         return v;
