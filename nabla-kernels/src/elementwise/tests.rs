@@ -259,9 +259,10 @@ fn every_start_offset_and_length_agrees_with_scalar_maths() {
 }
 
 #[test]
-fn a_single_element_operand_maps_the_other() {
+fn a_single_element_operand_agrees_on_every_path() {
     // A one-element operand (a scalar or all-unit axes) against contiguous
-    // and sliced operands, on either side, in rows long and short.
+    // and sliced operands, on either side, in rows long (the per-row unary
+    // map of the strided path) and short.
     let big = ndarray::Array2::from_shape_fn((6, 40), |(i, j)| (i * 40 + j) as f64).into_dyn();
     let s = arr1(&[2.5f64]).into_dyn();
     let s0 = ndarray::arr0(-1.5f64).into_dyn();

@@ -92,8 +92,11 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
             return rows(sb, sa, &shape, &|x, y| f(y, x));
         }
     }
-    // One operand a single element: a unary map of the other (vectorised
-    // at the widest width when contiguous).
+    if shape.iter().product::<usize>() < PARALLEL_THRESHOLD
+        && let Some(out) = zip_strided(&a, &b, &shape, &f)
+    {
+        return out;
+    }
     if b.len() == 1 && a.shape() == shape.as_slice() {
         let y = *b.iter().next().expect("one element");
         return map(a, move |x| f(x, y));
@@ -101,11 +104,6 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     if a.len() == 1 && b.shape() == shape.as_slice() {
         let x = *a.iter().next().expect("one element");
         return map(b, move |y| f(x, y));
-    }
-    if shape.iter().product::<usize>() < PARALLEL_THRESHOLD
-        && let Some(out) = zip_strided(&a, &b, &shape, &f)
-    {
-        return out;
     }
     let d = IxDyn(&shape);
     let av = a.broadcast(d.clone()).expect("shapes broadcast");
