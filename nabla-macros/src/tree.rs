@@ -3,6 +3,7 @@
 
 use proc_macro2::TokenStream;
 use quote::quote;
+use syn::ext::IdentExt;
 use syn::{Data, DeriveInput, Fields};
 
 /// Expands `#[derive(Tree)]`.
@@ -21,36 +22,42 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
         ));
     }
     let tree = quote!(::nabla::tree::Tree);
-    let (access, keys, build): (Vec<TokenStream>, Vec<TokenStream>, TokenStream) =
-        match &data.fields {
-            Fields::Named(named) => {
-                let ids: Vec<_> = named
-                    .named
-                    .iter()
-                    .map(|f| f.ident.clone().expect("named"))
-                    .collect();
-                let access = ids.iter().map(|i| quote!(self.#i)).collect();
-                let keys = ids
-                    .iter()
-                    .map(|i| {
-                        let s = i.to_string();
-                        quote!(::nabla::tree::Seg::Field(#s))
-                    })
-                    .collect();
-                let build = quote!(#name { #(#ids: #tree::rebuild(&self.#ids, leaves)),* });
-                (access, keys, build)
-            }
-            Fields::Unnamed(un) => {
-                let idx: Vec<syn::Index> = (0..un.unnamed.len()).map(syn::Index::from).collect();
-                let access = idx.iter().map(|i| quote!(self.#i)).collect();
-                let keys = (0..un.unnamed.len())
-                    .map(|i| quote!(::nabla::tree::Seg::Index(#i)))
-                    .collect();
-                let build = quote!(#name(#(#tree::rebuild(&self.#idx, leaves)),*));
-                (access, keys, build)
-            }
-            Fields::Unit => (Vec::new(), Vec::new(), quote!(#name)),
-        };
+    let (access, keys, build, names): (
+        Vec<TokenStream>,
+        Vec<TokenStream>,
+        TokenStream,
+        Vec<String>,
+    ) = match &data.fields {
+        Fields::Named(named) => {
+            let ids: Vec<_> = named
+                .named
+                .iter()
+                .map(|f| f.ident.clone().expect("named"))
+                .collect();
+            let access = ids.iter().map(|i| quote!(self.#i)).collect();
+            let keys = ids
+                .iter()
+                .map(|i| {
+                    let s = i.to_string();
+                    quote!(::nabla::tree::Seg::Field(#s))
+                })
+                .collect();
+            let build = quote!(#name { #(#ids: #tree::rebuild(&self.#ids, leaves)),* });
+            let names = ids.iter().map(|i| i.unraw().to_string()).collect();
+            (access, keys, build, names)
+        }
+        Fields::Unnamed(un) => {
+            let idx: Vec<syn::Index> = (0..un.unnamed.len()).map(syn::Index::from).collect();
+            let access = idx.iter().map(|i| quote!(self.#i)).collect();
+            let keys = (0..un.unnamed.len())
+                .map(|i| quote!(::nabla::tree::Seg::Index(#i)))
+                .collect();
+            let build = quote!(#name(#(#tree::rebuild(&self.#idx, leaves)),*));
+            let names = (0..un.unnamed.len()).map(|i| i.to_string()).collect();
+            (access, keys, build, names)
+        }
+        Fields::Unit => (Vec::new(), Vec::new(), quote!(#name), Vec::new()),
+    };
     let msg = format!(
         "tree access {{path:?}}: `{name}` has no such field; differentiable code can only read single arrays"
     );
@@ -81,6 +88,10 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 )*
                 let _ = offset;
                 panic!(#msg)
+            }
+            fn names_into(&self, prefix: &str, out: &mut ::std::vec::Vec<::std::string::String>) {
+                #(#tree::names_into(&#access, &::nabla::tree::join_name(prefix, #names), out);)*
+                let _ = (prefix, out);
             }
         }
         impl ::nabla::transforms::Cotangent for #name {}

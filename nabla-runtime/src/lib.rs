@@ -26,6 +26,7 @@ mod dtype;
 pub mod functions;
 pub mod fused;
 mod interp;
+pub mod io;
 pub mod optim;
 pub mod primitives;
 pub mod random;

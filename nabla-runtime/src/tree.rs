@@ -120,6 +120,62 @@ pub trait Tree<L = Array> {
     /// assert_eq!(t, (10.0, [20.0, 30.0]));
     /// ```
     fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L));
+    /// Appends each leaf's name, in leaf order: `prefix` extended by the
+    /// field names and indices on the way to the leaf, joined by `.`
+    /// (`blocks.0.attn.qkv.weight`, PyTorch's state-dict names). What
+    /// [`named_leaves`] and [`crate::io`] read. The default, for types
+    /// that do not say, numbers the leaves (`prefix.0`, `prefix.1`, ..).
+    ///
+    /// ```
+    /// use nabla::{tree::Tree, Array};
+    /// let t = (Array::scalar(1.0f64), vec![Array::scalar(2.0f64)]);
+    /// let mut names = Vec::new();
+    /// t.names_into("model", &mut names);
+    /// assert_eq!(names, ["model.0", "model.1.0"]);
+    /// ```
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        for i in 0..self.num_leaves() {
+            out.push(join_name(prefix, &i.to_string()));
+        }
+    }
+}
+
+/// `prefix.name`, or `name` when `prefix` is empty: how [`Tree::names_into`]
+/// extends a leaf's name by one field or index.
+///
+/// ```
+/// use nabla::tree::join_name;
+/// assert_eq!(join_name("", "wte"), "wte");
+/// assert_eq!(join_name("blocks.0", "ln1"), "blocks.0.ln1");
+/// ```
+pub fn join_name(prefix: &str, name: &str) -> String {
+    if prefix.is_empty() {
+        name.to_owned()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+/// Every leaf with its name (see [`Tree::names_into`]), in leaf order: the
+/// names `nabla::io` saves and loads under.
+///
+/// ```
+/// use nabla::{tree::named_leaves, Array, DType};
+///
+/// #[derive(Clone, nabla::Tree)]
+/// struct Linear { weight: Array, bias: Array }
+/// #[derive(Clone, nabla::Tree)]
+/// struct Net { layers: Vec<Linear> }
+///
+/// let lin = |n| Linear { weight: Array::zeros(&[n, 2], DType::F32), bias: Array::zeros(&[n], DType::F32) };
+/// let net = Net { layers: vec![lin(3), lin(1)] };
+/// let names: Vec<String> = named_leaves(&net).into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias"]);
+/// ```
+pub fn named_leaves<T: Tree + ?Sized>(t: &T) -> Vec<(String, Array)> {
+    let mut names = Vec::with_capacity(t.num_leaves());
+    t.names_into("", &mut names);
+    names.into_iter().zip(leaves(t)).collect()
 }
 
 /// The leaves of a tree, in order.
@@ -210,6 +266,9 @@ impl Tree for Array {
     fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut Array)) {
         f(self)
     }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        out.push(prefix.to_owned());
+    }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
         if !path.is_empty() {
@@ -238,6 +297,9 @@ macro_rules! float_leaf {
             fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut $t)) {
                 f(self)
             }
+            fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+                out.push(prefix.to_owned());
+            }
             #[track_caller]
             fn leaf_index(&self, path: &[Seg]) -> usize {
                 if !path.is_empty() {
@@ -249,6 +311,14 @@ macro_rules! float_leaf {
     )*};
 }
 float_leaf!(f64, f32);
+
+/// Shared by `Vec<T>`, `[T]` and `[T; N]`: element `i`'s leaves are
+/// named `prefix.i..`.
+fn seq_names<L, T: Tree<L>>(items: &[T], prefix: &str, out: &mut Vec<String>) {
+    for (i, t) in items.iter().enumerate() {
+        t.names_into(&join_name(prefix, &i.to_string()), out);
+    }
+}
 
 /// Shared by `Vec<T>`, `[T]` and `[T; N]`.
 #[track_caller]
@@ -284,6 +354,9 @@ impl<L, T: Tree<L>> Tree<L> for Vec<T> {
     fn leaf_index(&self, path: &[Seg]) -> usize {
         seq_index(self, path)
     }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        seq_names(self, prefix, out)
+    }
 }
 
 impl<L, T: Tree<L>> Tree<L> for [T] {
@@ -303,6 +376,9 @@ impl<L, T: Tree<L>> Tree<L> for [T] {
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
         seq_index(self, path)
+    }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        seq_names(self, prefix, out)
     }
 }
 
@@ -326,6 +402,9 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
         seq_index(self, path)
+    }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        seq_names(self, prefix, out)
     }
 }
 
@@ -356,6 +435,9 @@ macro_rules! tuple_tree {
                 )*
                 let _ = offset;
                 bad_path(path, "no such tuple element")
+            }
+            fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+                $(self.$i.names_into(&join_name(prefix, stringify!($i)), out);)*
             }
         }
         impl<$($t: Cotangent),*> Cotangent for ($($t,)*) {}

@@ -27,6 +27,7 @@ mod fixtures;
 mod fused;
 mod fused_ops;
 mod imperative;
+mod io;
 mod language;
 mod optim;
 mod properties;
