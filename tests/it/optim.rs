@@ -4,7 +4,7 @@
 //! op by op; plus copy-on-write, skipped leaves and errors.
 
 use crate::common::*;
-use nabla::optim::{Adam, AdamW, Optimizer, Sgd, State, op_by_op};
+use nabla::optim::{Adam, AdamW, Optimizer, Schedule, Sgd, State, op_by_op};
 use nabla::prelude::*;
 use serde_json::Value as Json;
 
@@ -15,8 +15,40 @@ enum Opt {
     AdamW(AdamW),
 }
 
+/// The learning-rate schedule a case names (`torch_schedules.json`): the
+/// same `Schedule` torch's `lr_scheduler`s stepped after every update.
+fn schedule_of(s: &Json) -> Schedule {
+    let a: Vec<f64> = s["args"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_f64().unwrap())
+        .collect();
+    match s["kind"].as_str().unwrap() {
+        "linear" => Schedule::linear(a[0], a[1], a[2] as u64),
+        "cosine" => Schedule::cosine(a[0], a[1] as u64, a[2]),
+        "warmup_cosine" => Schedule::warmup_cosine(a[0], a[1], a[2] as u64, a[3] as u64, a[4]),
+        other => panic!("unknown schedule {other}"),
+    }
+}
+
 impl Opt {
     fn of(case: &Json) -> Opt {
+        let opt = Opt::constant(case);
+        match case.get("schedule") {
+            None => opt,
+            Some(s) => {
+                let s = schedule_of(s);
+                match opt {
+                    Opt::Sgd(o) => Opt::Sgd(o.schedule(s)),
+                    Opt::Adam(o) => Opt::Adam(o.schedule(s)),
+                    Opt::AdamW(o) => Opt::AdamW(o.schedule(s)),
+                }
+            }
+        }
+    }
+
+    fn constant(case: &Json) -> Opt {
         let s = &case["settings"];
         let f = |k: &str, d: f64| s.get(k).and_then(|v| v.as_f64()).unwrap_or(d);
         let betas = s
@@ -95,11 +127,23 @@ fn tol(case: &Json) -> f64 {
     }
 }
 
-/// Replays every case with `run(opt, param, grads) -> params after each step`.
+/// Replays every case of `torch_optim.json` with `run(opt, param, grads)
+/// -> params after each step`.
 fn replay(what: &str, run: impl Fn(&Opt, Array, &[Array]) -> Vec<Array>) {
-    let all = fixture("torch_optim.json");
-    let cases = all["cases"].as_array().unwrap();
-    assert!(cases.len() >= 18, "fixture has {} cases", cases.len());
+    replay_file("torch_optim.json", "cases", 18, what, run)
+}
+
+/// Replays every case (`key`, at least `min` of them) of a fixture file.
+fn replay_file(
+    file: &str,
+    key: &str,
+    min: usize,
+    what: &str,
+    run: impl Fn(&Opt, Array, &[Array]) -> Vec<Array>,
+) {
+    let all = fixture(file);
+    let cases = all[key].as_array().unwrap();
+    assert!(cases.len() >= min, "{file} has {} cases", cases.len());
     for (i, case) in cases.iter().enumerate() {
         let dt = dtype(case);
         let opt = Opt::of(case);
@@ -113,9 +157,10 @@ fn replay(what: &str, run: impl Fn(&Opt, Array, &[Array]) -> Vec<Array>) {
         let got = run(&opt, p, &grads);
         for (k, want) in case["after"].as_array().unwrap().iter().enumerate() {
             let label = format!(
-                "{what}: case {i} ({} {} {}) after step {}",
+                "{what}: case {i} ({} {} {} {}) after step {}",
                 case["optimizer"],
                 case["settings"],
+                case.get("schedule").unwrap_or(&Json::Null),
                 case["dtype"],
                 k + 1
             );
@@ -149,22 +194,43 @@ fn op_by_op_updates_match_torch_optim() {
 }
 
 #[test]
+fn scheduled_updates_match_torch_lr_schedulers() {
+    replay_file("torch_schedules.json", "runs", 8, "scheduled", functional);
+    replay_file(
+        "torch_schedules.json",
+        "runs",
+        8,
+        "scheduled, op by op",
+        |o, p, g| op_by_op(|| functional(o, p, g)),
+    );
+    replay_file(
+        "torch_schedules.json",
+        "runs",
+        8,
+        "scheduled, imperative",
+        imperative,
+    );
+}
+
+#[test]
 fn imperative_steps_match_torch_optim() {
-    replay("imperative", |opt, p, grads| {
-        let mut w = p.requires_grad();
-        let mut s = opt.init(&w);
-        grads
-            .iter()
-            .map(|g| {
-                // backward of sum(w * g) leaves exactly g in w.grad().
-                (&w * g).sum().backward();
-                opt.step(&mut w, &mut s);
-                w.zero_grad();
-                assert!(w.is_leaf(), "the parameter stays a leaf");
-                w.detach()
-            })
-            .collect()
-    });
+    replay("imperative", imperative);
+}
+
+fn imperative(opt: &Opt, p: Array, grads: &[Array]) -> Vec<Array> {
+    let mut w = p.requires_grad();
+    let mut s = opt.init(&w);
+    grads
+        .iter()
+        .map(|g| {
+            // backward of sum(w * g) leaves exactly g in w.grad().
+            (&w * g).sum().backward();
+            opt.step(&mut w, &mut s);
+            w.zero_grad();
+            assert!(w.is_leaf(), "the parameter stays a leaf");
+            w.detach()
+        })
+        .collect()
 }
 
 #[test]
@@ -317,4 +383,77 @@ fn a_state_of_another_tree_is_refused() {
     ];
     let mut s = opt.init(&ps[0]);
     opt.step(&mut ps, &mut s);
+}
+
+/// `clip_grad_norm` against `torch.nn.utils.clip_grad_norm_` on three
+/// gradients (a matrix, a vector, a scalar), clipping (`max_norm` 0.5) and
+/// not (1e3), f32 and f64, functional and on `.grad()`.
+#[test]
+fn clipping_matches_torch_clip_grad_norm() {
+    let all = fixture("torch_schedules.json");
+    let cases = all["clip"].as_array().unwrap();
+    assert_eq!(cases.len(), 4);
+    for case in cases {
+        let dt = dtype(case);
+        let max_norm = case["max_norm"].as_f64().unwrap();
+        let grads: Vec<Array> = case["grads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|g| arr(g).cast(dt))
+            .collect();
+        let want_norm = case["total_norm"].as_f64().unwrap();
+        let label = format!("clip {} max_norm {max_norm}", case["dtype"]);
+        let check = |norm: f64, got: &[Array], how: &str| {
+            assert!(
+                (norm - want_norm).abs() <= tol(case) * want_norm,
+                "{label} {how}: norm {norm}, torch {want_norm}"
+            );
+            for (g, w) in got.iter().zip(case["clipped"].as_array().unwrap()) {
+                assert_eq!(g.dtype(), dt);
+                assert_close(g, &arr(w), tol(case), &format!("{label} {how}"));
+            }
+        };
+        let mut g = grads.clone();
+        let norm = nabla::optim::clip_grad_norm(&mut g, max_norm);
+        check(norm, &g, "functional");
+
+        let params: Vec<Array> = grads
+            .iter()
+            .map(|g| g.zeros_like().requires_grad())
+            .collect();
+        for (p, g) in params.iter().zip(&grads) {
+            p.set_grad(g.clone());
+        }
+        let norm = nabla::optim::clip_leaf_grad_norm(&params, max_norm);
+        let got: Vec<Array> = params.iter().map(|p| p.grad()).collect();
+        check(norm, &got, "imperative");
+    }
+}
+
+#[test]
+fn schedules_hold_their_end_value_after_the_last_step() {
+    let s = Schedule::warmup_cosine(0.0, 1.0, 10, 100, 0.1);
+    assert_eq!(s.at(100), 0.1);
+    assert_eq!(s.at(1_000_000), 0.1);
+    assert!(s.at(99) > 0.1 && s.at(99) < 0.101);
+    assert_eq!(Schedule::cosine(1.0, 10, 0.0).at(11), 0.0);
+    assert_eq!(Schedule::linear(1.0, 0.0, 0).at(0), 0.0);
+    // The step count lives in the state: a state saved and restored
+    // resumes the schedule.
+    let opt = Sgd::new(0.0).schedule(Schedule::linear(1.0, 0.0, 2));
+    let mut w = Array::from_vec(vec![0.0f64], &[1]);
+    let mut s = opt.init(&w);
+    let g = Array::from_vec(vec![1.0f64], &[1]);
+    opt.update(&mut w, &g, &mut s); // lr 1
+    let mut resumed = s.clone();
+    opt.update(&mut w, &g, &mut resumed); // lr 0.5
+    opt.update(&mut w, &g, &mut resumed); // lr 0
+    assert_eq!(w.to_vec::<f64>(), vec![-1.5]);
+}
+
+#[test]
+#[should_panic(expected = "max_norm is -1; pass a norm >= 0")]
+fn a_negative_max_norm_is_refused() {
+    nabla::optim::clip_grad_norm(&mut vec![Array::scalar(1.0f64)], -1.0);
 }

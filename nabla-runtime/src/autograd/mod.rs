@@ -278,6 +278,35 @@ impl Array {
         }
     }
 
+    /// Replaces the accumulated gradient of a leaf (PyTorch's `p.grad = g`):
+    /// what gradient clipping and other edits of `.grad()` between
+    /// `backward()` and the optimizer's `step` use.
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// let w = Array::from_vec(vec![1.0f32, 2.0], &[2]).requires_grad();
+    /// w.set_grad(Array::from_vec(vec![0.5f32, 0.5], &[2]));
+    /// assert_eq!(w.grad().to_vec::<f32>(), vec![0.5, 0.5]);
+    /// ```
+    #[track_caller]
+    pub fn set_grad(&self, g: Array) {
+        let Some(GradMeta::Leaf { grad }) = self.grad.as_deref() else {
+            panic!(
+                "set_grad: only arrays made with requires_grad() keep a gradient; call .requires_grad() on this one first"
+            );
+        };
+        if g.shape() != self.shape() || g.dtype() != self.dtype() {
+            panic!(
+                "set_grad: the gradient has shape {:?} ({}) but the array has shape {:?} ({}); pass a gradient shaped like the array",
+                g.shape(),
+                g.dtype(),
+                self.shape(),
+                self.dtype()
+            );
+        }
+        *grad.lock().expect("grad lock") = Some(g.detach());
+    }
+
     /// Clears the accumulated gradient of a leaf (like `zero_grad` with
     /// `set_to_none=True`).
     ///

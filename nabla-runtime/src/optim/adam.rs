@@ -1,6 +1,6 @@
 //! [`Adam`] and [`AdamW`], as torch.optim's (no AMSGrad).
 
-use super::{Optimizer, Pass, assign, in_place};
+use super::{Optimizer, Pass, Schedule, assign, in_place};
 use crate::Array;
 use nabla_kernels::Float;
 use nabla_kernels::optim::{AdamStep, adam};
@@ -22,7 +22,7 @@ use nabla_kernels::optim::{AdamStep, adam};
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Adam {
-    lr: f64,
+    lr: Schedule,
     beta1: f64,
     beta2: f64,
     eps: f64,
@@ -57,7 +57,7 @@ impl Adam {
     /// ```
     pub fn new(lr: f64) -> Adam {
         Adam {
-            lr,
+            lr: Schedule::Constant(lr),
             beta1: 0.9,
             beta2: 0.999,
             eps: 1e-8,
@@ -90,6 +90,22 @@ impl Adam {
         Adam { eps, ..self }
     }
 
+    /// The learning rate as a function of the step, replacing the constant
+    /// given to [`Adam::new`] (as a torch `lr_scheduler` stepped after
+    /// every `optimizer.step()`).
+    ///
+    /// ```
+    /// use nabla::optim::{Adam, Schedule};
+    /// let opt = Adam::new(0.0).schedule(Schedule::warmup_cosine(0.0, 3e-4, 100, 10_000, 3e-5));
+    /// # let _ = opt;
+    /// ```
+    pub fn schedule(self, lr: impl Into<Schedule>) -> Adam {
+        Adam {
+            lr: lr.into(),
+            ..self
+        }
+    }
+
     /// The L2 weight decay `λ` added to the gradient.
     ///
     /// ```
@@ -105,8 +121,9 @@ impl Adam {
 
     fn settings<T: Float>(&self, step: u64) -> AdamStep<T> {
         let t = step as f64;
+        let lr = self.lr.at(step - 1);
         let (decay, l2) = if self.decoupled {
-            (1.0 - self.lr * self.weight_decay, 0.0)
+            (1.0 - lr * self.weight_decay, 0.0)
         } else {
             (1.0, self.weight_decay)
         };
@@ -116,7 +133,7 @@ impl Adam {
             one_minus_beta1: T::from_f64(1.0 - self.beta1),
             beta2: T::from_f64(self.beta2),
             one_minus_beta2: T::from_f64(1.0 - self.beta2),
-            step_size: T::from_f64(self.lr / (1.0 - self.beta1.powf(t))),
+            step_size: T::from_f64(lr / (1.0 - self.beta1.powf(t))),
             bias_correction2_sqrt: T::from_f64((1.0 - self.beta2.powf(t)).sqrt()),
             eps: T::from_f64(self.eps),
         }
@@ -166,6 +183,17 @@ impl AdamW {
     /// ```
     pub fn weight_decay(self, w: f64) -> AdamW {
         AdamW(self.0.weight_decay(w))
+    }
+
+    /// The learning rate as a function of the step (see [`Adam::schedule`]).
+    ///
+    /// ```
+    /// use nabla::optim::{AdamW, Schedule};
+    /// let opt = AdamW::new(0.0).schedule(Schedule::cosine(1e-3, 5_000, 0.0));
+    /// # let _ = opt;
+    /// ```
+    pub fn schedule(self, lr: impl Into<Schedule>) -> AdamW {
+        AdamW(self.0.schedule(lr))
     }
 }
 

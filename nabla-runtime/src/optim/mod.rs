@@ -1,5 +1,8 @@
 //! Optimizers with torch.optim's semantics: [`Sgd`] (momentum, dampening,
-//! Nesterov, weight decay), [`Adam`] and [`AdamW`].
+//! Nesterov, weight decay), [`Adam`] and [`AdamW`]; learning-rate
+//! [`Schedule`]s (constant, linear, cosine, warm-up + cosine, any
+//! function of the step); gradient clipping by global norm
+//! ([`clip_grad_norm`], [`clip_leaf_grad_norm`]).
 //!
 //! They work on any [`Tree`] of arrays, two ways:
 //! - **functional**: `let mut state = opt.init(&params);` then
@@ -38,9 +41,13 @@
 //! ```
 
 mod adam;
+mod clip;
+mod schedule;
 mod sgd;
 
 pub use adam::{Adam, AdamW};
+pub use clip::{clip_grad_norm, clip_leaf_grad_norm};
+pub use schedule::Schedule;
 pub use sgd::Sgd;
 
 use crate::array::Host;

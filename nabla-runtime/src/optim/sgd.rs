@@ -1,7 +1,7 @@
 //! [`Sgd`]: stochastic gradient descent with momentum, dampening, Nesterov
 //! momentum and weight decay, as torch.optim.SGD.
 
-use super::{Optimizer, Pass, assign, in_place};
+use super::{Optimizer, Pass, Schedule, assign, in_place};
 use crate::Array;
 use nabla_kernels::Float;
 use nabla_kernels::optim::{SgdStep, sgd};
@@ -22,7 +22,7 @@ use nabla_kernels::optim::{SgdStep, sgd};
 /// ```
 #[derive(Clone, Copy, Debug)]
 pub struct Sgd {
-    lr: f64,
+    lr: Schedule,
     momentum: f64,
     dampening: f64,
     nesterov: bool,
@@ -38,7 +38,7 @@ impl Sgd {
     /// ```
     pub fn new(lr: f64) -> Sgd {
         Sgd {
-            lr,
+            lr: Schedule::Constant(lr),
             momentum: 0.0,
             dampening: 0.0,
             nesterov: false,
@@ -94,6 +94,28 @@ impl Sgd {
         }
     }
 
+    /// The learning rate as a function of the step, replacing the constant
+    /// given to [`Sgd::new`] (as a torch `lr_scheduler` stepped after
+    /// every `optimizer.step()`).
+    ///
+    /// ```
+    /// use nabla::optim::{Optimizer, Schedule, Sgd};
+    /// use nabla::Array;
+    /// let opt = Sgd::new(0.0).schedule(Schedule::linear(1.0, 0.5, 1));
+    /// let mut w = Array::from_vec(vec![0.0f64], &[1]);
+    /// let mut s = opt.init(&w);
+    /// let g = Array::from_vec(vec![1.0f64], &[1]);
+    /// opt.update(&mut w, &g, &mut s); // lr 1
+    /// opt.update(&mut w, &g, &mut s); // lr 0.5
+    /// assert_eq!(w.to_vec::<f64>(), vec![-1.5]);
+    /// ```
+    pub fn schedule(self, lr: impl Into<Schedule>) -> Sgd {
+        Sgd {
+            lr: lr.into(),
+            ..self
+        }
+    }
+
     /// L2 penalty `λ` added to the gradient (default 0).
     ///
     /// ```
@@ -107,20 +129,20 @@ impl Sgd {
         }
     }
 
-    fn settings<T: Float>(&self, first: bool) -> SgdStep<T> {
+    fn settings<T: Float>(&self, step: u64) -> SgdStep<T> {
         SgdStep {
-            lr: T::from_f64(self.lr),
+            lr: T::from_f64(self.lr.at(step - 1)),
             momentum: T::from_f64(self.momentum),
             dampening: T::from_f64(self.dampening),
             weight_decay: T::from_f64(self.weight_decay),
             nesterov: self.nesterov,
-            first,
+            first: step == 1,
         }
     }
 }
 
 /// One step's pass.
-struct Step<'a>(&'a Sgd, bool);
+struct Step<'a>(&'a Sgd, u64);
 
 impl Pass for Step<'_> {
     fn run<T: Float>(&self, p: &mut [T], g: &[T], bufs: &mut [&mut [T]]) {
@@ -140,7 +162,7 @@ impl Optimizer for Sgd {
 
     fn apply(&self, step: u64, p: &mut Array, g: &Array, buffers: &mut [Array]) {
         let first = step == 1;
-        if in_place(&Step(self, first), p, g, buffers) {
+        if in_place(&Step(self, step), p, g, buffers) {
             return;
         }
         // Op by op (GPU arrays), the same formula.
@@ -160,6 +182,7 @@ impl Optimizer for Sgd {
                 b.clone()
             };
         }
-        assign(p, |p| p + &(&d * -self.lr));
+        let lr = self.lr.at(step - 1);
+        assign(p, |p| p + &(&d * -lr));
     }
 }
