@@ -258,6 +258,12 @@
 //! `docs/design.md` explains the design; `docs/performance.md` has the
 //! measurements.
 
+// `#[derive(Tree)]` and `#[differentiable]` name this crate `::nabla`,
+// also inside it (`nn`).
+extern crate self as nabla;
+
+pub mod nn;
+
 pub use nabla_macros::{
     Tree, custom_op, differentiable, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap,
 };

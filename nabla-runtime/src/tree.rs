@@ -408,6 +408,82 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     }
 }
 
+/// A value kept in a tree of arrays without being a leaf: a layer's head
+/// count, an activation's choice (Equinox's static fields). It is
+/// copied unchanged into gradients and rebuilt trees, and never
+/// differentiated, saved or updated.
+///
+/// ```
+/// use nabla::{tree::{Static, Tree}, Array};
+///
+/// #[derive(Clone, nabla::Tree)]
+/// struct Attn { qkv: Array, heads: Static<usize> }
+///
+/// let a = Attn { qkv: Array::zeros(&[6, 2], nabla::DType::F32), heads: Static(2) };
+/// assert_eq!(a.num_leaves(), 1);
+/// assert_eq!(a.heads.0, 2);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Static<T>(pub T);
+
+impl<T: Clone> Tree for Static<T> {
+    type Grad = Static<T>;
+    fn flatten_into(&self, _out: &mut Vec<Array>) {}
+    fn num_leaves(&self) -> usize {
+        0
+    }
+    fn for_each_leaf_mut(&mut self, _f: &mut dyn FnMut(&mut Array)) {}
+    fn rebuild(&self, _leaves: &mut dyn Iterator<Item = Array>) -> Self::Grad {
+        self.clone()
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        bad_path(path, "a static field holds no arrays")
+    }
+    fn names_into(&self, _prefix: &str, _out: &mut Vec<String>) {}
+}
+
+/// An optional part of a tree (a layer's bias): no leaves when `None`.
+///
+/// ```
+/// use nabla::{tree::{named_leaves, Tree}, Array};
+/// let t = (Array::scalar(1.0f64), None::<Array>, Some(Array::scalar(2.0f64)));
+/// assert_eq!(t.num_leaves(), 2);
+/// let names: Vec<String> = named_leaves(&t).into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["0", "2"]);
+/// ```
+impl<L, T: Tree<L>> Tree<L> for Option<T> {
+    type Grad = Option<T::Grad>;
+    fn flatten_into(&self, out: &mut Vec<L>) {
+        if let Some(t) = self {
+            t.flatten_into(out)
+        }
+    }
+    fn num_leaves(&self) -> usize {
+        self.as_ref().map_or(0, |t| t.num_leaves())
+    }
+    fn for_each_leaf_mut(&mut self, f: &mut dyn FnMut(&mut L)) {
+        if let Some(t) = self {
+            t.for_each_leaf_mut(f)
+        }
+    }
+    fn rebuild(&self, leaves: &mut dyn Iterator<Item = L>) -> Self::Grad {
+        self.as_ref().map(|t| t.rebuild(leaves))
+    }
+    #[track_caller]
+    fn leaf_index(&self, path: &[Seg]) -> usize {
+        match self {
+            Some(t) => t.leaf_index(path),
+            None => bad_path(path, "this optional part is None"),
+        }
+    }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        if let Some(t) = self {
+            t.names_into(prefix, out)
+        }
+    }
+}
+
 macro_rules! tuple_tree {
     ($($t:ident $i:tt),*) => {
         impl<L, $($t: Tree<L>),*> Tree<L> for ($($t,)*) {

@@ -29,6 +29,7 @@ mod fused_ops;
 mod imperative;
 mod io;
 mod language;
+mod nn;
 mod optim;
 mod properties;
 mod random_programs;

@@ -1,0 +1,362 @@
+//! Neural-network layers as values: each layer is a `#[derive(Tree)]`
+//! struct of its parameters (so its gradient is a value of the same type,
+//! an optimizer updates it, and [`crate::io`] saves and loads it under
+//! PyTorch's state-dict names), with a `forward` method on arrays that the
+//! tape records (`requires_grad` parameters, `backward()`).
+//!
+//! Layouts and defaults are PyTorch's: a [`Linear`] weight is `[out, in]`
+//! and `y = x Wᵀ + b`; [`LayerNorm`] normalises the last axis with the
+//! biased variance and `eps = 1e-5`. The models are in [`models`].
+//!
+//! ```
+//! use nabla::nn::Linear;
+//! use nabla::prelude::*;
+//!
+//! let lin = Linear::new(3, 2, true, Key::new(0));
+//! let y = lin.forward(&Array::ones(&[4, 3], DType::F32));
+//! assert_eq!(y.shape(), &[4, 2]);
+//! assert_eq!(lin.weight.shape(), &[2, 3]); // [out, in]
+//! ```
+
+pub mod models;
+
+use crate::tree::Static;
+use crate::{Array, DType, Tree, random::Key};
+
+/// A fully connected layer, `y = x Wᵀ + b`, as `torch.nn.Linear`: `weight`
+/// is `[out, in]`, `bias` `[out]` (or none). `x` is `[.., in]`.
+#[derive(Clone, Debug, Tree)]
+pub struct Linear {
+    /// `[out, in]`.
+    pub weight: Array,
+    /// `[out]`, when the layer has one.
+    pub bias: Option<Array>,
+}
+
+impl Linear {
+    /// A layer initialised as PyTorch's default: weight and bias uniform
+    /// in `±1/√in`.
+    ///
+    /// ```
+    /// use nabla::{nn::Linear, random::Key};
+    /// let lin = Linear::new(4, 3, false, Key::new(1));
+    /// assert!(lin.bias.is_none());
+    /// assert!(lin.weight.to_vec::<f32>().iter().all(|w| w.abs() <= 0.5));
+    /// ```
+    pub fn new(inputs: usize, outputs: usize, bias: bool, key: Key) -> Linear {
+        let [kw, kb] = key.split2();
+        let bound = 1.0 / (inputs as f64).sqrt();
+        let uniform =
+            |k: Key, shape: &[usize]| k.uniform(shape, DType::F32) * (2.0 * bound) - bound;
+        Linear {
+            weight: uniform(kw, &[outputs, inputs]),
+            bias: bias.then(|| uniform(kb, &[outputs])),
+        }
+    }
+
+    /// `x Wᵀ + b` over the last axis of `x`.
+    ///
+    /// ```
+    /// use nabla::{nn::Linear, Array};
+    /// let lin = Linear {
+    ///     weight: Array::from_vec(vec![1.0f32, 2.0], &[1, 2]),
+    ///     bias: Some(Array::from_vec(vec![0.5f32], &[1])),
+    /// };
+    /// assert_eq!(lin.forward(&Array::from_vec(vec![3.0f32, 4.0], &[1, 2])).to_vec::<f32>(), vec![11.5]);
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let y = x.matmul(&self.weight.transpose());
+        match &self.bias {
+            Some(b) => y + b,
+            None => y,
+        }
+    }
+}
+
+/// A lookup table, as `torch.nn.Embedding`: row `i` of `weight`
+/// (`[num, dim]`) for each index `i`.
+#[derive(Clone, Debug, Tree)]
+pub struct Embedding {
+    /// `[num, dim]`.
+    pub weight: Array,
+}
+
+impl Embedding {
+    /// A table of `num` rows of `dim`, standard normal as PyTorch's default.
+    ///
+    /// ```
+    /// use nabla::{nn::Embedding, random::Key};
+    /// assert_eq!(Embedding::new(10, 4, Key::new(0)).weight.shape(), &[10, 4]);
+    /// ```
+    pub fn new(num: usize, dim: usize, key: Key) -> Embedding {
+        Embedding {
+            weight: key.normal(&[num, dim], DType::F32),
+        }
+    }
+
+    /// The rows of `idx` (an `i64` array of any shape): `idx.shape ++ [dim]`.
+    /// Differentiable in `weight` (the gradient adds into the rows read).
+    ///
+    /// ```
+    /// use nabla::{nn::Embedding, Array};
+    /// let e = Embedding { weight: Array::arange(6, nabla::DType::F32).reshape(&[3, 2]) };
+    /// let y = e.forward(&Array::from_vec(vec![2i64, 0], &[1, 2]));
+    /// assert_eq!(y.shape(), &[1, 2, 2]);
+    /// assert_eq!(y.to_vec::<f32>(), vec![4.0, 5.0, 0.0, 1.0]);
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, idx: &Array) -> Array {
+        let rows = indices("Embedding::forward", idx, self.weight.shape()[0]);
+        let mut shape = idx.shape().to_vec();
+        shape.push(self.weight.shape()[1]);
+        self.weight.index_select(0, &rows).reshape(&shape)
+    }
+}
+
+/// Layer normalisation over the last axis, as `torch.nn.LayerNorm` with an
+/// elementwise affine: `(x − mean) / √(var + eps) · weight + bias`, the
+/// variance biased, `eps` [`LayerNorm::EPS`].
+#[derive(Clone, Debug, Tree)]
+pub struct LayerNorm {
+    /// `[dim]`, ones at first.
+    pub weight: Array,
+    /// `[dim]`, zeros at first.
+    pub bias: Array,
+}
+
+impl LayerNorm {
+    /// PyTorch's default `eps`.
+    pub const EPS: f64 = 1e-5;
+
+    /// Weight ones, bias zeros.
+    ///
+    /// ```
+    /// use nabla::nn::LayerNorm;
+    /// assert_eq!(LayerNorm::new(3).weight.to_vec::<f32>(), vec![1.0; 3]);
+    /// ```
+    pub fn new(dim: usize) -> LayerNorm {
+        LayerNorm {
+            weight: Array::ones(&[dim], DType::F32),
+            bias: Array::zeros(&[dim], DType::F32),
+        }
+    }
+
+    /// Normalises the last axis of `x`.
+    ///
+    /// ```
+    /// use nabla::{nn::LayerNorm, Array};
+    /// let y = LayerNorm::new(2).forward(&Array::from_vec(vec![1.0f32, 3.0], &[1, 2]));
+    /// let v = y.to_vec::<f32>();
+    /// assert!((v[0] + 1.0).abs() < 1e-4 && (v[1] - 1.0).abs() < 1e-4);
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let centred = x - &x.mean_axes(&[-1], true);
+        let var = centred.square().mean_axes(&[-1], true);
+        centred * (var + Self::EPS).rsqrt() * &self.weight + &self.bias
+    }
+}
+
+/// Multi-head self-attention with a causal mask (position `t` attends to
+/// positions `≤ t`), nanoGPT's layout: `qkv` maps `C → 3C` (the query,
+/// key and value blocks in that order), scores are scaled by
+/// `1/√(C/heads)`, `proj` maps `C → C`.
+#[derive(Clone, Debug, Tree)]
+pub struct CausalSelfAttention {
+    /// `C → 3C`.
+    pub qkv: Linear,
+    /// `C → C`.
+    pub proj: Linear,
+    /// The number of heads (divides `C`).
+    pub heads: Static<usize>,
+}
+
+impl CausalSelfAttention {
+    /// Attention over `x` `[B, T, C]`, causal.
+    ///
+    /// ```
+    /// use nabla::nn::{CausalSelfAttention, Linear};
+    /// use nabla::{tree::Static, Array, DType, random::Key};
+    /// let att = CausalSelfAttention {
+    ///     qkv: Linear::new(4, 12, true, Key::new(0)),
+    ///     proj: Linear::new(4, 4, true, Key::new(1)),
+    ///     heads: Static(2),
+    /// };
+    /// let x = Key::new(2).normal(&[1, 3, 4], DType::F32);
+    /// let y = att.forward(&x);
+    /// assert_eq!(y.shape(), &[1, 3, 4]);
+    /// // Causal: the first position's output does not depend on later ones.
+    /// let x2 = x.slice_axis(1, 0..1);
+    /// let y2 = att.forward(&x2);
+    /// let (a, b) = (y.slice_axis(1, 0..1).to_vec::<f32>(), y2.to_vec::<f32>());
+    /// assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-6));
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let [b, t, c] = three_axes("CausalSelfAttention::forward", x);
+        let h = self.heads.0;
+        if h == 0 || !c.is_multiple_of(h) {
+            panic!(
+                "CausalSelfAttention::forward: {h} heads do not divide the embedding width {c}; use a head count that divides it"
+            );
+        }
+        let d = c / h;
+        let qkv = self.qkv.forward(x);
+        let head = |k: usize| {
+            qkv.slice_axis(-1, k * c..(k + 1) * c)
+                .reshape(&[b, t, h, d])
+                .permute(&[0, 2, 1, 3])
+        };
+        let (q, k, v) = (head(0), head(1), head(2));
+        let scores = q.matmul(&k.permute(&[0, 1, 3, 2])) * (1.0 / (d as f64).sqrt());
+        let att = (scores + causal_mask(t, x.dtype())).softmax(-1);
+        let y = att.matmul(&v).permute(&[0, 2, 1, 3]).reshape(&[b, t, c]);
+        self.proj.forward(&y)
+    }
+}
+
+/// `[t, t]`: 0 where a row may attend (column ≤ row), `−∞` elsewhere.
+fn causal_mask(t: usize, dtype: DType) -> Array {
+    let v: Vec<f64> = (0..t * t)
+        .map(|i| {
+            if i % t <= i / t {
+                0.0
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
+        .collect();
+    Array::from_vec(v, &[t, t]).cast(dtype)
+}
+
+/// The transformer's feed-forward part: `fc` (`C → 4C`), exact (erf) GELU,
+/// `proj` (`4C → C`).
+#[derive(Clone, Debug, Tree)]
+pub struct Mlp {
+    /// `C → 4C`.
+    pub fc: Linear,
+    /// `4C → C`.
+    pub proj: Linear,
+}
+
+impl Mlp {
+    /// `proj(gelu(fc(x)))`.
+    ///
+    /// ```
+    /// use nabla::{nn::{Linear, Mlp}, Array, DType, random::Key};
+    /// let mlp = Mlp { fc: Linear::new(2, 8, true, Key::new(0)), proj: Linear::new(8, 2, true, Key::new(1)) };
+    /// assert_eq!(mlp.forward(&Array::ones(&[5, 2], DType::F32)).shape(), &[5, 2]);
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        self.proj.forward(&self.fc.forward(x).gelu())
+    }
+}
+
+/// A pre-LayerNorm transformer block: `x + attn(ln1(x))`, then
+/// `x + mlp(ln2(x))`.
+#[derive(Clone, Debug, Tree)]
+pub struct TransformerBlock {
+    /// Before attention.
+    pub ln1: LayerNorm,
+    /// Causal self-attention.
+    pub attn: CausalSelfAttention,
+    /// Before the MLP.
+    pub ln2: LayerNorm,
+    /// The feed-forward part.
+    pub mlp: Mlp,
+}
+
+impl TransformerBlock {
+    /// The block on `x` `[B, T, C]`.
+    ///
+    /// ```
+    /// use nabla::{nn::TransformerBlock, Array, DType, random::Key};
+    /// let block = TransformerBlock::new(8, 2, 0.02, Key::new(0));
+    /// assert_eq!(block.forward(&Array::ones(&[1, 3, 8], DType::F32)).shape(), &[1, 3, 8]);
+    /// ```
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let x = x + &self.attn.forward(&self.ln1.forward(x));
+        &x + &self.mlp.forward(&self.ln2.forward(&x))
+    }
+
+    /// A block of width `c` with `heads` heads; linear weights normal with
+    /// standard deviation `std`, biases zero (nanoGPT's initialisation).
+    pub fn new(c: usize, heads: usize, std: f64, key: Key) -> TransformerBlock {
+        let k = key.split(4);
+        let lin = |i: usize, o: usize, k: Key| normal_linear(i, o, true, std, k);
+        TransformerBlock {
+            ln1: LayerNorm::new(c),
+            attn: CausalSelfAttention {
+                qkv: lin(c, 3 * c, k[0]),
+                proj: lin(c, c, k[1]),
+                heads: Static(heads),
+            },
+            ln2: LayerNorm::new(c),
+            mlp: Mlp {
+                fc: lin(c, 4 * c, k[2]),
+                proj: lin(4 * c, c, k[3]),
+            },
+        }
+    }
+}
+
+/// A linear layer with weights normal (mean 0, standard deviation `std`)
+/// and a zero bias.
+fn normal_linear(inputs: usize, outputs: usize, bias: bool, std: f64, key: Key) -> Linear {
+    Linear {
+        weight: key.normal(&[outputs, inputs], DType::F32) * std,
+        bias: bias.then(|| Array::zeros(&[outputs], DType::F32)),
+    }
+}
+
+/// `[n] -> [n, classes]`: 1 at each index, 0 elsewhere, in `dtype` (for
+/// cross-entropy against class indices).
+///
+/// ```
+/// use nabla::{nn::one_hot, Array, DType};
+/// let y = one_hot(&Array::from_vec(vec![2i64, 0], &[2]), 3, DType::F32);
+/// assert_eq!(y.to_vec::<f32>(), vec![0.0, 0.0, 1.0, 1.0, 0.0, 0.0]);
+/// ```
+#[track_caller]
+pub fn one_hot(idx: &Array, classes: usize, dtype: DType) -> Array {
+    let rows = indices("one_hot", idx, classes);
+    let mut v = vec![0.0f64; rows.len() * classes];
+    for (r, &i) in rows.iter().enumerate() {
+        v[r * classes + i] = 1.0;
+    }
+    let mut shape = idx.shape().to_vec();
+    shape.push(classes);
+    Array::from_vec(v, &shape).cast(dtype)
+}
+
+/// `idx` as row numbers below `n`, checked.
+#[track_caller]
+fn indices(op: &str, idx: &Array, n: usize) -> Vec<usize> {
+    if idx.dtype() != DType::I64 {
+        panic!(
+            "{op}: indices must be an i64 array, got {}; build them with Array::from_vec(vec![..i64], ..)",
+            idx.dtype()
+        );
+    }
+    idx.to_vec::<i64>()
+        .into_iter()
+        .map(|i| {
+            if i < 0 || i as usize >= n {
+                panic!("{op}: index {i} is out of range for {n} rows; use indices in 0..{n}");
+            }
+            i as usize
+        })
+        .collect()
+}
+
+/// The three axes of `x`, or a panic naming `op`.
+#[track_caller]
+fn three_axes(op: &str, x: &Array) -> [usize; 3] {
+    match x.shape() {
+        &[b, t, c] => [b, t, c],
+        s => panic!("{op}: expected an input of shape [batch, time, channels], got {s:?}"),
+    }
+}

@@ -1,0 +1,109 @@
+//! `nabla::nn` against PyTorch: the tiny GPT of `tests/fixtures/torch/`
+//! (PyTorch 2.15, float32) loaded from PyTorch's own safetensors file
+//! gives PyTorch's logits and loss, and the tape's gradients of the loss
+//! are PyTorch's (tolerances of the fixture's README: logits and loss 1e-5
+//! relative, gradients 1e-4).
+
+use crate::common::assert_close;
+use nabla::nn::models::{Gpt, GptConfig};
+use nabla::prelude::*;
+use nabla::tree::named_leaves;
+use serde_json::Value as Json;
+use std::path::PathBuf;
+
+fn torch_file(name: &str) -> PathBuf {
+    let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
+        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
+        PathBuf::from,
+    );
+    dir.join("torch").join(name)
+}
+
+/// The fixture's config, token ids, targets and loss, and the model with
+/// PyTorch's weights.
+fn torch_gpt() -> (Gpt, Array, Array, f64) {
+    let j: Json =
+        serde_json::from_str(&std::fs::read_to_string(torch_file("torch_gpt_tiny.json")).unwrap())
+            .unwrap();
+    let c = &j["config"];
+    let u = |k: &str| c[k].as_u64().unwrap() as usize;
+    let cfg = GptConfig {
+        vocab: u("vocab"),
+        context: u("context"),
+        layers: u("layers"),
+        heads: u("heads"),
+        embd: u("embd"),
+    };
+    let ids = |k: &str| {
+        let rows = j[k].as_array().unwrap();
+        let v: Vec<i64> = rows
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()))
+            .collect();
+        Array::from_vec(v, &[rows.len(), rows[0].as_array().unwrap().len()])
+    };
+    let mut gpt = Gpt::new(&cfg, Key::new(0));
+    nabla::io::load(&mut gpt, torch_file("torch_gpt_tiny.safetensors")).unwrap();
+    (gpt, ids("idx"), ids("targets"), j["loss"].as_f64().unwrap())
+}
+
+fn expected() -> std::collections::BTreeMap<String, Array> {
+    nabla::io::load_file(torch_file("torch_gpt_tiny_expected.safetensors")).unwrap()
+}
+
+#[test]
+fn gpt_logits_and_loss_match_pytorch() {
+    let (gpt, idx, targets, loss) = torch_gpt();
+    let logits = gpt.forward(&idx);
+    assert_eq!(logits.shape(), &[3, 16, 32]);
+    let want = &expected()["logits"];
+    assert_close(
+        &logits.cast(DType::F64),
+        &want.cast(DType::F64),
+        1e-5,
+        "logits",
+    );
+    let got = gpt.loss(&idx, &targets).item();
+    assert!(
+        (got - loss).abs() <= 1e-5 * loss,
+        "loss {got}, PyTorch {loss}"
+    );
+}
+
+#[test]
+fn gpt_gradients_on_the_tape_match_pytorch() {
+    let (mut gpt, idx, targets, _) = torch_gpt();
+    gpt.for_each_leaf_mut(&mut |p| *p = p.clone().requires_grad());
+    gpt.loss(&idx, &targets).backward();
+    let want = expected();
+    let params = named_leaves(&gpt);
+    assert_eq!(params.len(), 2 + 2 * 12 + 3);
+    for (name, p) in params {
+        let w = &want[&format!("grad.{name}")];
+        assert_close(
+            &p.grad().cast(DType::F64),
+            &w.cast(DType::F64),
+            1e-4,
+            &format!("grad {name}"),
+        );
+    }
+}
+
+#[test]
+fn gpt_rejects_bad_inputs_with_the_fix() {
+    let cfg = GptConfig {
+        vocab: 5,
+        context: 4,
+        layers: 1,
+        heads: 2,
+        embd: 8,
+    };
+    let gpt = Gpt::new(&cfg, Key::new(1));
+    let too_long = std::panic::catch_unwind(|| gpt.forward(&Array::zeros(&[1, 5], DType::I64)));
+    let msg = too_long.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("5 tokens exceed the context of 4"), "{msg}");
+    let bad_token =
+        std::panic::catch_unwind(|| gpt.forward(&Array::from_vec(vec![7i64, 0], &[1, 2])));
+    let msg = bad_token.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("index 7 is out of range for 5 rows"), "{msg}");
+}
