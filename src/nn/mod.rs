@@ -116,29 +116,31 @@ impl Embedding {
 
 /// Layer normalisation over the last axis, as `torch.nn.LayerNorm` with an
 /// elementwise affine: `(x − mean) / √(var + eps) · weight + bias`, the
-/// variance biased, `eps` [`LayerNorm::EPS`].
+/// variance biased.
 #[derive(Clone, Debug, Tree)]
 pub struct LayerNorm {
     /// `[dim]`, ones at first.
     pub weight: Array,
     /// `[dim]`, zeros at first.
     pub bias: Array,
+    /// Added to the variance (PyTorch's default 1e-5).
+    pub eps: Static<f64>,
 }
 
 impl LayerNorm {
-    /// PyTorch's default `eps`.
-    pub const EPS: f64 = 1e-5;
-
-    /// Weight ones, bias zeros.
+    /// Weight ones, bias zeros, `eps` 1e-5.
     ///
     /// ```
     /// use nabla::nn::LayerNorm;
-    /// assert_eq!(LayerNorm::new(3).weight.to_vec::<f32>(), vec![1.0; 3]);
+    /// let ln = LayerNorm::new(3);
+    /// assert_eq!(ln.weight.to_vec::<f32>(), vec![1.0; 3]);
+    /// assert_eq!(ln.eps.0, 1e-5);
     /// ```
     pub fn new(dim: usize) -> LayerNorm {
         LayerNorm {
             weight: Array::ones(&[dim], DType::F32),
             bias: Array::zeros(&[dim], DType::F32),
+            eps: Static(1e-5),
         }
     }
 
@@ -154,7 +156,41 @@ impl LayerNorm {
     pub fn forward(&self, x: &Array) -> Array {
         let centred = x - &x.mean_axes(&[-1], true);
         let var = centred.square().mean_axes(&[-1], true);
-        centred * (var + Self::EPS).rsqrt() * &self.weight + &self.bias
+        centred * (var + self.eps.0).rsqrt() * &self.weight + &self.bias
+    }
+}
+
+/// Root-mean-square normalisation over the last axis, as
+/// `torch.nn.RMSNorm`: `x / √(mean(x²) + eps) · weight`.
+#[derive(Clone, Debug, Tree)]
+pub struct RmsNorm {
+    /// `[dim]`, ones at first.
+    pub weight: Array,
+    /// Added to the mean square (PyTorch's default: `f32`'s machine
+    /// epsilon).
+    pub eps: Static<f64>,
+}
+
+impl RmsNorm {
+    /// Weight ones, `eps` `f32::EPSILON` (PyTorch's default for `f32`).
+    ///
+    /// ```
+    /// use nabla::{nn::RmsNorm, Array};
+    /// let y = RmsNorm::new(2).forward(&Array::from_vec(vec![3.0f32, 4.0], &[1, 2]));
+    /// let rms = (12.5f32).sqrt();
+    /// assert!((y.to_vec::<f32>()[1] - 4.0 / rms).abs() < 1e-6);
+    /// ```
+    pub fn new(dim: usize) -> RmsNorm {
+        RmsNorm {
+            weight: Array::ones(&[dim], DType::F32),
+            eps: Static(f64::from(f32::EPSILON)),
+        }
+    }
+
+    /// Normalises the last axis of `x`.
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        x * &(x.square().mean_axes(&[-1], true) + self.eps.0).rsqrt() * &self.weight
     }
 }
 

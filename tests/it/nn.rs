@@ -107,3 +107,86 @@ fn gpt_rejects_bad_inputs_with_the_fix() {
     let msg = bad_token.unwrap_err().downcast::<String>().unwrap();
     assert!(msg.contains("index 7 is out of range for 5 rows"), "{msg}");
 }
+
+/// The one case of `op` in `jax_reference_more.json`.
+fn jax_case(op: &str) -> Json {
+    let all = crate::common::fixture("jax_reference_more.json");
+    all["cases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["op"] == op)
+        .unwrap_or_else(|| panic!("no {op} case"))
+        .clone()
+}
+
+/// Runs `f` on the case's inputs (as leaves that require grad) in `dt`,
+/// and checks the output and the tape's VJP of the case's cotangent
+/// against JAX.
+fn check_layer(op: &str, dt: DType, f: impl Fn(&Json, &[Array]) -> Array) {
+    let c = jax_case(op);
+    let tol = if dt == DType::F64 { 1e-10 } else { 1e-5 };
+    let xs: Vec<Array> = c["inputs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| crate::common::arr(x).cast(dt).requires_grad())
+        .collect();
+    let y = f(&c["params"], &xs);
+    let what = format!("{op} {dt}");
+    assert_close(
+        &y.cast(DType::F64),
+        &crate::common::arr(&c["output"]),
+        tol,
+        &what,
+    );
+    (&y * &crate::common::arr(&c["cotangent"]).cast(dt))
+        .sum()
+        .backward();
+    for (k, (x, want)) in xs.iter().zip(c["vjp"].as_array().unwrap()).enumerate() {
+        let g = x.grad().cast(DType::F64);
+        assert_close(
+            &g,
+            &crate::common::arr(want),
+            tol,
+            &format!("{what} vjp {k}"),
+        );
+    }
+}
+
+#[test]
+fn normalisation_layers_and_embedding_match_jax() {
+    use nabla::nn::{Embedding, LayerNorm, RmsNorm};
+    use nabla::tree::Static;
+    let eps = |p: &Json| Static(p["eps"].as_f64().unwrap());
+    for dt in [DType::F64, DType::F32] {
+        check_layer("layer_norm", dt, |p, xs| {
+            let ln = LayerNorm {
+                weight: xs[1].clone(),
+                bias: xs[2].clone(),
+                eps: eps(p),
+            };
+            ln.forward(&xs[0])
+        });
+        check_layer("rms_norm", dt, |p, xs| {
+            let rms = RmsNorm {
+                weight: xs[1].clone(),
+                eps: eps(p),
+            };
+            rms.forward(&xs[0])
+        });
+        check_layer("embedding", dt, |p, xs| {
+            let idx: Vec<i64> = p["indices"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_i64().unwrap())
+                .collect();
+            let shape = crate::common::usizes(&p["indices_shape"]);
+            let e = Embedding {
+                weight: xs[0].clone(),
+            };
+            e.forward(&Array::from_vec(idx, &shape))
+        });
+    }
+}
