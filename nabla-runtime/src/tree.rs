@@ -409,25 +409,25 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
 }
 
 /// A value kept in a tree of arrays without being a leaf: a layer's head
-/// count, an activation's choice (Equinox's static fields). It is
+/// count, a normalisation's `eps` (Equinox's static fields). It is
 /// copied unchanged into gradients and rebuilt trees, and never
 /// differentiated, saved or updated.
 ///
 /// ```
-/// use nabla::{tree::{Static, Tree}, Array};
+/// use nabla::{tree::{Setting, Tree}, Array};
 ///
 /// #[derive(Clone, nabla::Tree)]
-/// struct Attn { qkv: Array, heads: Static<usize> }
+/// struct Attn { qkv: Array, heads: Setting<usize> }
 ///
-/// let a = Attn { qkv: Array::zeros(&[6, 2], nabla::DType::F32), heads: Static(2) };
+/// let a = Attn { qkv: Array::zeros(&[6, 2], nabla::DType::F32), heads: Setting(2) };
 /// assert_eq!(a.num_leaves(), 1);
 /// assert_eq!(a.heads.0, 2);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Static<T>(pub T);
+pub struct Setting<T>(pub T);
 
-impl<T: Clone> Tree for Static<T> {
-    type Grad = Static<T>;
+impl<T: Clone> Tree for Setting<T> {
+    type Grad = Setting<T>;
     fn flatten_into(&self, _out: &mut Vec<Array>) {}
     fn num_leaves(&self) -> usize {
         0
@@ -438,7 +438,7 @@ impl<T: Clone> Tree for Static<T> {
     }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
-        bad_path(path, "a static field holds no arrays")
+        bad_path(path, "a setting holds no arrays")
     }
     fn names_into(&self, _prefix: &str, _out: &mut Vec<String>) {}
 }

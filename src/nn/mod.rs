@@ -20,7 +20,7 @@
 
 pub mod models;
 
-use crate::tree::Static;
+use crate::tree::Setting;
 use crate::{Array, DType, Tree, random::Key};
 
 /// A fully connected layer, `y = x Wᵀ + b`, as `torch.nn.Linear`: `weight`
@@ -124,7 +124,7 @@ pub struct LayerNorm {
     /// `[dim]`, zeros at first.
     pub bias: Array,
     /// Added to the variance (PyTorch's default 1e-5).
-    pub eps: Static<f64>,
+    pub eps: Setting<f64>,
 }
 
 impl LayerNorm {
@@ -140,7 +140,7 @@ impl LayerNorm {
         LayerNorm {
             weight: Array::ones(&[dim], DType::F32),
             bias: Array::zeros(&[dim], DType::F32),
-            eps: Static(1e-5),
+            eps: Setting(1e-5),
         }
     }
 
@@ -168,7 +168,7 @@ pub struct RmsNorm {
     pub weight: Array,
     /// Added to the mean square (PyTorch's default: `f32`'s machine
     /// epsilon).
-    pub eps: Static<f64>,
+    pub eps: Setting<f64>,
 }
 
 impl RmsNorm {
@@ -183,7 +183,7 @@ impl RmsNorm {
     pub fn new(dim: usize) -> RmsNorm {
         RmsNorm {
             weight: Array::ones(&[dim], DType::F32),
-            eps: Static(f64::from(f32::EPSILON)),
+            eps: Setting(f64::from(f32::EPSILON)),
         }
     }
 
@@ -205,7 +205,7 @@ pub struct CausalSelfAttention {
     /// `C → C`.
     pub proj: Linear,
     /// The number of heads (divides `C`).
-    pub heads: Static<usize>,
+    pub heads: Setting<usize>,
 }
 
 impl CausalSelfAttention {
@@ -213,11 +213,11 @@ impl CausalSelfAttention {
     ///
     /// ```
     /// use nabla::nn::{CausalSelfAttention, Linear};
-    /// use nabla::{tree::Static, Array, DType, random::Key};
+    /// use nabla::{tree::Setting, Array, DType, random::Key};
     /// let att = CausalSelfAttention {
     ///     qkv: Linear::new(4, 12, true, Key::new(0)),
     ///     proj: Linear::new(4, 4, true, Key::new(1)),
-    ///     heads: Static(2),
+    ///     heads: Setting(2),
     /// };
     /// let x = Key::new(2).normal(&[1, 3, 4], DType::F32);
     /// let y = att.forward(&x);
@@ -328,7 +328,7 @@ impl TransformerBlock {
             attn: CausalSelfAttention {
                 qkv: lin(c, 3 * c, k[0]),
                 proj: lin(c, c, k[1]),
-                heads: Static(heads),
+                heads: Setting(heads),
             },
             ln2: LayerNorm::new(c),
             mlp: Mlp {

@@ -157,8 +157,8 @@ fn check_layer(op: &str, dt: DType, f: impl Fn(&Json, &[Array]) -> Array) {
 #[test]
 fn normalisation_layers_and_embedding_match_jax() {
     use nabla::nn::{Embedding, LayerNorm, RmsNorm};
-    use nabla::tree::Static;
-    let eps = |p: &Json| Static(p["eps"].as_f64().unwrap());
+    use nabla::tree::Setting;
+    let eps = |p: &Json| Setting(p["eps"].as_f64().unwrap());
     for dt in [DType::F64, DType::F32] {
         check_layer("layer_norm", dt, |p, xs| {
             let ln = LayerNorm {
