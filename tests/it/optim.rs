@@ -127,6 +127,15 @@ fn tol(case: &Json) -> f64 {
     }
 }
 
+/// A fixture's list of arrays, in `dt`.
+fn arrays(j: &Json, dt: DType) -> Vec<Array> {
+    j.as_array()
+        .unwrap()
+        .iter()
+        .map(|g| arr(g).cast(dt))
+        .collect()
+}
+
 /// Replays every case of `torch_optim.json` with `run(opt, param, grads)
 /// -> params after each step`.
 fn replay(what: &str, run: impl Fn(&Opt, Array, &[Array]) -> Vec<Array>) {
@@ -148,12 +157,7 @@ fn replay_file(
         let dt = dtype(case);
         let opt = Opt::of(case);
         let p = arr(&case["param"]).cast(dt);
-        let grads: Vec<Array> = case["grads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| arr(g).cast(dt))
-            .collect();
+        let grads = arrays(&case["grads"], dt);
         let got = run(&opt, p, &grads);
         for (k, want) in case["after"].as_array().unwrap().iter().enumerate() {
             let label = format!(
@@ -396,12 +400,7 @@ fn clipping_matches_torch_clip_grad_norm() {
     for case in cases {
         let dt = dtype(case);
         let max_norm = case["max_norm"].as_f64().unwrap();
-        let grads: Vec<Array> = case["grads"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|g| arr(g).cast(dt))
-            .collect();
+        let grads = arrays(&case["grads"], dt);
         let want_norm = case["total_norm"].as_f64().unwrap();
         let label = format!("clip {} max_norm {max_norm}", case["dtype"]);
         let check = |norm: f64, got: &[Array], how: &str| {
