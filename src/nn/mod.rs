@@ -18,6 +18,7 @@
 //! assert_eq!(lin.weight.shape(), &[2, 3]); // [out, in]
 //! ```
 
+pub mod init;
 pub mod models;
 
 use crate::tree::Setting;
