@@ -47,8 +47,7 @@ impl Linear {
     pub fn new(inputs: usize, outputs: usize, bias: bool, key: Key) -> Linear {
         let [kw, kb] = key.split2();
         let bound = 1.0 / (inputs as f64).sqrt();
-        let uniform =
-            |k: Key, shape: &[usize]| k.uniform(shape, DType::F32) * (2.0 * bound) - bound;
+        let uniform = |k: Key, shape: &[usize]| init::uniform(shape, -bound, bound, DType::F32, k);
         Linear {
             weight: uniform(kw, &[outputs, inputs]),
             bias: bias.then(|| uniform(kb, &[outputs])),
@@ -344,7 +343,7 @@ impl TransformerBlock {
 /// and a zero bias.
 fn normal_linear(inputs: usize, outputs: usize, bias: bool, std: f64, key: Key) -> Linear {
     Linear {
-        weight: key.normal(&[outputs, inputs], DType::F32) * std,
+        weight: init::normal(&[outputs, inputs], 0.0, std, DType::F32, key),
         bias: bias.then(|| Array::zeros(&[outputs], DType::F32)),
     }
 }
