@@ -348,6 +348,58 @@ fn normal_linear(inputs: usize, outputs: usize, bias: bool, std: f64, key: Key) 
     }
 }
 
+/// Dropout, as `torch.nn.Dropout`: in training each element is zeroed
+/// with probability `p` and the others scaled by `1/(1−p)`; in evaluation
+/// the identity. The randomness is an explicit [`Key`] (a fresh one per
+/// step, e.g. `key.fold_in(step)`); `None` means evaluation.
+#[derive(Clone, Debug, Tree)]
+pub struct Dropout {
+    /// The probability of zeroing an element, in `[0, 1]`.
+    pub p: Setting<f64>,
+}
+
+impl Dropout {
+    /// Dropout with probability `p`.
+    ///
+    /// ```
+    /// use nabla::{nn::Dropout, Array, DType, random::Key};
+    /// let drop = Dropout::new(0.5);
+    /// let x = Array::ones(&[1000], DType::F32);
+    /// assert_eq!(drop.forward(&x, None).to_vec::<f32>(), x.to_vec::<f32>()); // evaluation
+    /// let y = drop.forward(&x, Some(Key::new(0))).to_vec::<f32>();
+    /// assert!(y.iter().all(|&v| v == 0.0 || v == 2.0));
+    /// ```
+    #[track_caller]
+    pub fn new(p: f64) -> Dropout {
+        if !(0.0..=1.0).contains(&p) {
+            panic!("Dropout::new: p = {p} is not a probability; pass p in [0, 1]");
+        }
+        Dropout { p: Setting(p) }
+    }
+
+    /// `x` with elements dropped (training, `Some(key)`) or unchanged
+    /// (evaluation, `None`). Differentiable: the gradient passes through
+    /// the kept elements, scaled like them.
+    #[track_caller]
+    pub fn forward(&self, x: &Array, key: Option<Key>) -> Array {
+        let p = self.p.0;
+        let Some(key) = key.filter(|_| p > 0.0) else {
+            return x.clone();
+        };
+        let scale = if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 };
+        let mask: Vec<f64> = key
+            .uniform(x.shape(), DType::F64)
+            .to_vec::<f64>()
+            .into_iter()
+            .map(|u| if u >= p { scale } else { 0.0 })
+            .collect();
+        let mask = Array::from_vec(mask, x.shape())
+            .cast(x.dtype())
+            .to_device(x.device());
+        x * &mask
+    }
+}
+
 /// `[n] -> [n, classes]`: 1 at each index, 0 elsewhere, in `dtype` (for
 /// cross-entropy against class indices).
 ///

@@ -242,3 +242,43 @@ fn initialisers_follow_torch_formulas() {
     );
     assert_eq!(init::fans(&[16, 8, 3, 3]), (72, 144));
 }
+
+/// Dropout: the identity in evaluation; in training about `p` of the
+/// elements zeroed, the rest scaled by `1/(1−p)`, the same mask for the
+/// same key, and the gradient through the same mask.
+#[test]
+fn dropout_drops_scales_and_passes_gradients_through_the_mask() {
+    use nabla::nn::Dropout;
+    let x = (Array::arange(65536, DType::F32) * 1e-3 + 1.0).requires_grad();
+    let drop = Dropout::new(0.25);
+    assert_eq!(drop.forward(&x, None).to_vec::<f32>(), x.to_vec::<f32>());
+    let y = drop.forward(&x, Some(Key::new(7)));
+    let (xs, ys) = (x.to_vec::<f32>(), y.to_vec::<f32>());
+    let zeros = ys.iter().filter(|&&v| v == 0.0).count() as f64 / ys.len() as f64;
+    assert!((zeros - 0.25).abs() < 0.01, "dropped fraction {zeros}");
+    for (a, b) in xs.iter().zip(&ys) {
+        assert!(
+            *b == 0.0 || (b - a / 0.75).abs() <= 1e-6 * b.abs(),
+            "{a} -> {b}"
+        );
+    }
+    assert_eq!(drop.forward(&x, Some(Key::new(7))).to_vec::<f32>(), ys);
+    assert_ne!(drop.forward(&x, Some(Key::new(8))).to_vec::<f32>(), ys);
+    y.sum().backward();
+    for (g, b) in x.grad().to_vec::<f32>().iter().zip(&ys) {
+        assert_eq!(*g == 0.0, *b == 0.0);
+        assert!(*g == 0.0 || (g - 1.0 / 0.75).abs() < 1e-6);
+    }
+    assert_eq!(
+        Dropout::new(1.0)
+            .forward(&x, Some(Key::new(1)))
+            .to_vec::<f32>(),
+        vec![0.0; 65536]
+    );
+    let none = std::panic::catch_unwind(|| Dropout::new(1.5)).unwrap_err();
+    assert!(
+        none.downcast::<String>()
+            .unwrap()
+            .contains("pass p in [0, 1]")
+    );
+}
