@@ -94,6 +94,7 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 let _ = (prefix, out);
             }
         }
+        #[diagnostic::do_not_recommend]
         impl ::nabla::transforms::Cotangent for #name {}
     })
 }
