@@ -36,14 +36,20 @@ pub fn rng_lock() -> MutexGuard<'static, ()> {
 /// the folder in `NABLA_FIXTURES` (how test binaries find them on another
 /// machine, e.g. the GPU machine `scripts/gpu-check.sh` runs them on).
 pub fn fixture(name: &str) -> Json {
+    let path = fixture_path(name);
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    serde_json::from_str(&text).expect("fixture is valid JSON")
+}
+
+/// The path of a fixture file (`name` may name a subfolder, e.g.
+/// `torch/torch_gpt_tiny.safetensors`), where [`fixture`] reads it.
+pub fn fixture_path(name: &str) -> std::path::PathBuf {
     let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
         || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
         std::path::PathBuf::from,
     );
-    let path = dir.join(name);
-    let text = std::fs::read_to_string(&path)
-        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
-    serde_json::from_str(&text).expect("fixture is valid JSON")
+    dir.join(name)
 }
 
 /// One program of `jax_programs.json` by name.

@@ -31,12 +31,9 @@ impl Drop for TempFile {
     }
 }
 
+/// A file of PyTorch's tiny GPT (`tests/fixtures/torch/`).
 fn torch_file(name: &str) -> PathBuf {
-    let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        PathBuf::from,
-    );
-    dir.join("torch").join(name)
+    crate::common::fixture_path(&format!("torch/{name}"))
 }
 
 #[derive(Clone, Tree)]

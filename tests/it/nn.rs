@@ -11,12 +11,9 @@ use nabla::tree::named_leaves;
 use serde_json::Value as Json;
 use std::path::PathBuf;
 
+/// A file of PyTorch's tiny GPT (`tests/fixtures/torch/`).
 fn torch_file(name: &str) -> PathBuf {
-    let dir = std::env::var_os("NABLA_FIXTURES").map_or_else(
-        || std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures"),
-        PathBuf::from,
-    );
-    dir.join("torch").join(name)
+    crate::common::fixture_path(&format!("torch/{name}"))
 }
 
 /// The fixture's config, token ids, targets and loss, and the model with
