@@ -49,6 +49,7 @@ macro_rules! other_ops {
             squeeze [squeeze] 1, 1, tail [S], reads [S _];
             slice_axis [slice_axis] 1, 2, tail no, reads [S _];
             index_select [index_select] 1, 2, tail no, reads [S _];
+            index_add [index_add] 1, 3, tail no, reads [_ _];
         }
     };
 }

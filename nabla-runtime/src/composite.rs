@@ -14,6 +14,19 @@
 //! assert!((p.sum().item() - 1.0).abs() < 1e-15);
 //! ```
 
+pub mod contract;
+pub mod gather;
+pub mod norms;
+pub mod scan;
+pub mod window;
+
+pub use contract::einsum;
+pub use norms::{layer_norm, norm, rms_norm};
+pub use scan::{cumprod, sort};
+pub use window::{avg_pool2d, conv, max_pool2d};
+
+pub use gather::{embedding, pad, scatter_add, take_along_axis, tril, triu};
+
 use crate::array::norm_axes;
 use crate::{Array, ArrayValue};
 use nabla_macros::differentiable;

@@ -45,8 +45,9 @@ pub use array::{Array, Scalar};
 pub use autograd::{is_grad_enabled, no_grad};
 pub use buffers::keep_freed_buffers;
 pub use composite::{
-    cross_entropy, gelu, gelu_tanh, log_softmax, logsumexp, logsumexp_axes, mse_loss, silu,
-    softmax, softplus, var_axes,
+    avg_pool2d, conv, cross_entropy, cumprod, einsum, embedding, gelu, gelu_tanh, layer_norm,
+    log_softmax, logsumexp, logsumexp_axes, max_pool2d, mse_loss, norm, pad, rms_norm, scatter_add,
+    silu, softmax, softplus, sort, take_along_axis, tril, triu, var_axes,
 };
 pub use dtype::{DType, Device, Element};
 pub use functions::*;

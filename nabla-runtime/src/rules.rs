@@ -432,6 +432,19 @@ pub mod index_select {
     }
 }
 
+pub mod index_add {
+    use super::*;
+    #[track_caller]
+    #[inline]
+    pub fn forward<V: ArrayValue>(x: &V, shape: &[usize], axis: isize, idx: &[usize]) -> V {
+        x.index_add(shape, norm_axis("index_add", axis, shape.len()), idx)
+    }
+    #[inline]
+    pub fn vjp_0<V: ArrayValue>(shape: &[usize], axis: isize, idx: &[usize], ct: &V) -> V {
+        primitives::index::index_add::vjp(norm_axis("index_add", axis, shape.len()), idx, ct)
+    }
+}
+
 pub mod outer {
     use super::*;
     #[inline]
