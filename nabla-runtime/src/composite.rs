@@ -227,19 +227,49 @@ pub fn mse_loss(pred: &Array, target: &Array) -> Array {
     (pred - target).square().mean()
 }
 
-/// Mean cross-entropy between `logits` `[N, C]` and one-hot (or
-/// probability) `targets` `[N, C]`.
+/// Mean cross-entropy of `logits` `[.., C]` (classes on the last axis, as
+/// optax's; PyTorch puts them on axis 1) against `targets`: either class
+/// indices `[..]` (an `I64` array, as `torch.nn.functional.cross_entropy`
+/// takes them) or probabilities `[.., C]` (one-hot or soft labels, in the
+/// logits' dtype). The targets carry no gradient; for a gradient with
+/// respect to soft labels write `-(log_softmax(logits, -1) * p)` and sum.
 ///
 /// ```
 /// # use nabla::*;
-/// let logits = Array::from_vec(vec![0.0f64, 0.0], &[1, 2]);
-/// let t = Array::from_vec(vec![1.0f64, 0.0], &[1, 2]);
-/// assert!((nabla::cross_entropy(&logits, &t).item() - 2f64.ln()).abs() < 1e-15);
+/// let logits = Array::from_vec(vec![0.0f64, 0.0, 2.0, 0.0], &[2, 2]);
+/// let labels = Array::from_vec(vec![0i64, 0], &[2]);
+/// let onehot = Array::from_vec(vec![1.0f64, 0.0, 1.0, 0.0], &[2, 2]);
+/// let want = (2f64.ln() + (1.0 + (-2f64).exp()).ln()) / 2.0;
+/// assert!((nabla::cross_entropy(&logits, &labels).item() - want).abs() < 1e-15);
+/// assert!((nabla::cross_entropy(&logits, &onehot).item() - want).abs() < 1e-15);
 /// ```
 #[differentiable(crate = crate)]
-pub fn cross_entropy(logits: &Array, targets: &Array) -> Array {
-    let per = (log_softmax(logits, -1) * targets).sum_axes(&[-1], false);
+pub fn cross_entropy(logits: &Array, #[nondiff] targets: &Array) -> Array {
+    let lp = log_softmax(logits, -1);
+    let per = if targets.dtype() == crate::DType::I64 {
+        let column = crate::composite::label_column(&logits.shape(), targets);
+        crate::take_along_axis(&lp, &column, -1).sum_axes(&[-1], false)
+    } else {
+        (lp * targets).sum_axes(&[-1], false)
+    };
     -per.mean()
+}
+
+/// Class indices `[..]` as the `[.., 1]` column `take_along_axis` reads
+/// from logits of shape `logits`.
+#[doc(hidden)]
+#[track_caller]
+pub fn label_column(logits: &[usize], labels: &Array) -> Array {
+    let lead = &logits[..logits.len().saturating_sub(1)];
+    assert!(
+        labels.shape() == lead,
+        "cross_entropy: class indices of shape {:?} do not match logits of shape {logits:?}; \
+         give one index per row ({lead:?}), or probabilities of the logits' shape",
+        labels.shape()
+    );
+    let mut col = lead.to_vec();
+    col.push(1);
+    labels.reshape(&col)
 }
 
 impl Array {

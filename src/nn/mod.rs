@@ -18,8 +18,11 @@
 //! assert_eq!(lin.weight.shape(), &[2, 3]); // [out, in]
 //! ```
 
+mod conv;
 pub mod init;
 pub mod models;
+
+pub use conv::{AvgPool2d, Conv1d, Conv2d, MaxPool2d};
 
 use crate::tree::Setting;
 use crate::{Array, DType, Tree, random::Key};
@@ -107,10 +110,7 @@ impl Embedding {
     /// ```
     #[track_caller]
     pub fn forward(&self, idx: &Array) -> Array {
-        let rows = indices("Embedding::forward", idx, self.weight.shape()[0]);
-        let mut shape = idx.shape().to_vec();
-        shape.push(self.weight.shape()[1]);
-        self.weight.index_select(0, &rows).reshape(&shape)
+        crate::embedding(&self.weight, idx)
     }
 }
 
@@ -154,9 +154,7 @@ impl LayerNorm {
     /// ```
     #[track_caller]
     pub fn forward(&self, x: &Array) -> Array {
-        let centred = x - &x.mean_axes(&[-1], true);
-        let var = centred.square().mean_axes(&[-1], true);
-        centred * (var + self.eps.0).rsqrt() * &self.weight + &self.bias
+        crate::layer_norm(x, &self.weight, &self.bias, self.eps.0)
     }
 }
 
@@ -190,7 +188,7 @@ impl RmsNorm {
     /// Normalises the last axis of `x`.
     #[track_caller]
     pub fn forward(&self, x: &Array) -> Array {
-        x * &(x.square().mean_axes(&[-1], true) + self.eps.0).rsqrt() * &self.weight
+        crate::rms_norm(x, &self.weight, self.eps.0)
     }
 }
 

@@ -3,7 +3,7 @@
 //! `blocks.0.attn.qkv.weight`, ..), so a checkpoint written by the same
 //! model in PyTorch loads into it with [`crate::io::load`].
 
-use super::{Embedding, LayerNorm, Linear, TransformerBlock, normal_linear};
+use super::{Conv2d, Embedding, LayerNorm, Linear, MaxPool2d, TransformerBlock, normal_linear};
 use crate::{Array, DType, Tree, random::Key};
 
 /// The shape of a [`Gpt`].
@@ -107,7 +107,169 @@ impl Gpt {
         let logits = self.forward(idx);
         let v = logits.shape()[2];
         let n = logits.numel() / v;
-        let onehot = super::one_hot(&targets.reshape(&[n]), v, logits.dtype());
-        crate::cross_entropy(&logits.reshape(&[n, v]), &onehot)
+        crate::cross_entropy(&logits.reshape(&[n, v]), &targets.reshape(&[n]))
     }
+}
+
+/// A multilayer perceptron classifier: [`Linear`] layers with ReLU between
+/// them (none after the last), giving logits.
+///
+/// ```
+/// use nabla::nn::models::MlpClassifier;
+/// use nabla::prelude::*;
+/// let mlp = MlpClassifier::new(&[4, 16, 3], Key::new(0));
+/// let x = Array::ones(&[5, 4], DType::F32);
+/// assert_eq!(mlp.forward(&x).shape(), &[5, 3]);
+/// let names: Vec<String> = nabla::tree::named_leaves(&mlp).into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["layers.0.weight", "layers.0.bias", "layers.1.weight", "layers.1.bias"]);
+/// ```
+#[derive(Clone, Debug, Tree)]
+pub struct MlpClassifier {
+    /// `widths[i] → widths[i + 1]`.
+    pub layers: Vec<Linear>,
+}
+
+impl MlpClassifier {
+    /// Layers of the given widths (input first, classes last), initialised
+    /// as `torch.nn.Linear`.
+    #[track_caller]
+    pub fn new(widths: &[usize], key: Key) -> MlpClassifier {
+        assert!(
+            widths.len() >= 2,
+            "MlpClassifier::new: give at least the input width and the number of classes, found {widths:?}"
+        );
+        let keys = key.split(widths.len() - 1);
+        MlpClassifier {
+            layers: widths
+                .windows(2)
+                .zip(keys)
+                .map(|(w, k)| Linear::new(w[0], w[1], true, k))
+                .collect(),
+        }
+    }
+
+    /// Logits `[N, classes]` of `x` `[N, inputs]`.
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let mut h = x.clone();
+        for (i, layer) in self.layers.iter().enumerate() {
+            h = layer.forward(&h);
+            if i + 1 < self.layers.len() {
+                h = h.relu();
+            }
+        }
+        h
+    }
+
+    /// Mean cross-entropy against class indices `[N]` (`i64`).
+    #[track_caller]
+    pub fn loss(&self, x: &Array, labels: &Array) -> Array {
+        crate::cross_entropy(&self.forward(x), labels)
+    }
+}
+
+/// The shape of a [`Cnn`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct CnnConfig {
+    /// Input channels.
+    pub channels: usize,
+    /// Input height and width (each divisible by 4).
+    pub height: usize,
+    pub width: usize,
+    /// Channels of the two convolutions.
+    pub features: [usize; 2],
+    /// Output classes.
+    pub classes: usize,
+}
+
+/// A small convolutional classifier: two blocks of 3×3 convolution
+/// (padding 1), ReLU and 2×2 max pooling, then a linear layer to the
+/// classes.
+///
+/// ```
+/// use nabla::nn::models::{Cnn, CnnConfig};
+/// use nabla::prelude::*;
+/// let cfg = CnnConfig { channels: 1, height: 8, width: 8, features: [4, 8], classes: 3 };
+/// let cnn = Cnn::new(&cfg, Key::new(0));
+/// assert_eq!(cnn.forward(&Array::ones(&[2, 1, 8, 8], DType::F32)).shape(), &[2, 3]);
+/// ```
+#[derive(Clone, Debug, Tree)]
+pub struct Cnn {
+    /// `channels → features[0]`.
+    pub conv1: Conv2d,
+    /// `features[0] → features[1]`.
+    pub conv2: Conv2d,
+    /// `features[1] · (height / 4) · (width / 4) → classes`.
+    pub fc: Linear,
+}
+
+impl Cnn {
+    /// A model of shape `cfg`, initialised as PyTorch's layers.
+    #[track_caller]
+    pub fn new(cfg: &CnnConfig, key: Key) -> Cnn {
+        assert!(
+            cfg.height % 4 == 0 && cfg.width % 4 == 0 && cfg.height > 0 && cfg.width > 0,
+            "Cnn::new: height {} and width {} must be positive multiples of 4 (two 2×2 poolings)",
+            cfg.height,
+            cfg.width
+        );
+        let k = key.split(3);
+        let [f1, f2] = cfg.features;
+        Cnn {
+            conv1: Conv2d::new(cfg.channels, f1, [3, 3], k[0]).padding(1),
+            conv2: Conv2d::new(f1, f2, [3, 3], k[1]).padding(1),
+            fc: Linear::new(
+                f2 * (cfg.height / 4) * (cfg.width / 4),
+                cfg.classes,
+                true,
+                k[2],
+            ),
+        }
+    }
+
+    /// Logits `[N, classes]` of images `x` `[N, channels, height, width]`.
+    #[track_caller]
+    pub fn forward(&self, x: &Array) -> Array {
+        let pool = MaxPool2d::new(2);
+        let h = pool.forward(&self.conv1.forward(x).relu());
+        let h = pool.forward(&self.conv2.forward(&h).relu());
+        let n = h.shape()[0];
+        self.fc.forward(&h.reshape(&[n, h.numel() / n]))
+    }
+
+    /// Mean cross-entropy against class indices `[N]` (`i64`).
+    #[track_caller]
+    pub fn loss(&self, x: &Array, labels: &Array) -> Array {
+        crate::cross_entropy(&self.forward(x), labels)
+    }
+}
+
+/// The fraction of rows of `logits` (`[N, classes]`) whose largest entry is
+/// at the class in `labels` (`[N]`, `i64`).
+///
+/// ```
+/// use nabla::{nn::models::accuracy, Array};
+/// let logits = Array::from_vec(vec![0.1f32, 0.9, 0.8, 0.2], &[2, 2]);
+/// assert_eq!(accuracy(&logits, &Array::from_vec(vec![1i64, 1], &[2])), 0.5);
+/// ```
+#[track_caller]
+pub fn accuracy(logits: &Array, labels: &Array) -> f64 {
+    let c = logits.shape()[logits.ndim() - 1];
+    let (l, y) = (logits.to_vec::<f64>(), labels.to_vec::<i64>());
+    assert_eq!(
+        l.len(),
+        y.len() * c,
+        "accuracy: {} labels for logits of shape {:?}",
+        y.len(),
+        logits.shape()
+    );
+    let hits = l
+        .chunks(c)
+        .zip(&y)
+        .filter(|&(row, &t)| {
+            let best = (0..c).fold(0, |b, j| if row[j] > row[b] { j } else { b });
+            best as i64 == t
+        })
+        .count();
+    hits as f64 / y.len().max(1) as f64
 }

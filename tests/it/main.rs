@@ -30,6 +30,7 @@ mod imperative;
 mod io;
 mod language;
 mod nn;
+mod nn_layers;
 mod optim;
 mod properties;
 mod random_programs;

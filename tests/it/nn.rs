@@ -102,7 +102,10 @@ fn gpt_rejects_bad_inputs_with_the_fix() {
     let bad_token =
         std::panic::catch_unwind(|| gpt.forward(&Array::from_vec(vec![7i64, 0], &[1, 2])));
     let msg = bad_token.unwrap_err().downcast::<String>().unwrap();
-    assert!(msg.contains("index 7 is out of range for 5 rows"), "{msg}");
+    assert!(
+        msg.contains("embedding: index 7 is out of range for an axis of length 5"),
+        "{msg}"
+    );
 }
 
 /// The one case of `op` in `jax_reference_more.json`.
