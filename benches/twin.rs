@@ -10,6 +10,8 @@
 //! comma-separated list of workloads to run, default all).
 
 mod common;
+#[path = "common/nn.rs"]
+mod nn_workloads;
 #[path = "common/compose.rs"]
 mod workloads;
 
@@ -214,6 +216,18 @@ fn main() {
             meas,
         );
         results.insert("per_example".into(), r);
+    }
+
+    // Neural networks (`TWIN=nn`, `TWIN=nn_jax`).
+    if wanted("gpt_step") {
+        let mut g = nn_workloads::GptStep::new();
+        let r = measure(|| _ = black_box(g.step()), warmup, meas);
+        results.insert("gpt_step".into(), r);
+    }
+    if wanted("conv2d") {
+        let mut c = nn_workloads::ConvStep::new();
+        let r = measure(|| c.step(), warmup, meas);
+        results.insert("conv2d".into(), r);
     }
 
     let out = json!({

@@ -1,7 +1,35 @@
 //! Gathers, scatters and slice placement (the VJPs of indexing ops).
 
 use crate::Float;
-use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Slice};
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
+use rayon::prelude::*;
+
+/// `shape` as `[outer, shape[axis], inner]`.
+fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = shape[..axis].iter().product();
+    let inner = shape[axis + 1..].iter().product();
+    (outer, shape[axis], inner)
+}
+
+/// Runs `f` on each (output row, input row) pair, in parallel when the
+/// output is large.
+fn rows<T: Send + Sync, S: Sync>(
+    out: &mut [T],
+    out_row: usize,
+    src: &[S],
+    src_row: usize,
+    f: impl Fn(&mut [T], &[S]) + Send + Sync,
+) {
+    if out.len() >= crate::PARALLEL_THRESHOLD && out.len() > out_row {
+        out.par_chunks_mut(out_row)
+            .zip(src.par_chunks(src_row))
+            .for_each(|(o, s)| f(o, s));
+    } else {
+        out.chunks_mut(out_row)
+            .zip(src.chunks(src_row))
+            .for_each(|(o, s)| f(o, s));
+    }
+}
 
 /// Picks the entries `idx` along `axis` (indices may repeat).
 ///
@@ -10,8 +38,35 @@ use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Slice};
 /// let x = ndarray::arr2(&[[1, 2], [3, 4]]).into_dyn();
 /// assert_eq!(index_select(x.view(), 0, &[1, 1, 0]).shape(), &[3, 2]);
 /// ```
-pub fn index_select<T: Copy>(x: ArrayViewD<'_, T>, axis: usize, idx: &[usize]) -> ArrayD<T> {
-    x.select(Axis(axis), idx)
+pub fn index_select<T: Copy + Send + Sync>(
+    x: ArrayViewD<'_, T>,
+    axis: usize,
+    idx: &[usize],
+) -> ArrayD<T> {
+    let x = x.as_standard_layout();
+    let (outer, n, inner) = split_at_axis(x.shape(), axis);
+    let mut shape = x.shape().to_vec();
+    shape[axis] = idx.len();
+    let src = x.as_slice().expect("standard layout");
+    let total = outer * idx.len() * inner;
+    if total == 0 {
+        return ArrayD::from_shape_vec(IxDyn(&shape), Vec::new()).expect("empty");
+    }
+    // One row per outer index: slabs of `inner` contiguous elements copied
+    // in the order of `idx` (single elements when `inner` is 1).
+    let mut out = vec![src[0]; total];
+    rows(&mut out, idx.len() * inner, src, n * inner, |o, s| {
+        if inner == 1 {
+            for (d, &i) in o.iter_mut().zip(idx) {
+                *d = s[i];
+            }
+        } else {
+            for (d, &i) in o.chunks_exact_mut(inner).zip(idx) {
+                d.copy_from_slice(&s[i * inner..(i + 1) * inner]);
+            }
+        }
+    });
+    ArrayD::from_shape_vec(IxDyn(&shape), out).expect("shape")
 }
 
 /// Scatter-add: a zero array of `shape` where slab `j` of `src` along `axis`
@@ -28,13 +83,29 @@ pub fn index_add<T: Float>(
     idx: &[usize],
     src: ArrayViewD<'_, T>,
 ) -> ArrayD<T> {
-    let mut out = ArrayD::<T>::from_elem(IxDyn(shape), T::ZERO);
-    for (j, &i) in idx.iter().enumerate() {
-        ndarray::Zip::from(out.index_axis_mut(Axis(axis), i))
-            .and(src.index_axis(Axis(axis), j))
-            .for_each(|d, &s| *d += s);
+    let src = src.as_standard_layout();
+    let (outer, n, inner) = split_at_axis(shape, axis);
+    let mut out = vec![T::ZERO; outer * n * inner];
+    if out.is_empty() || idx.is_empty() {
+        return ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape");
     }
-    out
+    let s = src.as_slice().expect("standard layout");
+    // Each outer row of the output receives from its own row of `src`, so
+    // rows run in parallel; within a row, slabs accumulate in order.
+    rows(&mut out, n * inner, s, idx.len() * inner, |o, s| {
+        if inner == 1 {
+            for (&v, &i) in s.iter().zip(idx) {
+                o[i] += v;
+            }
+        } else {
+            for (v, &i) in s.chunks_exact(inner).zip(idx) {
+                for (d, &x) in o[i * inner..(i + 1) * inner].iter_mut().zip(v) {
+                    *d += x;
+                }
+            }
+        }
+    });
+    ArrayD::from_shape_vec(IxDyn(shape), out).expect("shape")
 }
 
 /// A zero array of `shape` with `src` written into the region selected by
@@ -209,6 +280,39 @@ mod tests {
                 .zip(src.iter())
                 .for_each(|(d, s)| *d = *s);
             assert_eq!(got, sub, "shape {shape:?}");
+        }
+    }
+}
+
+#[cfg(test)]
+mod gather_tests {
+    use super::*;
+    use ndarray::Axis;
+
+    /// Gathers and scatter-adds of single elements and of slabs, serial and
+    /// parallel, against ndarray's `select` and a plain loop.
+    #[test]
+    fn gathers_and_scatters_match_plain_loops() {
+        for (shape, axis) in [
+            (vec![3usize, 5, 4], 1usize),
+            (vec![40, 1500], 1),
+            (vec![6, 300, 30], 1),
+            (vec![7, 3], 0),
+        ] {
+            let n: usize = shape.iter().product();
+            let x =
+                ArrayD::from_shape_vec(IxDyn(&shape), (0..n).map(|i| i as f64).collect()).unwrap();
+            let len = shape[axis];
+            let idx: Vec<usize> = (0..2 * len + 3).map(|j| (j * 7 + 3) % len).collect();
+            let got = index_select(x.view(), axis, &idx);
+            assert_eq!(got, x.select(Axis(axis), &idx), "select {shape:?}");
+            let back = index_add(&shape, axis, &idx, got.view());
+            let mut want = ArrayD::<f64>::zeros(IxDyn(&shape));
+            for (j, &i) in idx.iter().enumerate() {
+                let mut dst = want.index_axis_mut(Axis(axis), i);
+                dst += &got.index_axis(Axis(axis), j);
+            }
+            assert_eq!(back, want, "index_add {shape:?}");
         }
     }
 }

@@ -104,6 +104,35 @@ fn small_strided_broadcasts_match_the_generic_iterator() {
 }
 
 #[test]
+fn large_broadcasts_match_the_generic_iterator() {
+    // Above the parallel threshold, general broadcasts (a bias over NCHW,
+    // random layouts) run per index of the first axis by strides.
+    let mut rng = testing::Rng(0x9e37_79b9_7f4a_7c15);
+    for case in 0..12 {
+        let nd = 2 + rng.below(4);
+        let mut out: Vec<usize> = (0..nd).map(|_| 2 + rng.below(6)).collect();
+        let n: usize = out.iter().product();
+        out[nd - 1] *= PARALLEL_THRESHOLD / n + 1;
+        let (la, lb) = (
+            testing::operand(&mut rng, &out, 3.0),
+            testing::operand(&mut rng, &out, -1.0),
+        );
+        let (va, vb) = (la.view(), lb.view());
+        let shape = broadcast_shape(va.shape(), vb.shape());
+        let got = zip_map(va.clone(), vb.clone(), |x: f64, y: f64| x * 3.0 - y);
+        let d = IxDyn(&shape);
+        let want = Zip::from(&va.broadcast(d.clone()).unwrap())
+            .and(&vb.broadcast(d).unwrap())
+            .map_collect(|&x, &y| x * 3.0 - y);
+        assert_eq!(got, want, "case {case}: {:?} {:?}", va.shape(), vb.shape());
+    }
+    let x = ArrayD::from_shape_fn(IxDyn(&[8, 16, 32, 32]), |i| i[3] as f64 + i[0] as f64);
+    let b = ArrayD::from_shape_fn(IxDyn(&[1, 16, 1, 1]), |i| 100.0 * i[1] as f64);
+    let y = zip_map(x.view(), b.view(), |x: f64, y: f64| x + y);
+    assert_eq!(y[[7, 15, 31, 30]], 7.0 + 30.0 + 1500.0);
+}
+
+#[test]
 fn contiguous_copies_match_the_logical_order() {
     let c = ndarray::Array3::from_shape_fn((3, 4, 5), |(i, j, k)| (i * 100 + j * 10 + k) as i64)
         .into_dyn();

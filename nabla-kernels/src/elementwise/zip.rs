@@ -109,10 +109,15 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
     let av = a.broadcast(d.clone()).expect("shapes broadcast");
     let bv = b.broadcast(d).expect("shapes broadcast");
     if av.len() >= PARALLEL_THRESHOLD {
+        // One piece per index of the first axis, each by strides.
         par_outer(&shape, |i, d| {
             let (ai, bi) = (av.index_axis(Axis(0), i), bv.index_axis(Axis(0), i));
-            for (d, (&x, &y)) in d.iter_mut().zip(ai.iter().zip(bi.iter())) {
-                d.write(f(x, y));
+            if shape.len() <= MAX_ROW_AXES + 1 {
+                zip_strided_into(d, &ai, &bi, &shape[1..], &f);
+            } else {
+                for (d, (&x, &y)) in d.iter_mut().zip(ai.iter().zip(bi.iter())) {
+                    d.write(f(x, y));
+                }
             }
         })
     } else {
@@ -138,20 +143,41 @@ pub(super) fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
     shape: &[usize],
     f: &F,
 ) -> Option<ArrayD<T>> {
-    let nd = shape.len();
-    if nd > MAX_ROW_AXES {
+    if shape.len() > MAX_ROW_AXES {
         return None;
     }
+    let n: usize = shape.iter().product();
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    zip_strided_into(&mut out.spare_capacity_mut()[..n], a, b, shape, f);
+    // SAFETY: `zip_strided_into` wrote all `n` elements.
+    unsafe { out.set_len(n) };
+    Some(crate::owned(IxDyn(shape), out))
+}
+
+/// The body of [`zip_strided`], writing into `dst` (`shape`'s product of
+/// slots, row-major); at most `MAX_ROW_AXES` axes.
+fn zip_strided_into<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    dst: &mut [MaybeUninit<T>],
+    a: &ArrayViewD<'_, T>,
+    b: &ArrayViewD<'_, T>,
+    shape: &[usize],
+    f: &F,
+) {
+    let nd = shape.len();
     let ab = [a, b];
     let w = merged_axes::<2>(nd, |i| shape[i], |o, i| stride_along(ab[o], nd, i));
     let (dims, sa, sb, k) = (&w.dims, &w.strides[0], &w.strides[1], w.len);
     let n: usize = shape.iter().product();
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    if n > 0 {
+    assert_eq!(dst.len(), n, "zip_strided_into: output length");
+    {
+        let out = dst;
         let (pa, pb) = (a.as_ptr(), b.as_ptr());
+        if n == 0 {
+            return;
+        }
         if k == 0 {
             // SAFETY: every axis has length 1: one element each.
-            out.push(unsafe { f(*pa, *pb) });
+            out[0].write(unsafe { f(*pa, *pb) });
         } else if dims[k - 1] < MIN_ROW && k <= NEST {
             // Short rows: four plain nested loops (length-1 axes in front
             // pad to four), no per-row odometer step or dispatch.
@@ -160,12 +186,10 @@ pub(super) fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
             d4[pad..].copy_from_slice(&dims[..k]);
             sa4[pad..].copy_from_slice(&sa[..k]);
             sb4[pad..].copy_from_slice(&sb[..k]);
-            nested4(&mut out.spare_capacity_mut()[..n], pa, pb, d4, sa4, sb4, f);
-            // SAFETY: `nested4` wrote all `n` = product of `d4` elements.
-            unsafe { out.set_len(n) };
+            nested4(out, pa, pb, d4, sa4, sb4, f);
         } else {
             let (w, la, lb) = (dims[k - 1], sa[k - 1], sb[k - 1]);
-            let mut rows = out.spare_capacity_mut()[..n].chunks_exact_mut(w);
+            let mut rows = out.chunks_exact_mut(w);
             each_row2(&dims[..k - 1], &sa[..k - 1], &sb[..k - 1], |oa, ob| {
                 let dst = rows.next().expect("one chunk per row");
                 // SAFETY: `oa`/`ob` are the offsets of one output row in `a`
@@ -203,12 +227,8 @@ pub(super) fn zip_strided<T: Float, F: Fn(T, T) -> T + ?Sized>(
                     }
                 }
             });
-            // SAFETY: the odometer visited each of the `n / w` rows once and
-            // every element of each was written above.
-            unsafe { out.set_len(n) };
         }
     }
-    Some(crate::owned(IxDyn(shape), out))
 }
 
 /// Axes of [`nested4`].
