@@ -247,7 +247,7 @@ pub fn mse_loss(pred: &Array, target: &Array) -> Array {
 pub fn cross_entropy(logits: &Array, #[nondiff] targets: &Array) -> Array {
     let lp = log_softmax(logits, -1);
     let per = if targets.dtype() == crate::DType::I64 {
-        let column = crate::composite::label_column(&logits.shape(), targets);
+        let column = crate::composite::label_column(logits.shape(), targets);
         crate::take_along_axis(&lp, &column, -1).sum_axes(&[-1], false)
     } else {
         (lp * targets).sum_axes(&[-1], false)
@@ -259,7 +259,8 @@ pub fn cross_entropy(logits: &Array, #[nondiff] targets: &Array) -> Array {
 /// from logits of shape `logits`.
 #[doc(hidden)]
 #[track_caller]
-pub fn label_column(logits: &[usize], labels: &Array) -> Array {
+pub fn label_column(logits: impl AsRef<[usize]>, labels: &Array) -> Array {
+    let logits = logits.as_ref();
     let lead = &logits[..logits.len().saturating_sub(1)];
     assert!(
         labels.shape() == lead,

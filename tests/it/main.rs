@@ -34,4 +34,5 @@ mod nn_layers;
 mod optim;
 mod properties;
 mod random_programs;
+mod resume;
 mod transforms;

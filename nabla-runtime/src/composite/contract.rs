@@ -75,7 +75,12 @@ fn parse(spec: &str) -> (Vec<char>, Vec<char>, Vec<char>) {
 impl EinsumPlan {
     /// Checks `spec` against the shapes and builds the plan.
     #[track_caller]
-    pub fn new(spec: &str, a_shape: &[usize], b_shape: &[usize]) -> EinsumPlan {
+    pub fn new(
+        spec: &str,
+        a_shape: impl AsRef<[usize]>,
+        b_shape: impl AsRef<[usize]>,
+    ) -> EinsumPlan {
+        let (a_shape, b_shape) = (a_shape.as_ref(), b_shape.as_ref());
         let (a, b, out) = parse(spec);
         assert!(
             a.len() == a_shape.len() && b.len() == b_shape.len(),
@@ -174,7 +179,7 @@ impl EinsumPlan {
 /// ```
 #[differentiable(crate = crate)]
 pub fn einsum(spec: &str, a: &Array, b: &Array) -> Array {
-    let p = crate::composite::contract::EinsumPlan::new(spec, &a.shape(), &b.shape());
+    let p = crate::composite::contract::EinsumPlan::new(spec, a.shape(), b.shape());
     let a1 = if p.a_sum.is_empty() {
         a.clone()
     } else {

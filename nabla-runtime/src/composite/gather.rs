@@ -50,7 +50,8 @@ pub(crate) fn strides(shape: &[usize]) -> Vec<usize> {
 /// assert_eq!(along_axis_flat(&[2, 3], &idx, 1), vec![1, 3]);
 /// ```
 #[track_caller]
-pub fn along_axis_flat(shape: &[usize], indices: &Array, axis: isize) -> Vec<usize> {
+pub fn along_axis_flat(shape: impl AsRef<[usize]>, indices: &Array, axis: isize) -> Vec<usize> {
+    let shape = shape.as_ref();
     let op = "take_along_axis";
     let ax = norm_axis(op, axis, shape.len());
     let ish = indices.shape();
@@ -87,7 +88,7 @@ pub fn along_axis_flat(shape: &[usize], indices: &Array, axis: isize) -> Vec<usi
 /// ```
 #[differentiable(crate = crate)]
 pub fn take_along_axis(x: &Array, #[nondiff] indices: &Array, axis: isize) -> Array {
-    let flat = crate::composite::gather::along_axis_flat(&x.shape(), indices, axis);
+    let flat = crate::composite::gather::along_axis_flat(x.shape(), indices, axis);
     x.reshape(&[x.numel()])
         .index_select(0, &flat)
         .reshape(indices.shape())
@@ -105,14 +106,15 @@ pub fn take_along_axis(x: &Array, #[nondiff] indices: &Array, axis: isize) -> Ar
 /// ```
 #[differentiable(crate = crate)]
 pub fn embedding(table: &Array, #[nondiff] indices: &Array) -> Array {
-    let (rows, out) = crate::composite::gather::embedding_plan(&table.shape(), indices);
+    let (rows, out) = crate::composite::gather::embedding_plan(table.shape(), indices);
     table.index_select(0, &rows).reshape(&out)
 }
 
 /// The rows `embedding` gathers and its output shape.
 #[doc(hidden)]
 #[track_caller]
-pub fn embedding_plan(table: &[usize], indices: &Array) -> (Vec<usize>, Vec<usize>) {
+pub fn embedding_plan(table: impl AsRef<[usize]>, indices: &Array) -> (Vec<usize>, Vec<usize>) {
+    let table = table.as_ref();
     assert!(
         table.len() == 2,
         "embedding: the table must be [vocab, dim], found shape {table:?}"
@@ -137,7 +139,7 @@ pub fn embedding_plan(table: &[usize], indices: &Array) -> (Vec<usize>, Vec<usiz
 #[differentiable(crate = crate)]
 pub fn scatter_add(x: &Array, axis: isize, #[nondiff] indices: &Array, out_size: usize) -> Array {
     let (shape, ax, idx) =
-        crate::composite::gather::scatter_plan(&x.shape(), axis, indices, out_size);
+        crate::composite::gather::scatter_plan(x.shape(), axis, indices, out_size);
     x.index_add(&shape, ax, &idx)
 }
 
@@ -145,11 +147,12 @@ pub fn scatter_add(x: &Array, axis: isize, #[nondiff] indices: &Array, out_size:
 #[doc(hidden)]
 #[track_caller]
 pub fn scatter_plan(
-    shape: &[usize],
+    shape: impl AsRef<[usize]>,
     axis: isize,
     indices: &Array,
     out_size: usize,
 ) -> (Vec<usize>, isize, Vec<usize>) {
+    let shape = shape.as_ref();
     let ax = norm_axis("scatter_add", axis, shape.len());
     assert!(
         indices.numel() == shape[ax] && indices.ndim() == 1,
@@ -166,7 +169,8 @@ pub fn scatter_plan(
 /// or the last entry (the fill) outside it; and the padded shape.
 #[doc(hidden)]
 #[track_caller]
-pub fn pad_plan(shape: &[usize], pads: &[(usize, usize)]) -> (Vec<usize>, Vec<usize>) {
+pub fn pad_plan(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> (Vec<usize>, Vec<usize>) {
+    let shape = shape.as_ref();
     assert!(
         pads.len() == shape.len(),
         "pad: {} (before, after) pairs for an array of rank {} (shape {shape:?}); give one pair per axis",
@@ -208,7 +212,7 @@ pub fn pad_plan(shape: &[usize], pads: &[(usize, usize)]) -> (Vec<usize>, Vec<us
 /// ```
 #[differentiable(crate = crate)]
 pub fn pad(x: &Array, pads: &[(usize, usize)], #[nondiff] value: f64) -> Array {
-    let (idx, out) = crate::composite::gather::pad_plan(&x.shape(), pads);
+    let (idx, out) = crate::composite::gather::pad_plan(x.shape(), pads);
     let flat = x.reshape(&[x.numel()]);
     let fill = flat.sum_axes(&[0], true).zeros_like() + value;
     crate::concat(&[&flat, &fill], 0)
@@ -220,7 +224,8 @@ pub fn pad(x: &Array, pads: &[(usize, usize)], #[nondiff] value: f64) -> Array {
 /// axes of `shape`, relative to diagonal `k`.
 #[doc(hidden)]
 #[track_caller]
-pub fn triangle_mask(op: &str, shape: &[usize], k: isize, lower: bool) -> Array {
+pub fn triangle_mask(op: &str, shape: impl AsRef<[usize]>, k: isize, lower: bool) -> Array {
+    let shape = shape.as_ref();
     assert!(
         shape.len() >= 2,
         "{op}: needs at least two axes (a matrix), found shape {shape:?}"
@@ -245,7 +250,7 @@ pub fn triangle_mask(op: &str, shape: &[usize], k: isize, lower: bool) -> Array 
 /// ```
 #[differentiable(crate = crate)]
 pub fn tril(x: &Array, k: isize) -> Array {
-    let keep = crate::composite::gather::triangle_mask("tril", &x.shape(), k, true);
+    let keep = crate::composite::gather::triangle_mask("tril", x.shape(), k, true);
     crate::where_(&keep, x, &x.zeros_like())
 }
 
@@ -259,6 +264,6 @@ pub fn tril(x: &Array, k: isize) -> Array {
 /// ```
 #[differentiable(crate = crate)]
 pub fn triu(x: &Array, k: isize) -> Array {
-    let keep = crate::composite::gather::triangle_mask("triu", &x.shape(), k, false);
+    let keep = crate::composite::gather::triangle_mask("triu", x.shape(), k, false);
     crate::where_(&keep, x, &x.zeros_like())
 }

@@ -99,13 +99,14 @@ impl ConvPlan {
     /// Checks the shapes and builds the plan.
     #[track_caller]
     pub fn new(
-        x: &[usize],
-        w: &[usize],
+        x: impl AsRef<[usize]>,
+        w: impl AsRef<[usize]>,
         stride: &[usize],
         padding: &[usize],
         dilation: &[usize],
         groups: usize,
     ) -> ConvPlan {
+        let (x, w) = (x.as_ref(), w.as_ref());
         assert!(
             (3..=5).contains(&x.len()) && w.len() == x.len(),
             "conv: x must be [N, C, *spatial] with 1 to 3 spatial axes and w [O, C / groups, *kernel] \
@@ -169,8 +170,8 @@ pub fn conv(
     groups: usize,
 ) -> Array {
     let p = crate::composite::window::ConvPlan::new(
-        &x.shape(),
-        &w.shape(),
+        x.shape(),
+        w.shape(),
         stride,
         padding,
         dilation,
@@ -219,11 +220,12 @@ impl PoolPlan {
     #[track_caller]
     pub fn new(
         op: &str,
-        x: &[usize],
+        x: impl AsRef<[usize]>,
         kernel: &[usize],
         stride: &[usize],
         padding: &[usize],
     ) -> PoolPlan {
+        let x = x.as_ref();
         let d = kernel.len();
         assert!(
             x.len() > d,
@@ -266,7 +268,7 @@ impl PoolPlan {
 #[differentiable(crate = crate)]
 pub fn max_pool2d(x: &Array, kernel: &[usize], stride: &[usize], padding: &[usize]) -> Array {
     let p =
-        crate::composite::window::PoolPlan::new("max_pool2d", &x.shape(), kernel, stride, padding);
+        crate::composite::window::PoolPlan::new("max_pool2d", x.shape(), kernel, stride, padding);
     let mut rows = x.reshape(&[p.rows, p.s]);
     if p.padded {
         let fill = rows.sum_axes(&[1], true).zeros_like() + f64::NEG_INFINITY;
@@ -290,7 +292,7 @@ pub fn max_pool2d(x: &Array, kernel: &[usize], stride: &[usize], padding: &[usiz
 #[differentiable(crate = crate)]
 pub fn avg_pool2d(x: &Array, kernel: &[usize], stride: &[usize], padding: &[usize]) -> Array {
     let p =
-        crate::composite::window::PoolPlan::new("avg_pool2d", &x.shape(), kernel, stride, padding);
+        crate::composite::window::PoolPlan::new("avg_pool2d", x.shape(), kernel, stride, padding);
     let mut rows = x.reshape(&[p.rows, p.s]);
     if p.padded {
         let zero = rows.sum_axes(&[1], true).zeros_like();

@@ -255,7 +255,7 @@ pub mod matmul {
 
     /// A `[B, rows, cols]` view (or copy, if the batch axes are not
     /// mergeable) of an operand broadcast to `batch`.
-    fn to_batch3<'a, T: Clone>(
+    fn to_batch3<'a, T: Copy>(
         v: ArrayViewD<'a, T>,
         batch: &[usize],
         bsize: usize,
@@ -278,19 +278,27 @@ pub mod matmul {
                 .to_owned()
                 .into();
         }
-        if v.shape()[..nd - 2] == *batch && v.is_standard_layout() {
-            return v
-                .into_shape_with_order((bsize, r, c))
-                .expect("contiguous")
-                .into();
+        if v.shape()[..nd - 2] == *batch {
+            // Batch axes that step evenly merge into one (a transposed
+            // matrix per batch entry, as `kᵀ` in attention, stays a view).
+            let nb = nd - 2;
+            let mut w = v.clone();
+            if (0..nb - 1)
+                .rev()
+                .all(|t| w.merge_axes(Axis(t), Axis(nb - 1)))
+            {
+                for _ in 0..nb - 1 {
+                    w = w.index_axis_move(Axis(0), 0);
+                }
+                return w.into_dimensionality::<Ix3>().expect("rank 3").into();
+            }
         }
         let mut full = batch.to_vec();
         full.extend([r, c]);
         let b = v.broadcast(IxDyn(&full)).expect("batch broadcasts");
-        b.as_standard_layout()
-            .into_owned()
-            .into_shape_with_order((bsize, r, c))
-            .expect("size")
+        nabla_kernels::elementwise::contiguous_as(&b, &[bsize, r, c])
+            .into_dimensionality::<Ix3>()
+            .expect("rank 3")
             .into()
     }
 
@@ -342,7 +350,17 @@ pub mod matmul {
     /// assert_eq!(g.to_vec::<f64>(), vec![5.0, 7.0, 9.0]);
     /// ```
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
-        mt(a).matmul(ct).sum_to_shape(&b.shape_vec())
+        let (sa, sb, sc) = (a.shape_vec(), b.shape_vec(), ct.shape_vec());
+        if sb.len() == 2 && sa.len() > 2 && sc.len() == sa.len() {
+            // A matrix shared by every batch entry (a layer's weight): one
+            // product over all rows, `[rows, k]ᵀ · [rows, n]`, instead of a
+            // product per entry summed afterwards.
+            let rows: usize = sa[..sa.len() - 1].iter().product();
+            let a2 = a.reshape(&[rows, sa[sa.len() - 1]]);
+            let c2 = ct.reshape(&[rows, sc[sc.len() - 1]]);
+            return mt(&a2).matmul(&c2);
+        }
+        mt(a).matmul(ct).sum_to_shape(&sb)
     }
 }
 
