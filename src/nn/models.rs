@@ -208,7 +208,10 @@ impl Cnn {
     #[track_caller]
     pub fn new(cfg: &CnnConfig, key: Key) -> Cnn {
         assert!(
-            cfg.height.is_multiple_of(4) && cfg.width.is_multiple_of(4) && cfg.height > 0 && cfg.width > 0,
+            cfg.height.is_multiple_of(4)
+                && cfg.width.is_multiple_of(4)
+                && cfg.height > 0
+                && cfg.width > 0,
             "Cnn::new: height {} and width {} must be positive multiples of 4 (two 2×2 poolings)",
             cfg.height,
             cfg.width
