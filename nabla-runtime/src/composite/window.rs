@@ -2,7 +2,8 @@
 //! layouts (`x` `[N, C, *spatial]`, weights `[O, C / groups, *kernel]`).
 //!
 //! Both are written as `#[differentiable]` code: one gather builds the
-//! windows (im2col: every window of every channel as a row, zero padding
+//! windows (im2col: for each channel and kernel offset, the row of inputs
+//! it meets at every output position; zero padding
 //! read from an appended fill element), then a GEMM (convolution) or a
 //! reduction over the window (pooling). Their derivatives are those of the
 //! gather (a scatter-add), the GEMM and the reduction, so every transform
@@ -78,7 +79,7 @@ fn windows(
 #[doc(hidden)]
 pub struct ConvPlan {
     /// For each example: the positions of `[x.flatten(), 0]` the gather reads,
-    /// layout `[out positions, groups, channels per group, kernel offsets]`.
+    /// layout `[groups, channels per group, kernel offsets, out positions]`.
     pub cols: Vec<usize>,
     /// Whether any window reads the padding (the fill is appended).
     pub padded: bool,
@@ -124,9 +125,9 @@ impl ConvPlan {
         let npos: usize = out_sp.iter().product();
         let fill = c * s;
         let mut cols = Vec::with_capacity(npos * c * k);
-        for l in 0..npos {
-            for ch in 0..c {
-                for kk in 0..k {
+        for ch in 0..c {
+            for kk in 0..k {
+                for l in 0..npos {
                     cols.push(reads[l * k + kk].map_or(fill, |p| ch * s + p));
                 }
             }
@@ -183,20 +184,11 @@ pub fn conv(
         xf = crate::concat(&[&xf, &zero], 1);
     }
     let cols = xf.index_select(1, &p.cols);
-    let y = if p.g == 1 {
-        let wt = w.reshape(&[p.og, p.cgk]).transpose();
-        cols.reshape(&[p.n * p.l, p.cgk])
-            .matmul(&wt)
-            .reshape(&[p.n, p.l, p.og])
-            .permute(&[0, 2, 1])
-    } else {
-        let per_group = cols.reshape(&[p.n * p.l, p.g, p.cgk]).permute(&[1, 0, 2]);
-        let wt = w.reshape(&[p.g, p.og, p.cgk]).permute(&[0, 2, 1]);
-        per_group
-            .matmul(&wt)
-            .reshape(&[p.g, p.n, p.l, p.og])
-            .permute(&[1, 0, 3, 2])
-    };
+    // [G, Og, Cg·k] · [N, G, Cg·k, positions]: the output comes out as
+    // [N, G, Og, positions], which is NCHW.
+    let y = w
+        .reshape(&[p.g, p.og, p.cgk])
+        .matmul(&cols.reshape(&[p.n, p.g, p.cgk, p.l]));
     y.reshape(&p.out)
 }
 
