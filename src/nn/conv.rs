@@ -133,72 +133,58 @@ conv_layer! {
     Conv2d, 2, "torch.nn.Conv2d"
 }
 
-/// 2-D max pooling, as `torch.nn.MaxPool2d` (stride defaults to the
-/// kernel; padding reads −∞). No parameters.
-///
-/// ```
-/// use nabla::{nn::MaxPool2d, prelude::*};
-/// let x = Array::arange(16, DType::F32).reshape(&[1, 1, 4, 4]);
-/// assert_eq!(MaxPool2d::new(2).forward(&x).to_vec::<f32>(), vec![5.0, 7.0, 13.0, 15.0]);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct MaxPool2d {
-    /// Window size.
-    pub kernel: [usize; 2],
-    /// Step between windows.
-    pub stride: [usize; 2],
-    /// Padding on both sides (at most half the kernel).
-    pub padding: [usize; 2],
-}
-
-impl MaxPool2d {
-    /// Square windows of `k`, stride `k`, no padding.
-    pub fn new(k: usize) -> MaxPool2d {
-        MaxPool2d {
-            kernel: [k, k],
-            stride: [k, k],
-            padding: [0, 0],
+macro_rules! pool_layer {
+    ($(#[$doc:meta])* $name:ident, $func:ident, $what:literal) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+        pub struct $name {
+            /// Window size.
+            pub kernel: [usize; 2],
+            /// Step between windows.
+            pub stride: [usize; 2],
+            /// Padding on both sides (at most half the kernel).
+            pub padding: [usize; 2],
         }
-    }
 
-    /// The maximum of each window of `x` (`[N, C, H, W]` or `[C, H, W]`).
-    #[track_caller]
-    pub fn forward(&self, x: &Array) -> Array {
-        crate::max_pool2d(x, &self.kernel, &self.stride, &self.padding)
-    }
-}
+        impl $name {
+            /// Square windows of `k`, stride `k`, no padding.
+            pub fn new(k: usize) -> $name {
+                $name {
+                    kernel: [k, k],
+                    stride: [k, k],
+                    padding: [0, 0],
+                }
+            }
 
-/// 2-D average pooling, as `torch.nn.AvgPool2d` (stride defaults to the
-/// kernel; zero padding counts in the average). No parameters.
-///
-/// ```
-/// use nabla::{nn::AvgPool2d, prelude::*};
-/// let x = Array::arange(16, DType::F32).reshape(&[1, 1, 4, 4]);
-/// assert_eq!(AvgPool2d::new(2).forward(&x).to_vec::<f32>(), vec![2.5, 4.5, 10.5, 12.5]);
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct AvgPool2d {
-    /// Window size.
-    pub kernel: [usize; 2],
-    /// Step between windows.
-    pub stride: [usize; 2],
-    /// Padding on both sides (at most half the kernel).
-    pub padding: [usize; 2],
-}
-
-impl AvgPool2d {
-    /// Square windows of `k`, stride `k`, no padding.
-    pub fn new(k: usize) -> AvgPool2d {
-        AvgPool2d {
-            kernel: [k, k],
-            stride: [k, k],
-            padding: [0, 0],
+            #[doc = concat!("The ", $what, " of each window of `x` (`[N, C, H, W]` or `[C, H, W]`).")]
+            #[track_caller]
+            pub fn forward(&self, x: &Array) -> Array {
+                crate::$func(x, &self.kernel, &self.stride, &self.padding)
+            }
         }
-    }
+    };
+}
 
-    /// The mean of each window of `x` (`[N, C, H, W]` or `[C, H, W]`).
-    #[track_caller]
-    pub fn forward(&self, x: &Array) -> Array {
-        crate::avg_pool2d(x, &self.kernel, &self.stride, &self.padding)
-    }
+pool_layer! {
+    /// 2-D max pooling, as `torch.nn.MaxPool2d` (stride defaults to the
+    /// kernel; padding reads −∞). No parameters.
+    ///
+    /// ```
+    /// use nabla::{nn::MaxPool2d, prelude::*};
+    /// let x = Array::arange(16, DType::F32).reshape(&[1, 1, 4, 4]);
+    /// assert_eq!(MaxPool2d::new(2).forward(&x).to_vec::<f32>(), vec![5.0, 7.0, 13.0, 15.0]);
+    /// ```
+    MaxPool2d, max_pool2d, "maximum"
+}
+
+pool_layer! {
+    /// 2-D average pooling, as `torch.nn.AvgPool2d` (stride defaults to the
+    /// kernel; zero padding counts in the average). No parameters.
+    ///
+    /// ```
+    /// use nabla::{nn::AvgPool2d, prelude::*};
+    /// let x = Array::arange(16, DType::F32).reshape(&[1, 1, 4, 4]);
+    /// assert_eq!(AvgPool2d::new(2).forward(&x).to_vec::<f32>(), vec![2.5, 4.5, 10.5, 12.5]);
+    /// ```
+    AvgPool2d, avg_pool2d, "mean"
 }

@@ -42,6 +42,17 @@ pub fn fixture(name: &str) -> Json {
     serde_json::from_str(&text).expect("fixture is valid JSON")
 }
 
+/// The cases of fixture file `name` whose `op` is one of `ops`.
+pub fn cases_of(name: &str, ops: &[&str]) -> Vec<Json> {
+    fixture(name)["cases"]
+        .as_array()
+        .expect("a `cases` list")
+        .iter()
+        .filter(|c| ops.contains(&c["op"].as_str().expect("an `op` name")))
+        .cloned()
+        .collect()
+}
+
 /// The path of a fixture file (`name` may name a subfolder, e.g.
 /// `torch/torch_gpt_tiny.safetensors`), where [`fixture`] reads it.
 pub fn fixture_path(name: &str) -> std::path::PathBuf {
