@@ -135,11 +135,23 @@ pub trait Element: Copy + Send + Sync + fmt::Debug + 'static {
     fn from_f64(v: f64) -> Self;
     #[doc(hidden)]
     fn to_f64(self) -> f64;
+    /// From an `i64` element: exact for `i64` itself (through `f64`
+    /// otherwise, which is exact up to 2^53).
+    #[doc(hidden)]
+    fn from_i64(v: i64) -> Self {
+        Self::from_f64(v as f64)
+    }
 }
 
 macro_rules! element {
-    ($t:ty, $d:ident, |$v:ident| $from:expr, |$w:ident| $to:expr) => {
+    ($t:ty, $d:ident, |$v:ident| $from:expr, |$w:ident| $to:expr $(, exact_i64: $ex:ident)?) => {
         impl Element for $t {
+            $(
+                fn from_i64(v: i64) -> Self {
+                    let $ex = v;
+                    $ex as $t
+                }
+            )?
             const DTYPE: DType = DType::$d;
             fn into_array(a: ArrayD<Self>) -> crate::Array {
                 crate::Array::from_data(Data::$d(Host::from_nd(a)))
@@ -157,7 +169,7 @@ macro_rules! element {
 
 element!(f32, F32, |v| v as f32, |w| w as f64);
 element!(f64, F64, |v| v, |w| w);
-element!(i64, I64, |v| v as i64, |w| w as f64);
+element!(i64, I64, |v| v as i64, |w| w as f64, exact_i64: v);
 element!(bool, Bool, |v| v != 0.0, |w| if w { 1.0 } else { 0.0 });
 
 /// Runs `$body` with `$v` bound to the typed ndarray of a float `Data`,

@@ -11,6 +11,9 @@ impl Array {
     /// use nabla::Array;
     /// let x = Array::from_vec(vec![1.0f32, 2.0], &[2]);
     /// assert_eq!(x.to_vec::<f64>(), vec![1.0, 2.0]);
+    /// // Integers read as integers are exact, beyond f64's 2^53 too.
+    /// let big = (1i64 << 60) + 1;
+    /// assert_eq!(Array::from_vec(vec![big], &[1]).to_vec::<i64>(), vec![big]);
     /// ```
     pub fn to_vec<T: Element>(&self) -> Vec<T> {
         use nabla_kernels::elementwise::row_major;
@@ -25,7 +28,7 @@ impl Array {
         match &*self.data {
             Data::F32(a) => each(a, |v| T::from_f64(v as f64)),
             Data::F64(a) => each(a, T::from_f64),
-            Data::I64(a) => each(a, |v| T::from_f64(v as f64)),
+            Data::I64(a) => each(a, T::from_i64),
             Data::Bool(a) => each(a, |v| T::from_f64(if v { 1.0 } else { 0.0 })),
             #[cfg(feature = "cuda")]
             Data::Cuda(g) => Array::from_data(crate::device::download(g)).to_vec(),
