@@ -84,6 +84,8 @@ pub struct ParamState {
 /// let params = vec![Array::zeros(&[2], DType::F64), Array::zeros(&[3], DType::F64)];
 /// let s = Sgd::new(0.1).momentum(0.9).init(&params);
 /// assert_eq!(s.num_leaves(), 4); // a step and a momentum per parameter
+/// let names: Vec<String> = nabla::tree::named_leaves(&s).into_iter().map(|(n, _)| n).collect();
+/// assert_eq!(names, ["params.0.step", "params.0.buffers.0", "params.1.step", "params.1.buffers.0"]);
 /// ```
 #[derive(Clone, Debug)]
 pub struct State {
@@ -369,6 +371,11 @@ impl Tree for ParamState {
             _ => panic!("tree access {path:?}: a ParamState has the fields `step` and `buffers`"),
         }
     }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        out.push(crate::tree::join_name(prefix, "step"));
+        self.buffers
+            .names_into(&crate::tree::join_name(prefix, "buffers"), out);
+    }
 }
 
 impl Tree for State {
@@ -393,5 +400,9 @@ impl Tree for State {
             Some(Seg::Field("params")) => self.params.leaf_index(&path[1..]),
             _ => panic!("tree access {path:?}: a State has the field `params`"),
         }
+    }
+    fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
+        self.params
+            .names_into(&crate::tree::join_name(prefix, "params"), out);
     }
 }
