@@ -22,13 +22,12 @@ Environment: TWIN_WARMUP_S (default 1), TWIN_MEASURE_S (default 3),
 TWIN_ONLY (comma-separated workloads to run, default all).
 """
 
-import json
 import os
 
 import jax
 import jax.numpy as jnp
 import numpy as np
-from twin_protocol import measure, settings
+from twin_protocol import measure, report, settings
 
 jax.config.update("jax_enable_x64", True)
 
@@ -131,16 +130,7 @@ def main():
             lambda: jax.block_until_ready(pe(w1, b1, w2, b2, xs, ys)), warmup, meas
         )
 
-    print(
-        json.dumps(
-            {
-                "framework": "jax",
-                "version": jax.__version__,
-                "threads": os.cpu_count(),
-                "results": results,
-            }
-        )
-    )
+    report("jax", jax.__version__, os.cpu_count(), results)
 
 
 if __name__ == "__main__":

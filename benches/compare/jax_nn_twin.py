@@ -7,13 +7,12 @@ weight decay 0.01) in one jitted function.
 Environment as twin_protocol.settings().
 """
 
-import json
 import math
 import os
 
 import jax
 import jax.numpy as jnp
-from twin_protocol import measure, settings
+from twin_protocol import measure, report, settings
 
 VOCAB, CONTEXT, LAYERS, HEADS, EMBD, BATCH = 96, 64, 4, 4, 128, 16
 LR, B1, B2, EPS, WD = 3e-4, 0.9, 0.999, 1e-8, 0.01
@@ -125,16 +124,7 @@ def main():
             return float(loss.block_until_ready())
 
         results["gpt_step"] = measure(step, warmup, meas)
-    print(
-        json.dumps(
-            {
-                "framework": "jax",
-                "version": jax.__version__,
-                "threads": os.cpu_count(),
-                "results": results,
-            }
-        )
-    )
+    report("jax", jax.__version__, os.cpu_count(), results)
 
 
 if __name__ == "__main__":

@@ -9,14 +9,13 @@ sum().backward() (input, weight and bias gradients).
 Environment as twin_protocol.settings().
 """
 
-import json
 import math
 import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
-from twin_protocol import measure, settings
+from twin_protocol import measure, report, settings
 
 VOCAB, CONTEXT, LAYERS, HEADS, EMBD, BATCH = 96, 64, 4, 4, 128, 16
 
@@ -101,16 +100,7 @@ def main():
             x.grad = None
 
         results["conv2d"] = measure(conv_step, warmup, meas)
-    print(
-        json.dumps(
-            {
-                "framework": "torch",
-                "version": torch.__version__,
-                "threads": torch.get_num_threads(),
-                "results": results,
-            }
-        )
-    )
+    report("torch", torch.__version__, torch.get_num_threads(), results)
 
 
 if __name__ == "__main__":

@@ -8,12 +8,11 @@ Environment: TWIN_WARMUP_S (default 1), TWIN_MEASURE_S (default 3),
 TWIN_ONLY (comma-separated workloads to run, default all).
 """
 
-import json
 import os
 
 import torch
 import torch.nn.functional as F
-from twin_protocol import measure, settings
+from twin_protocol import measure, report, settings
 
 GEMM_N = 1024
 ELTWISE_N = 1_000_000
@@ -74,16 +73,7 @@ def main():
         mlp = Mlp()
         results["mlp_step"] = measure(mlp.step, warmup, meas)
 
-    print(
-        json.dumps(
-            {
-                "framework": "torch",
-                "version": torch.__version__,
-                "threads": torch.get_num_threads(),
-                "results": results,
-            }
-        )
-    )
+    report("torch", torch.__version__, torch.get_num_threads(), results)
 
 
 if __name__ == "__main__":

@@ -1,6 +1,7 @@
-"""The timing protocol shared by the Python twins (torch_twin.py,
+"""The timing protocol and output shared by the Python twins (torch_twin.py,
 jax_compose_twin.py); benches/twin.rs implements the same on the Rust side."""
 
+import json
 import os
 import time
 
@@ -47,3 +48,17 @@ def settings():
         return not only or name in only
 
     return warmup, meas, wanted
+
+
+def report(framework, version, threads, results):
+    """Prints the run as the one JSON object run.sh reads."""
+    print(
+        json.dumps(
+            {
+                "framework": framework,
+                "version": version,
+                "threads": threads,
+                "results": results,
+            }
+        )
+    )

@@ -2,7 +2,6 @@
 
 use crate::Float;
 use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
-use rayon::prelude::*;
 
 /// `shape` as `[outer, shape[axis], inner]`.
 fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
@@ -11,23 +10,22 @@ fn split_at_axis(shape: &[usize], axis: usize) -> (usize, usize, usize) {
     (outer, shape[axis], inner)
 }
 
-/// Runs `f` on each (output row, input row) pair, in parallel when the
-/// output is large.
-fn rows<T: Send + Sync, S: Sync>(
+/// Runs `f` on each (output row, input row) pair, in parallel (the
+/// crate's loop) when the output is large.
+fn rows<T: Send, S: Sync>(
     out: &mut [T],
     out_row: usize,
     src: &[S],
     src_row: usize,
-    f: impl Fn(&mut [T], &[S]) + Send + Sync,
+    f: impl Fn(&mut [T], &[S]) + Sync,
 ) {
+    let row = |i: usize, o: &mut [T]| f(o, &src[i * src_row..(i + 1) * src_row]);
     if out.len() >= crate::PARALLEL_THRESHOLD && out.len() > out_row {
-        out.par_chunks_mut(out_row)
-            .zip(src.par_chunks(src_row))
-            .for_each(|(o, s)| f(o, s));
+        crate::parallel::chunks_mut(out, out_row, row);
     } else {
         out.chunks_mut(out_row)
-            .zip(src.chunks(src_row))
-            .for_each(|(o, s)| f(o, s));
+            .enumerate()
+            .for_each(|(i, o)| row(i, o));
     }
 }
 

@@ -214,10 +214,32 @@ pub fn pad_plan(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> (Vec<usi
 pub fn pad(x: &Array, pads: &[(usize, usize)], #[nondiff] value: f64) -> Array {
     let (idx, out) = crate::composite::gather::pad_plan(x.shape(), pads);
     let flat = x.reshape(&[x.numel()]);
-    let fill = flat.sum_axes(&[0], true).zeros_like() + value;
-    crate::concat(&[&flat, &fill], 0)
+    crate::composite::gather::with_fill(&flat, value)
         .index_select(0, &idx)
         .reshape(&out)
+}
+
+/// `x` with one more entry at the end of its last axis holding `value`, a
+/// constant: what the gathers of `pad`, `conv` and the pools read where a
+/// window falls outside `x`.
+///
+/// ```
+/// # use nabla::*;
+/// let x = Array::from_vec(vec![1.0f64, 2.0], &[1, 2]);
+/// let y = nabla::composite::gather::with_fill(&x, -1.0);
+/// assert_eq!(y.to_vec::<f64>(), vec![1.0, 2.0, -1.0]);
+/// ```
+#[differentiable(crate = crate)]
+pub fn with_fill(x: &Array, #[nondiff] value: f64) -> Array {
+    let last = x.ndim() as isize - 1;
+    // A [.., 1] constant shaped from one column (no pass over `x`), or
+    // from the (empty) last axis summed away.
+    let column = if x.shape()[x.ndim() - 1] > 0 {
+        x.slice_axis(last, 0..1).zeros_like()
+    } else {
+        x.sum_axes(&[last], true).zeros_like()
+    };
+    crate::concat(&[x, &(column + value)], last)
 }
 
 /// The mask of the entries `tril` (`lower`) or `triu` keeps in the last two

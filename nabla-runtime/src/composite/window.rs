@@ -180,8 +180,7 @@ pub fn conv(
     );
     let mut xf = x.reshape(&[p.n, p.cs]);
     if p.padded {
-        let zero = xf.sum_axes(&[1], true).zeros_like();
-        xf = crate::concat(&[&xf, &zero], 1);
+        xf = crate::composite::gather::with_fill(&xf, 0.0);
     }
     let cols = xf.index_select(1, &p.cols);
     // [G, Og, Cg·k] · [N, G, Cg·k, positions]: the output comes out as
@@ -263,8 +262,7 @@ pub fn max_pool2d(x: &Array, kernel: &[usize], stride: &[usize], padding: &[usiz
         crate::composite::window::PoolPlan::new("max_pool2d", x.shape(), kernel, stride, padding);
     let mut rows = x.reshape(&[p.rows, p.s]);
     if p.padded {
-        let fill = rows.sum_axes(&[1], true).zeros_like() + f64::NEG_INFINITY;
-        rows = crate::concat(&[&rows, &fill], 1);
+        rows = crate::composite::gather::with_fill(&rows, f64::NEG_INFINITY);
     }
     rows.index_select(1, &p.reads)
         .reshape(&[p.rows, p.l, p.k])
@@ -287,8 +285,7 @@ pub fn avg_pool2d(x: &Array, kernel: &[usize], stride: &[usize], padding: &[usiz
         crate::composite::window::PoolPlan::new("avg_pool2d", x.shape(), kernel, stride, padding);
     let mut rows = x.reshape(&[p.rows, p.s]);
     if p.padded {
-        let zero = rows.sum_axes(&[1], true).zeros_like();
-        rows = crate::concat(&[&rows, &zero], 1);
+        rows = crate::composite::gather::with_fill(&rows, 0.0);
     }
     rows.index_select(1, &p.reads)
         .reshape(&[p.rows, p.l, p.k])
