@@ -532,6 +532,7 @@ impl<'a> Op<'a> {
             },
             krate: self.krate.clone(),
             user_idents: Default::default(),
+            method: false,
         }
     }
 }

@@ -101,6 +101,11 @@ fn use_counts(f: &Function) -> Vec<usize> {
                         match a {
                             CallArg::Value(v) => uses[*v] += 1,
                             CallArg::Static(t) => tokens(t, uses),
+                            CallArg::Part { tree, range, skel } => {
+                                uses[*tree] += 1;
+                                uses[*range] += 1;
+                                tokens(skel, uses);
+                            }
                         }
                     }
                 }
@@ -534,6 +539,7 @@ fn region(f: &Function, body: &[Stmt], r: &Found, k: usize) -> (Region, Vec<Call
             ret_ty: syn::parse_quote!(Array),
             krate: f.krate.clone(),
             user_idents: f.user_idents.clone(),
+            method: false,
         }
     };
     let array = build(Tier::Array);

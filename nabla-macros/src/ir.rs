@@ -93,12 +93,25 @@ pub enum Callee {
     /// `nabla::jvp(g)((x, ..), (t, ..))`: the arguments are `g`'s primals
     /// then its tangents; the outputs are `g`'s output and its tangent.
     Jvp(TokenStream),
+    /// `part.name(args..)`: a `#[differentiable]` method of the part of a
+    /// tree that is the first argument ([`CallArg::Part`]), through its
+    /// hidden `__nabla_<name>_forward`/`_vjp` methods (method resolution
+    /// finds the type).
+    Method(Ident),
 }
 
 /// An argument of a call to another differentiable function.
 pub enum CallArg {
     Value(VarId),
     Static(TokenStream),
+    /// A part of tree variable `tree` (`self.attn`, `p.blocks[i]`): `skel`
+    /// is its value in the skeleton (`(p.skeleton).blocks[i]`), `range` a
+    /// static variable holding its leaves' `[start, end)`.
+    Part {
+        tree: VarId,
+        skel: TokenStream,
+        range: VarId,
+    },
 }
 
 /// One statement of the A-normal form.
@@ -218,6 +231,9 @@ pub struct Function {
     /// Every identifier in the user's item: generated names avoid them
     /// (see `lower::scope`).
     pub user_idents: HashSet<String>,
+    /// A method (`&self`, in an inherent `impl`): `self` is a tree
+    /// parameter, and the variants are hidden methods beside it.
+    pub method: bool,
 }
 
 impl Function {

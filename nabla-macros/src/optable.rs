@@ -309,7 +309,10 @@ pub fn op(name: &str) -> &'static OpSpec {
 
 /// Methods on values that give static information.
 pub fn static_query(name: &str) -> bool {
-    matches!(name, "shape" | "ndim" | "numel" | "shape_vec")
+    matches!(
+        name,
+        "shape" | "ndim" | "numel" | "shape_vec" | "dtype" | "device"
+    )
 }
 
 /// Methods on values that produce a value with no derivative.

@@ -89,6 +89,21 @@ pub fn derive(input: DeriveInput) -> syn::Result<TokenStream> {
                 let _ = offset;
                 panic!(#msg)
             }
+            #[track_caller]
+            fn leaf_offset(&self, path: &[::nabla::tree::Seg]) -> usize {
+                let mut offset = 0usize;
+                if path.is_empty() {
+                    return 0;
+                }
+                #(
+                    if path.first() == ::core::option::Option::Some(&#keys) {
+                        return offset + #tree::leaf_offset(&#access, &path[1..]);
+                    }
+                    offset += #tree::num_leaves(&#access);
+                )*
+                let _ = offset;
+                panic!(#msg)
+            }
             fn names_into(&self, prefix: &str, out: &mut ::std::vec::Vec<::std::string::String>) {
                 #(#tree::names_into(&#access, &::nabla::tree::join_name(prefix, #names), out);)*
                 let _ = (prefix, out);

@@ -15,6 +15,10 @@
 //! assert_eq!(layers.leaf_index(&[Seg::Index(1)]), 1);
 //! ```
 
+mod generated;
+
+pub use generated::*;
+
 use crate::Array;
 use crate::transform::grad::Cotangent;
 
@@ -96,6 +100,25 @@ pub trait Tree<L = Array> {
     /// ```
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize;
+    /// The position among the leaves of the first leaf of the part at
+    /// `path`: a field or element that may itself be a tree (a layer in a
+    /// model), or the whole tree for an empty path. What generated code
+    /// passes a part of a tree on with (`self.attn.forward(&x)`).
+    ///
+    /// ```
+    /// use nabla::{tree::{Seg, Tree}, Array};
+    /// let t = (Array::scalar(0.0f64), vec![Array::scalar(1.0f64), Array::scalar(2.0f64)]);
+    /// assert_eq!(t.leaf_offset(&[Seg::Index(1)]), 1); // `t.1` starts at leaf 1
+    /// assert_eq!(t.leaf_offset(&[]), 0);
+    /// ```
+    #[track_caller]
+    fn leaf_offset(&self, path: &[Seg]) -> usize {
+        if path.is_empty() {
+            0
+        } else {
+            self.leaf_index(path)
+        }
+    }
     /// Calls `f` on every leaf in order (through [`Tree::flatten_into`]
     /// unless a type does it without collecting).
     ///
@@ -320,13 +343,20 @@ fn seq_names<L, T: Tree<L>>(items: &[T], prefix: &str, out: &mut Vec<String>) {
     }
 }
 
-/// Shared by `Vec<T>`, `[T]` and `[T; N]`.
+/// Shared by `Vec<T>`, `[T]` and `[T; N]`: the leaf at `path`, or (with
+/// `part`) where the part at `path` starts.
 #[track_caller]
-fn seq_index<L, T: Tree<L>>(items: &[T], path: &[Seg]) -> usize {
+fn seq_index<L, T: Tree<L>>(items: &[T], path: &[Seg], part: bool) -> usize {
     match path.first() {
+        None if part => 0,
         Some(Seg::Index(i)) if *i < items.len() => {
-            items[..*i].iter().map(|t| t.num_leaves()).sum::<usize>()
-                + items[*i].leaf_index(&path[1..])
+            let before = items[..*i].iter().map(|t| t.num_leaves()).sum::<usize>();
+            before
+                + if part {
+                    items[*i].leaf_offset(&path[1..])
+                } else {
+                    items[*i].leaf_index(&path[1..])
+                }
         }
         Some(Seg::Index(i)) => bad_path(
             path,
@@ -352,7 +382,11 @@ impl<L, T: Tree<L>> Tree<L> for Vec<T> {
     }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
-        seq_index(self, path)
+        seq_index(self, path, false)
+    }
+    #[track_caller]
+    fn leaf_offset(&self, path: &[Seg]) -> usize {
+        seq_index(self, path, true)
     }
     fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
         seq_names(self, prefix, out)
@@ -375,7 +409,11 @@ impl<L, T: Tree<L>> Tree<L> for [T] {
     }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
-        seq_index(self, path)
+        seq_index(self, path, false)
+    }
+    #[track_caller]
+    fn leaf_offset(&self, path: &[Seg]) -> usize {
+        seq_index(self, path, true)
     }
     fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
         seq_names(self, prefix, out)
@@ -401,7 +439,11 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
     }
     #[track_caller]
     fn leaf_index(&self, path: &[Seg]) -> usize {
-        seq_index(self, path)
+        seq_index(self, path, false)
+    }
+    #[track_caller]
+    fn leaf_offset(&self, path: &[Seg]) -> usize {
+        seq_index(self, path, true)
     }
     fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
         seq_names(self, prefix, out)
@@ -425,6 +467,21 @@ impl<L, T: Tree<L>, const N: usize> Tree<L> for [T; N] {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Setting<T>(pub T);
+
+/// `*setting` is the value: how `#[differentiable]` code reads a setting
+/// (`let h = *self.heads;`), as static data.
+///
+/// ```
+/// use nabla::tree::Setting;
+/// let eps = Setting(1e-5);
+/// assert_eq!(*eps, 1e-5);
+/// ```
+impl<T> std::ops::Deref for Setting<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.0
+    }
+}
 
 impl<T: Clone> Tree for Setting<T> {
     type Grad = Setting<T>;
@@ -477,6 +534,13 @@ impl<L, T: Tree<L>> Tree<L> for Option<T> {
             None => bad_path(path, "this optional part is None"),
         }
     }
+    #[track_caller]
+    fn leaf_offset(&self, path: &[Seg]) -> usize {
+        match self {
+            Some(t) => t.leaf_offset(path),
+            None => bad_path(path, "this optional part is None"),
+        }
+    }
     fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
         if let Some(t) = self {
             t.names_into(prefix, out)
@@ -512,6 +576,21 @@ macro_rules! tuple_tree {
                 let _ = offset;
                 bad_path(path, "no such tuple element")
             }
+            #[track_caller]
+            fn leaf_offset(&self, path: &[Seg]) -> usize {
+                let mut offset = 0;
+                if path.is_empty() {
+                    return 0;
+                }
+                $(
+                    if path.first() == Some(&Seg::Index($i)) {
+                        return offset + self.$i.leaf_offset(&path[1..]);
+                    }
+                    offset += self.$i.num_leaves();
+                )*
+                let _ = offset;
+                bad_path(path, "no such tuple element")
+            }
             fn names_into(&self, prefix: &str, out: &mut Vec<String>) {
                 $(self.$i.names_into(&join_name(prefix, stringify!($i)), out);)*
             }
@@ -525,68 +604,3 @@ tuple_tree!(A 0, B 1, C 2, D 3);
 
 impl<T: Cotangent> Cotangent for Vec<T> {}
 impl<T: Cotangent, const N: usize> Cotangent for [T; N] {}
-
-/// Leaf-wise accumulation of a tree cotangent (generated code).
-#[doc(hidden)]
-pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: impl IntoIterator<Item = V>) {
-    for (s, c) in slots.iter_mut().zip(cts) {
-        crate::transform::grad::private::acc(s, c);
-    }
-}
-
-/// Materialises a tree cotangent's symbolic zeros (generated code).
-#[doc(hidden)]
-pub fn leaves_or_zeros<V: crate::Value>(slots: Vec<Option<V>>, primal: &[V]) -> Vec<V> {
-    slots
-        .into_iter()
-        .zip(primal)
-        .map(|(s, p)| crate::transform::grad::private::or_zeros(s, p))
-        .collect()
-}
-
-/// The leaf index of `p[i][j]..` in a fixed-size array of floats with
-/// these lengths (outermost first), row-major; panics as Rust indexing
-/// does when an index is out of bounds (generated code).
-#[doc(hidden)]
-#[inline]
-#[track_caller]
-pub fn fixed_index<const K: usize>(idx: [usize; K], lens: [usize; K]) -> usize {
-    let mut flat = 0;
-    for k in 0..K {
-        if idx[k] >= lens[k] {
-            panic!(
-                "index out of bounds: the len is {} but the index is {}",
-                lens[k], idx[k]
-            );
-        }
-        flat = flat * lens[k] + idx[k];
-    }
-    flat
-}
-
-/// The `K` floats of a fixed-size array of floats, as an array (generated
-/// code: a fixed-size argument's leaves, without the heap).
-#[doc(hidden)]
-#[track_caller]
-pub fn fixed_leaves<S: Copy + Default, T: Tree<S> + ?Sized, const K: usize>(t: &T) -> [S; K] {
-    let mut out = [S::default(); K];
-    let mut n = 0;
-    t.for_each_leaf(&mut |l| {
-        out[n] = *l;
-        n += 1;
-    });
-    assert_eq!(n, K, "a fixed-size array with {n} floats, expected {K}");
-    out
-}
-
-/// [`leaves_or_zeros`] for a fixed-size array's slots (generated code).
-#[doc(hidden)]
-pub fn fixed_or_zeros<V: crate::Value, const K: usize>(
-    slots: [Option<V>; K],
-    primal: &[V; K],
-) -> [V; K] {
-    let mut it = slots.into_iter();
-    std::array::from_fn(|i| {
-        crate::transform::grad::private::or_zeros(it.next().flatten(), &primal[i])
-    })
-}

@@ -5,7 +5,15 @@
 
 use super::init;
 use crate::tree::Setting;
-use crate::{Array, DType, Tree, random::Key};
+use crate::{Array, DType, Tree, differentiable, random::Key};
+
+/// `[1, c, 1, ..]` with `spatial` ones after `c`: a bias of `c` channels
+/// shaped to broadcast over `[N, c, *spatial]`.
+fn channel_shape(c: usize, spatial: usize) -> Vec<usize> {
+    let mut shape = vec![1; spatial + 2];
+    shape[1] = c;
+    shape
+}
 
 macro_rules! conv_layer {
     ($(#[$doc:meta])* $name:ident, $d:literal, $torch:literal) => {
@@ -84,22 +92,20 @@ macro_rules! conv_layer {
 
             /// The convolution of `x` (`[N, in, *spatial]`) plus the bias.
             #[track_caller]
+            #[differentiable]
             pub fn forward(&self, x: &Array) -> Array {
-                let y = crate::conv(
+                let y = nabla::conv(
                     x,
                     &self.weight,
-                    &self.stride.0,
-                    &self.padding.0,
-                    &self.dilation.0,
-                    self.groups.0,
+                    &*self.stride,
+                    &*self.padding,
+                    &*self.dilation,
+                    *self.groups,
                 );
-                match &self.bias {
-                    Some(b) => {
-                        let mut shape = vec![1; $d + 2];
-                        shape[1] = b.numel();
-                        y + b.reshape(&shape)
-                    }
-                    None => y,
+                if let Some(b) = &self.bias {
+                    y + b.reshape(&channel_shape(b.numel(), $d))
+                } else {
+                    y
                 }
             }
         }

@@ -25,7 +25,7 @@ pub mod models;
 pub use conv::{AvgPool2d, Conv1d, Conv2d, MaxPool2d};
 
 use crate::tree::Setting;
-use crate::{Array, DType, Tree, random::Key};
+use crate::{Array, DType, Tree, differentiable, random::Key};
 
 /// A fully connected layer, `y = x Wᵀ + b`, as `torch.nn.Linear`: `weight`
 /// is `[out, in]`, `bias` `[out]` (or none). `x` is `[.., in]`.
@@ -68,12 +68,10 @@ impl Linear {
     /// assert_eq!(lin.forward(&Array::from_vec(vec![3.0f32, 4.0], &[1, 2])).to_vec::<f32>(), vec![11.5]);
     /// ```
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
         let y = x.matmul(&self.weight.transpose());
-        match &self.bias {
-            Some(b) => y + b,
-            None => y,
-        }
+        if let Some(b) = &self.bias { y + b } else { y }
     }
 }
 
@@ -109,8 +107,9 @@ impl Embedding {
     /// assert_eq!(y.to_vec::<f32>(), vec![4.0, 5.0, 0.0, 1.0]);
     /// ```
     #[track_caller]
-    pub fn forward(&self, idx: &Array) -> Array {
-        crate::embedding(&self.weight, idx)
+    #[differentiable]
+    pub fn forward(&self, #[nondiff] idx: &Array) -> Array {
+        nabla::embedding(&self.weight, idx)
     }
 }
 
@@ -153,8 +152,9 @@ impl LayerNorm {
     /// assert!((v[0] + 1.0).abs() < 1e-4 && (v[1] - 1.0).abs() < 1e-4);
     /// ```
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
-        crate::layer_norm(x, &self.weight, &self.bias, self.eps.0)
+        nabla::layer_norm(x, &self.weight, &self.bias, *self.eps)
     }
 }
 
@@ -187,67 +187,110 @@ impl RmsNorm {
 
     /// Normalises the last axis of `x`.
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
-        crate::rms_norm(x, &self.weight, self.eps.0)
+        nabla::rms_norm(x, &self.weight, *self.eps)
     }
 }
 
-/// Multi-head self-attention with a causal mask (position `t` attends to
-/// positions `≤ t`), nanoGPT's layout: `qkv` maps `C → 3C` (the query,
-/// key and value blocks in that order), scores are scaled by
-/// `1/√(C/heads)`, `proj` maps `C → C`.
+/// Multi-head scaled dot-product self-attention, nanoGPT's layout: `qkv`
+/// maps `C → 3C` (the query, key and value blocks in that order), scores
+/// are scaled by `1/√(C/heads)`, `proj` maps `C → C`. With `causal`,
+/// position `t` attends to positions `≤ t` only (a decoder's mask).
 #[derive(Clone, Debug, Tree)]
-pub struct CausalSelfAttention {
+pub struct MultiHeadAttention {
     /// `C → 3C`.
     pub qkv: Linear,
     /// `C → C`.
     pub proj: Linear,
     /// The number of heads (divides `C`).
     pub heads: Setting<usize>,
+    /// Whether a position attends to earlier positions only.
+    pub causal: Setting<bool>,
 }
 
-impl CausalSelfAttention {
-    /// Attention over `x` `[B, T, C]`, causal.
+/// Causal self-attention (nanoGPT's name): a [`MultiHeadAttention`] with
+/// `causal` set.
+pub type CausalSelfAttention = MultiHeadAttention;
+
+impl MultiHeadAttention {
+    /// Attention of width `c` with `heads` heads, initialised as
+    /// `torch.nn.Linear`.
     ///
     /// ```
-    /// use nabla::nn::{CausalSelfAttention, Linear};
-    /// use nabla::{tree::Setting, Array, DType, random::Key};
-    /// let att = CausalSelfAttention {
-    ///     qkv: Linear::new(4, 12, true, Key::new(0)),
-    ///     proj: Linear::new(4, 4, true, Key::new(1)),
-    ///     heads: Setting(2),
-    /// };
+    /// use nabla::{nn::MultiHeadAttention, random::Key};
+    /// let att = MultiHeadAttention::new(8, 2, false, Key::new(0));
+    /// assert_eq!(att.qkv.weight.shape(), &[24, 8]);
+    /// assert!(!*att.causal);
+    /// ```
+    #[track_caller]
+    pub fn new(c: usize, heads: usize, causal: bool, key: Key) -> MultiHeadAttention {
+        attention_dims("MultiHeadAttention::new", [1, 1, c], heads);
+        let [kq, kp] = key.split2();
+        MultiHeadAttention {
+            qkv: Linear::new(c, 3 * c, true, kq),
+            proj: Linear::new(c, c, true, kp),
+            heads: Setting(heads),
+            causal: Setting(causal),
+        }
+    }
+
+    /// Attention over `x` `[B, T, C]`.
+    ///
+    /// ```
+    /// use nabla::{nn::MultiHeadAttention, Array, DType, random::Key};
+    /// let att = MultiHeadAttention::new(4, 2, true, Key::new(0));
     /// let x = Key::new(2).normal(&[1, 3, 4], DType::F32);
     /// let y = att.forward(&x);
     /// assert_eq!(y.shape(), &[1, 3, 4]);
     /// // Causal: the first position's output does not depend on later ones.
-    /// let x2 = x.slice_axis(1, 0..1);
-    /// let y2 = att.forward(&x2);
+    /// let y2 = att.forward(&x.slice_axis(1, 0..1));
     /// let (a, b) = (y.slice_axis(1, 0..1).to_vec::<f32>(), y2.to_vec::<f32>());
     /// assert!(a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-6));
     /// ```
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
-        let [b, t, c] = three_axes("CausalSelfAttention::forward", x);
-        let h = self.heads.0;
-        if h == 0 || !c.is_multiple_of(h) {
-            panic!(
-                "CausalSelfAttention::forward: {h} heads do not divide the embedding width {c}; use a head count that divides it"
-            );
-        }
-        let d = c / h;
+        let dims = attention_dims("MultiHeadAttention::forward", x.shape(), *self.heads);
+        let (b, t, c, h, d) = (dims[0], dims[1], dims[2], dims[3], dims[4]);
         let qkv = self.qkv.forward(x);
-        let head = |k: usize| {
-            qkv.slice_axis(-1, k * c..(k + 1) * c)
-                .reshape(&[b, t, h, d])
-                .permute(&[0, 2, 1, 3])
-        };
-        let (q, k, v) = (head(0), head(1), head(2));
+        let q = qkv
+            .slice_axis(-1, 0..c)
+            .reshape(&[b, t, h, d])
+            .permute(&[0, 2, 1, 3]);
+        let k = qkv
+            .slice_axis(-1, c..2 * c)
+            .reshape(&[b, t, h, d])
+            .permute(&[0, 2, 1, 3]);
+        let v = qkv
+            .slice_axis(-1, 2 * c..3 * c)
+            .reshape(&[b, t, h, d])
+            .permute(&[0, 2, 1, 3]);
         let scores = q.matmul(&k.permute(&[0, 1, 3, 2])) * (1.0 / (d as f64).sqrt());
-        let att = (scores + causal_mask(t, x.dtype())).softmax(-1);
+        let att = if *self.causal {
+            (scores + causal_mask(t, x.dtype())).softmax(-1)
+        } else {
+            scores.softmax(-1)
+        };
         let y = att.matmul(&v).permute(&[0, 2, 1, 3]).reshape(&[b, t, c]);
         self.proj.forward(&y)
     }
+}
+
+/// `[B, T, C, heads, C / heads]` of attention over an input of `shape`, or
+/// a panic naming `op`.
+#[track_caller]
+fn attention_dims(op: &str, shape: impl AsRef<[usize]>, heads: usize) -> [usize; 5] {
+    let shape = shape.as_ref();
+    let &[b, t, c] = shape else {
+        panic!("{op}: expected an input of shape [batch, time, channels], got {shape:?}")
+    };
+    if heads == 0 || !c.is_multiple_of(heads) {
+        panic!(
+            "{op}: {heads} heads do not divide the embedding width {c}; use a head count that divides it"
+        );
+    }
+    [b, t, c, heads, c / heads]
 }
 
 /// `[t, t]`: 0 where a row may attend (column ≤ row), `−∞` elsewhere.
@@ -283,6 +326,7 @@ impl Mlp {
     /// assert_eq!(mlp.forward(&Array::ones(&[5, 2], DType::F32)).shape(), &[5, 2]);
     /// ```
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
         self.proj.forward(&self.fc.forward(x).gelu())
     }
@@ -295,7 +339,7 @@ pub struct TransformerBlock {
     /// Before attention.
     pub ln1: LayerNorm,
     /// Causal self-attention.
-    pub attn: CausalSelfAttention,
+    pub attn: MultiHeadAttention,
     /// Before the MLP.
     pub ln2: LayerNorm,
     /// The feed-forward part.
@@ -311,6 +355,7 @@ impl TransformerBlock {
     /// assert_eq!(block.forward(&Array::ones(&[1, 3, 8], DType::F32)).shape(), &[1, 3, 8]);
     /// ```
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
         let x = x + &self.attn.forward(&self.ln1.forward(x));
         &x + &self.mlp.forward(&self.ln2.forward(&x))
@@ -323,10 +368,11 @@ impl TransformerBlock {
         let lin = |i: usize, o: usize, k: Key| normal_linear(i, o, true, std, k);
         TransformerBlock {
             ln1: LayerNorm::new(c),
-            attn: CausalSelfAttention {
+            attn: MultiHeadAttention {
                 qkv: lin(c, 3 * c, k[0]),
                 proj: lin(c, c, k[1]),
                 heads: Setting(heads),
+                causal: Setting(true),
             },
             ln2: LayerNorm::new(c),
             mlp: Mlp {
@@ -379,23 +425,36 @@ impl Dropout {
     /// (evaluation, `None`). Differentiable: the gradient passes through
     /// the kept elements, scaled like them.
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array, key: Option<Key>) -> Array {
-        let p = self.p.0;
-        let Some(key) = key.filter(|_| p > 0.0) else {
-            return x.clone();
-        };
-        let scale = if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 };
-        let mask: Vec<f64> = key
-            .uniform(x.shape(), DType::F64)
-            .to_vec::<f64>()
-            .into_iter()
-            .map(|u| if u >= p { scale } else { 0.0 })
-            .collect();
-        let mask = Array::from_vec(mask, x.shape())
-            .cast(x.dtype())
-            .to_device(x.device());
-        x * &mask
+        if key.is_some() && *self.p > 0.0 {
+            let mask = dropout_mask(*self.p, key, x.shape(), x.dtype(), x.device());
+            x * &mask
+        } else {
+            x.clone()
+        }
     }
+}
+
+/// Dropout's mask: `1/(1−p)` where a uniform draw from `key` is at least
+/// `p`, 0 elsewhere (all 0 for `p = 1`).
+fn dropout_mask(
+    p: f64,
+    key: Option<Key>,
+    shape: impl AsRef<[usize]>,
+    dtype: DType,
+    device: crate::Device,
+) -> Array {
+    let shape = shape.as_ref();
+    let key = key.expect("dropout_mask: called in training only");
+    let scale = if p < 1.0 { 1.0 / (1.0 - p) } else { 0.0 };
+    let mask: Vec<f64> = key
+        .uniform(shape, DType::F64)
+        .to_vec::<f64>()
+        .into_iter()
+        .map(|u| if u >= p { scale } else { 0.0 })
+        .collect();
+    Array::from_vec(mask, shape).cast(dtype).to_device(device)
 }
 
 /// `[n] -> [n, classes]`: 1 at each index, 0 elsewhere, in `dtype` (for
@@ -436,13 +495,4 @@ fn indices(op: &str, idx: &Array, n: usize) -> Vec<usize> {
             i as usize
         })
         .collect()
-}
-
-/// The three axes of `x`, or a panic naming `op`.
-#[track_caller]
-fn three_axes(op: &str, x: &Array) -> [usize; 3] {
-    match x.shape() {
-        &[b, t, c] => [b, t, c],
-        s => panic!("{op}: expected an input of shape [batch, time, channels], got {s:?}"),
-    }
 }

@@ -3,8 +3,8 @@
 //! `blocks.0.attn.qkv.weight`, ..), so a checkpoint written by the same
 //! model in PyTorch loads into it with [`crate::io::load`].
 
-use super::{Conv2d, Embedding, LayerNorm, Linear, MaxPool2d, TransformerBlock, normal_linear};
-use crate::{Array, DType, Tree, random::Key};
+use super::{Conv2d, Embedding, LayerNorm, Linear, TransformerBlock, normal_linear};
+use crate::{Array, DType, Tree, differentiable, random::Key};
 
 /// The shape of a [`Gpt`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -82,20 +82,12 @@ impl Gpt {
     /// Logits `[B, T, vocab]` for the token ids `idx` (`[B, T]`, `i64`,
     /// `T` at most the context).
     #[track_caller]
-    pub fn forward(&self, idx: &Array) -> Array {
-        let t = match idx.shape() {
-            &[_, t] => t,
-            s => panic!("Gpt::forward: expected token ids of shape [batch, time], got {s:?}"),
-        };
-        let context = self.wpe.weight.shape()[0];
-        if t > context {
-            panic!(
-                "Gpt::forward: {t} tokens exceed the context of {context}; pass at most {context} per row"
-            );
-        }
+    #[differentiable]
+    pub fn forward(&self, #[nondiff] idx: &Array) -> Array {
+        let t = time_steps(idx, self.wpe.weight.shape()[0]);
         let mut x = self.wte.forward(idx) + self.wpe.weight.slice_axis(0, 0..t);
-        for block in &self.blocks {
-            x = block.forward(&x);
+        for i in 0..self.blocks.len() {
+            x = self.blocks[i].forward(&x);
         }
         self.lm_head.forward(&self.ln_f.forward(&x))
     }
@@ -103,12 +95,31 @@ impl Gpt {
     /// The mean cross-entropy of the next-token logits against `targets`
     /// (`[B, T]`, `i64`), over all `B · T` positions.
     #[track_caller]
-    pub fn loss(&self, idx: &Array, targets: &Array) -> Array {
+    #[differentiable]
+    pub fn loss(&self, #[nondiff] idx: &Array, #[nondiff] targets: &Array) -> Array {
         let logits = self.forward(idx);
         let v = logits.shape()[2];
         let n = logits.numel() / v;
-        crate::cross_entropy(&logits.reshape(&[n, v]), &targets.reshape(&[n]))
+        nabla::cross_entropy(&logits.reshape(&[n, v]), &targets.reshape(&[n]))
     }
+}
+
+/// The time steps `T` of token ids `idx` (`[B, T]`) for a model of
+/// `context` positions, or a panic that says what to pass.
+#[track_caller]
+fn time_steps(idx: &Array, context: usize) -> usize {
+    let &[_, t] = idx.shape() else {
+        panic!(
+            "Gpt::forward: expected token ids of shape [batch, time], got {:?}",
+            idx.shape()
+        )
+    };
+    if t > context {
+        panic!(
+            "Gpt::forward: {t} tokens exceed the context of {context}; pass at most {context} per row"
+        );
+    }
+    t
 }
 
 /// A multilayer perceptron classifier: [`Linear`] layers with ReLU between
@@ -150,10 +161,11 @@ impl MlpClassifier {
 
     /// Logits `[N, classes]` of `x` `[N, inputs]`.
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
         let mut h = x.clone();
-        for (i, layer) in self.layers.iter().enumerate() {
-            h = layer.forward(&h);
+        for i in 0..self.layers.len() {
+            h = self.layers[i].forward(&h);
             if i + 1 < self.layers.len() {
                 h = h.relu();
             }
@@ -163,8 +175,9 @@ impl MlpClassifier {
 
     /// Mean cross-entropy against class indices `[N]` (`i64`).
     #[track_caller]
-    pub fn loss(&self, x: &Array, labels: &Array) -> Array {
-        crate::cross_entropy(&self.forward(x), labels)
+    #[differentiable]
+    pub fn loss(&self, x: &Array, #[nondiff] labels: &Array) -> Array {
+        nabla::cross_entropy(&self.forward(x), labels)
     }
 }
 
@@ -232,18 +245,19 @@ impl Cnn {
 
     /// Logits `[N, classes]` of images `x` `[N, channels, height, width]`.
     #[track_caller]
+    #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
-        let pool = MaxPool2d::new(2);
-        let h = pool.forward(&self.conv1.forward(x).relu());
-        let h = pool.forward(&self.conv2.forward(&h).relu());
+        let h = nabla::max_pool2d(&self.conv1.forward(x).relu(), &[2, 2], &[2, 2], &[0, 0]);
+        let h = nabla::max_pool2d(&self.conv2.forward(&h).relu(), &[2, 2], &[2, 2], &[0, 0]);
         let n = h.shape()[0];
         self.fc.forward(&h.reshape(&[n, h.numel() / n]))
     }
 
     /// Mean cross-entropy against class indices `[N]` (`i64`).
     #[track_caller]
-    pub fn loss(&self, x: &Array, labels: &Array) -> Array {
-        crate::cross_entropy(&self.forward(x), labels)
+    #[differentiable]
+    pub fn loss(&self, x: &Array, #[nondiff] labels: &Array) -> Array {
+        nabla::cross_entropy(&self.forward(x), labels)
     }
 }
 

@@ -6,6 +6,7 @@
 
 use crate::common::assert_close;
 use nabla::nn::models::{Gpt, GptConfig};
+use nabla::optim::{Optimizer, Sgd};
 use nabla::prelude::*;
 use nabla::tree::named_leaves;
 use serde_json::Value as Json;
@@ -82,6 +83,56 @@ fn gpt_gradients_on_the_tape_match_pytorch() {
             &w.cast(DType::F64),
             1e-4,
             &format!("grad {name}"),
+        );
+    }
+}
+
+/// The GPT's loss as differentiable code: `model.loss(..)` calls the
+/// model's `#[differentiable]` methods (blocks, attention, layers).
+#[differentiable]
+fn gpt_loss(model: &Gpt, #[nondiff] idx: &Array, #[nondiff] targets: &Array) -> Array {
+    model.loss(idx, targets)
+}
+
+#[test]
+fn gpt_gradients_of_differentiable_code_match_pytorch() {
+    let (gpt, idx, targets, loss) = torch_gpt();
+    let (value, g): (Array, Gpt) = value_and_grad(gpt_loss)(&gpt, &idx, &targets);
+    let got = value.item();
+    assert!(
+        (got - loss).abs() <= 1e-5 * loss,
+        "loss {got}, PyTorch {loss}"
+    );
+    let want = expected();
+    let grads = named_leaves(&g);
+    assert_eq!(grads.len(), 2 + 2 * 12 + 3);
+    for (name, gr) in &grads {
+        assert_close(
+            &gr.cast(DType::F64),
+            &want[&format!("grad.{name}")].cast(DType::F64),
+            1e-4,
+            &format!("grad {name}"),
+        );
+    }
+    // One SGD step (momentum, Nesterov, weight decay) from these
+    // gradients is torch.optim's step from PyTorch's gradients. (Adam's
+    // first step is `lr · g / (|g| + eps)`: on gradients that are zero up
+    // to rounding, e.g. the key bias, whose shift the softmax cancels, it
+    // is `lr` times the sign of the rounding noise; its comparison starts
+    // from PyTorch's gradients, in `io::one_optimizer_step_..`.)
+    let sgd = Sgd::new(0.1)
+        .momentum(0.9)
+        .nesterov(true)
+        .weight_decay(0.01);
+    let mut p = gpt.clone();
+    let mut s = sgd.init(&p);
+    sgd.update(&mut p, &g, &mut s);
+    for (name, a) in named_leaves(&p) {
+        assert_close(
+            &a.cast(DType::F64),
+            &want[&format!("sgd_momentum1.{name}")].cast(DType::F64),
+            1e-6,
+            &format!("SGD step {name}"),
         );
     }
 }

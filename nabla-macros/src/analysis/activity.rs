@@ -22,9 +22,10 @@ fn mark(body: &[Stmt], active: &mut [bool]) {
         match stmt {
             Stmt::Prim { out, inputs, .. } => active[*out] = inputs.iter().any(|&v| active[v]),
             Stmt::Call { outs, args, .. } => {
-                let on = args
-                    .iter()
-                    .any(|a| matches!(a, CallArg::Value(v) if active[*v]));
+                let on = args.iter().any(|a| match a {
+                    CallArg::Value(v) | CallArg::Part { tree: v, .. } => active[*v],
+                    CallArg::Static(_) => false,
+                });
                 for &o in outs {
                     active[o] = on;
                 }

@@ -58,6 +58,10 @@ pub fn tail(f: &Function) -> Option<Tail> {
                 match a {
                     CallArg::Value(v) => needed[*v] = true,
                     CallArg::Static(t) => scan(t, &names, &mut needed),
+                    CallArg::Part { tree, range, .. } => {
+                        needed[*tree] = true;
+                        needed[*range] = true;
+                    }
                 }
             }
             continue;
@@ -126,6 +130,11 @@ fn mentions(s: &Stmt, names: &HashMap<String, VarId>, needed: &mut [bool]) {
                 match a {
                     CallArg::Value(v) => needed[*v] = true,
                     CallArg::Static(t) => scan(t, names, needed),
+                    CallArg::Part { tree, range, skel } => {
+                        needed[*tree] = true;
+                        needed[*range] = true;
+                        scan(skel, names, needed);
+                    }
                 }
             }
         }

@@ -4,7 +4,7 @@
 //! keeping what its reverse sweep needs.
 
 use super::held::{loop_residuals, owned_residuals, residuals, static_flags, static_residuals};
-use super::names::{branch_holders, carry, loop_iter, pullback, tape};
+use super::names::{self, branch_holders, carry, loop_iter, pullback, tape};
 use super::{reads, revolve};
 use crate::ir::{CallArg, Callee, Function, Merge, Stmt};
 use proc_macro2::{Ident, TokenStream};
@@ -30,6 +30,10 @@ pub fn call_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
                 None => f.val(*v),
             },
             CallArg::Static(t) => t.clone(),
+            CallArg::Part { tree, skel, range } => {
+                let (krate, leaves, range) = (&f.krate, f.name(*tree), f.name(*range));
+                quote!(&#krate::tree::part(&#skel, &#leaves, #range))
+            }
         })
         .collect()
 }
@@ -172,6 +176,14 @@ pub fn callee_call(
             let name = program("apply_jvp", "apply_jvp_vjp");
             quote_spanned!(span=> #krate::compose::#name::<__V, _>(#g, (#(#primals,)*), (#(#tangents,)*)))
         }
+        Callee::Method(m) => {
+            let a = call_args(f, args);
+            let Some(CallArg::Part { skel, .. }) = args.first() else {
+                unreachable!("a method call's first argument is its receiver's part")
+            };
+            let name = names::method(m, if vjp { "vjp" } else { "forward" });
+            quote!((&#skel).#name::<__V>(#(#a),*))
+        }
     }
 }
 
@@ -181,7 +193,7 @@ fn owned_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
     let krate = &f.krate;
     let like = args.iter().find_map(|a| match a {
         CallArg::Value(v) => Some(f.val(*v)),
-        CallArg::Static(_) => None,
+        CallArg::Static(_) | CallArg::Part { .. } => None,
     });
     args.iter()
         .map(|a| match a {
@@ -190,6 +202,7 @@ fn owned_args(f: &Function, args: &[CallArg]) -> Vec<TokenStream> {
                 quote!(::core::clone::Clone::clone(#x))
             }
             CallArg::Static(t) => quote!(#krate::transforms::private::promote(#like, &(#t))),
+            CallArg::Part { .. } => unreachable!("parts are passed to methods only"),
         })
         .collect()
 }

@@ -57,6 +57,9 @@ pub fn expand(
     regions: &[crate::fusion::Region],
 ) -> TokenStream {
     let s = sig(f);
+    if f.method {
+        return method_items(f, analysis, item, &s);
+    }
     let fused = fused::items(regions);
     let primal = variants::primal_fn(f, item);
     let forward = variants::forward_fn(f, &s);
@@ -80,6 +83,22 @@ pub fn expand(
         #value
 
         #entries
+    }
+}
+
+/// What a `#[differentiable]` method expands to, inside its `impl`: the
+/// method as written (what direct calls and the tape run), and hidden
+/// methods `__nabla_<m>_forward` and `__nabla_<m>_vjp` (with
+/// `_vjp_masked`) that differentiable code calling `part.m(..)` runs.
+fn method_items(f: &Function, analysis: &Analysis, item: &ItemFn, s: &sig::Sig) -> TokenStream {
+    let mut primal = variants::as_written(item);
+    primal.vis = f.vis.clone();
+    let forward = variants::forward_fn(f, s);
+    let vjp = vjp::vjp_fn(f, &analysis.active, s);
+    quote! {
+        #primal
+        #forward
+        #vjp
     }
 }
 

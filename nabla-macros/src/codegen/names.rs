@@ -29,6 +29,13 @@ pub fn item(f: &Function, what: &str) -> Ident {
     format_ident!("__nabla_{}_{}", f.ident, what)
 }
 
+/// The hidden method `__nabla_<method>_<what>` (`forward`, `vjp`) a
+/// `#[differentiable]` method has beside it, spanned at `method` (so a
+/// call of a method that is not differentiable is reported there).
+pub fn method(method: &Ident, what: &str) -> Ident {
+    Ident::new(&format!("__nabla_{method}_{what}"), method.span())
+}
+
 /// The cotangent slot of variable `v` in the reverse sweep: `ct_h` for `h`
 /// (`__ct_h` where `ct_h` is taken).
 pub fn ct(f: &Function, v: VarId) -> Ident {

@@ -160,6 +160,11 @@ pub fn arg_updates(
                     Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
                 }
             }
+            CallArg::Part { tree, range, .. } if active[*tree] => {
+                let (cx, range) = (ct(f, *tree), f.name(*range));
+                let idx = arg_ct_index(callee, k, args.len());
+                Some(quote!(#krate::tree::acc_part(&mut #cx, #range, __arg_cts.#idx);))
+            }
             _ => None,
         })
         .collect()

@@ -68,7 +68,13 @@ pub fn sig(f: &Function) -> Sig {
         Tier::Array => quote!(#krate::ArrayValue),
         Tier::Scalar(_) => quote!(#krate::Value),
     };
-    let mut generic_params = Vec::new();
+    // A method's variants are methods too: `&self` (the skeleton again)
+    // is what method resolution finds them by.
+    let mut generic_params = if f.method {
+        vec![quote!(&self)]
+    } else {
+        Vec::new()
+    };
     let mut owned_params = Vec::new();
     for p in &f.params {
         let id = &p.ident;

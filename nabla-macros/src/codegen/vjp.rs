@@ -44,6 +44,11 @@ pub fn vjp_fn(f: &Function, active: &[bool], sig: &Sig) -> TokenStream {
     );
     let np = f.params.len();
     let names: Vec<&Ident> = f.params.iter().map(|p| &p.ident).collect();
+    let masked = if f.method {
+        quote!(self.#masked)
+    } else {
+        quote!(#masked)
+    };
     quote! {
         #[doc(hidden)]
         #[allow(unused_variables, unused_mut, clippy::all)]

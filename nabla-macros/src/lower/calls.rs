@@ -16,6 +16,11 @@ impl Lowerer<'_> {
     /// value a clone, a static query, a constant, a composite, `item` or an
     /// operation of the table.
     pub(super) fn method(&mut self, m: &syn::ExprMethodCall) -> Option<Operand> {
+        if self.tree_root(&m.receiver).is_some()
+            && let Some(o) = self.tree_method(m)
+        {
+            return o;
+        }
         let recv = self.expr(&m.receiver)?;
         let name = m.method.to_string();
         let span = m.method.span();
@@ -39,6 +44,8 @@ impl Lowerer<'_> {
             let q = match name.as_str() {
                 "shape" | "shape_vec" => quote!(#krate::Value::shape_vec(#vt)),
                 "ndim" => quote!(#krate::Value::ndim(#vt)),
+                "dtype" => quote!(#krate::ArrayValue::dtype(#vt)),
+                "device" => quote!(#krate::ArrayValue::device(#vt)),
                 _ => quote!(#krate::Value::shape_vec(#vt).iter().product::<usize>()),
             };
             return Some(Operand::Tok(q));
@@ -96,6 +103,42 @@ impl Lowerer<'_> {
         };
         let args: Vec<&Expr> = m.args.iter().collect();
         self.apply_op(op, Some(v), &args, m.span(), &name)
+    }
+
+    /// A method on a tree path: `self.blocks.len()` (and `is_empty`,
+    /// `is_some`, `is_none`) reads the skeleton; a method that is not an
+    /// operation of the table (`self.attn.forward(&x)`) calls the part's
+    /// `#[differentiable]` method. `None` for operations on a leaf
+    /// (`p.w.matmul(x)`), which lower as usual.
+    fn tree_method(&mut self, m: &syn::ExprMethodCall) -> Option<Option<Operand>> {
+        let name = m.method.to_string();
+        let method = &m.method;
+        if matches!(name.as_str(), "len" | "is_empty" | "is_some" | "is_none") && m.args.is_empty()
+        {
+            return Some(self.skeleton_read(&m.receiver, |s| quote!((#s).#method())));
+        }
+        if name == "clone"
+            || optable::static_query(&name)
+            || optable::constant_method(&name)
+            || optable::composite_method(&name)
+            || name == "item"
+            || optable::lookup(&name).is_some()
+        {
+            return None;
+        }
+        let Some(part) = self.part(&m.receiver) else {
+            return Some(None);
+        };
+        let mut args = vec![part];
+        for a in &m.args {
+            let o = match self.expr(a) {
+                Some(o) => o,
+                None => return Some(None),
+            };
+            args.push(self.call_arg(o));
+        }
+        let outs = self.emit_args(Callee::Method(method.clone()), &name, args, 1, m.span());
+        Some(Some(Operand::Var(outs[0])))
     }
 
     /// An operation of the table applied to its value inputs (`first`, the
@@ -336,6 +379,14 @@ impl Lowerer<'_> {
         self.emit_callee(Callee::Fn(path.clone()), &base, args, n, span)
     }
 
+    /// An operand as a call's argument.
+    fn call_arg(&self, o: Operand) -> CallArg {
+        match o {
+            Operand::Var(v) if self.kind(v) != Kind::Static => CallArg::Value(v),
+            o => CallArg::Static(self.tok(&o)),
+        }
+    }
+
     /// Emits a call of `callee` with `n` outputs named after `base`.
     pub(super) fn emit_callee(
         &mut self,
@@ -345,13 +396,19 @@ impl Lowerer<'_> {
         n: usize,
         span: Span,
     ) -> Vec<VarId> {
-        let args = args
-            .into_iter()
-            .map(|o| match o {
-                Operand::Var(v) if self.kind(v) != Kind::Static => CallArg::Value(v),
-                o => CallArg::Static(self.tok(&o)),
-            })
-            .collect();
+        let args = args.into_iter().map(|o| self.call_arg(o)).collect();
+        self.emit_args(callee, base, args, n, span)
+    }
+
+    /// Emits a call of `callee` on lowered arguments.
+    fn emit_args(
+        &mut self,
+        callee: Callee,
+        base: &str,
+        args: Vec<CallArg>,
+        n: usize,
+        span: Span,
+    ) -> Vec<VarId> {
         let outs: Vec<VarId> = (0..n)
             .map(|_| self.fresh(&format!("__{base}"), Kind::Value))
             .collect();

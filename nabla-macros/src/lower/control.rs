@@ -11,14 +11,41 @@ use syn::Expr;
 use syn::spanned::Spanned;
 
 impl Lowerer<'_> {
+    /// `let Some(b) = &<tree path>` (or without `&`): the name, the path
+    /// and its tree's variable.
+    fn optional_part(&self, l: &syn::ExprLet) -> Option<(String, Expr, VarId)> {
+        let syn::Pat::TupleStruct(ts) = &*l.pat else {
+            return None;
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+            return None;
+        }
+        let syn::Pat::Ident(pi) = &ts.elems[0] else {
+            return None;
+        };
+        let part = match strip(&l.expr) {
+            Expr::Reference(r) => strip(&r.expr).clone(),
+            e => e.clone(),
+        };
+        let root = self.tree_root(&part)?;
+        Some((pi.ident.to_string(), part, root))
+    }
+
     /// `if` on a static condition. Both branches are lowered into their own
     /// bodies; names they rebind and the branch value become merges.
     pub(super) fn lower_if(&mut self, ei: &syn::ExprIf, want_value: bool) -> Option<Operand> {
-        if let Expr::Let(l) = strip(&ei.cond) {
-            self.cx.error(l.span(), "`if let` is not supported in differentiable functions; match outside and call a differentiable function per case");
-            return None;
-        }
-        let cond_op = self.expr(&ei.cond)?;
+        let mut alias = None;
+        let cond_op = if let Expr::Let(l) = strip(&ei.cond) {
+            let Some((name, part, root)) = self.optional_part(l) else {
+                self.cx.error(l.span(), "`if let` in a differentiable function takes an optional part of a tree: `if let Some(b) = &self.bias { .. }`; otherwise match outside and call a differentiable function per case");
+                return None;
+            };
+            let cond = self.skeleton_read(&part, |s| quote!((#s).is_some()))?;
+            alias = Some((name, part, root));
+            cond
+        } else {
+            self.expr(&ei.cond)?
+        };
         if self.is_value(&cond_op) {
             self.cx.error(ei.cond.span(), "the condition of an `if` must be static (integers, bools, shapes); data-dependent branches are not supported yet");
             return None;
@@ -27,7 +54,18 @@ impl Lowerer<'_> {
         let before = self.scopes.clone();
         let outer = std::mem::take(&mut self.f.body);
 
-        let then_tail = self.branch_block(&ei.then_branch, want_value);
+        let then_tail = match alias {
+            Some((name, part, root)) => {
+                self.scopes.push(Scope::new());
+                self.bind(&name, root);
+                self.tree_aliases.push((name, part, root));
+                let tail = self.branch_block(&ei.then_branch, want_value);
+                self.tree_aliases.pop();
+                self.scopes.pop();
+                tail
+            }
+            None => self.branch_block(&ei.then_branch, want_value),
+        };
         let mut then_body = std::mem::take(&mut self.f.body);
         let then_scopes = std::mem::replace(&mut self.scopes, before.clone());
 

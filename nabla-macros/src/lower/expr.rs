@@ -43,6 +43,7 @@ impl Lowerer<'_> {
     pub(super) fn expr(&mut self, e: &Expr) -> Option<Operand> {
         match e {
             Expr::Lit(l) => Some(Operand::Tok(l.to_token_stream())),
+            Expr::Path(_) if self.tree_alias(e).is_some() => self.leaf(e),
             Expr::Path(p) => {
                 if let Some(id) = p.path.get_ident()
                     && let Some(v) = self.lookup(&id.to_string())
@@ -157,6 +158,13 @@ impl Lowerer<'_> {
     /// `-x` (`neg` on a value), `*x` (the value itself), `!b` (statics
     /// only).
     fn unary(&mut self, u: &syn::ExprUnary) -> Option<Operand> {
+        if matches!(u.op, UnOp::Deref(_))
+            && matches!(strip(&u.expr), Expr::Field(_) | Expr::Index(_))
+            && self.tree_root(&u.expr).is_some()
+        {
+            // `*self.eps`: a setting of a tree, static.
+            return self.skeleton_read(&u.expr, |s| quote!(::core::clone::Clone::clone(&*(#s))));
+        }
         let inner = self.expr(&u.expr)?;
         match (&u.op, self.value_var(&inner)) {
             (UnOp::Neg(_), Some(v)) => {

@@ -168,6 +168,9 @@ struct Lowerer<'cx> {
     /// `f64` parameter of `add_scalar`/`mul_scalar`. Other statics may be
     /// arrays and go through `add_const`/`mul_const` (see `expr::arith`).
     numeric: std::collections::HashSet<VarId>,
+    /// Names bound by `if let Some(b) = &self.bias`: each stands for the
+    /// contents of an optional part of a tree, innermost last.
+    tree_aliases: Vec<(String, Expr, VarId)>,
 }
 
 impl<'cx> Lowerer<'cx> {
@@ -192,6 +195,7 @@ impl<'cx> Lowerer<'cx> {
                 ret_ty,
                 krate: opts.krate.clone(),
                 user_idents: crate::ir::idents(item.to_token_stream()),
+                method: false,
             },
             scopes: vec![HashMap::new()],
             names: HashMap::new(),
@@ -200,6 +204,7 @@ impl<'cx> Lowerer<'cx> {
             next_id: 0,
             checkpoint_next: false,
             placeholders: Default::default(),
+            tree_aliases: Vec::new(),
             numeric: Default::default(),
         }
     }

@@ -19,9 +19,7 @@ impl Lowerer<'_> {
         let mut seen = Seen::default();
         for arg in &sig.inputs {
             match arg {
-                FnArg::Receiver(r) => {
-                    self.cx.error(r.span(), "methods cannot be differentiable yet; write a free function that takes the value as a parameter");
-                }
+                FnArg::Receiver(r) => self.receiver(r, &mut seen),
                 FnArg::Typed(pt) => self.param(pt, &mut seen),
             }
         }
@@ -37,6 +35,29 @@ impl Lowerer<'_> {
             ),
             _ => {}
         }
+    }
+
+    /// `&self` of a method: a tree parameter (the layer's arrays), named
+    /// `__nabla_self` in the generated variants and `self` in the body.
+    fn receiver(&mut self, r: &syn::Receiver, seen: &mut Seen) {
+        if r.reference.is_none() || r.mutability.is_some() || r.colon_token.is_some() {
+            self.cx.error(
+                r.span(),
+                "a differentiable method takes `&self` (a tree of arrays, e.g. a `#[derive(Tree)]` layer); return new values instead of taking `self` or `&mut self`",
+            );
+            return;
+        }
+        seen.array.get_or_insert(r.span());
+        let v = self.fresh("self_leaves", Kind::Tree);
+        self.bind("self", v);
+        self.f.method = true;
+        self.f.params.push(Param {
+            ident: quote::format_ident!("__nabla_self"),
+            ty: syn::parse_quote!(&Self),
+            var: Some(v),
+            by_ref: true,
+            tree: Some(syn::parse_quote!(Self)),
+        });
     }
 
     /// What a differentiable function may not be: generic, `async`,
@@ -277,7 +298,13 @@ fn classify(ty: &Type) -> TypeClass {
                 ty: ScalarTy::F32,
                 by_ref,
             },
-            Some(id) if mentions_array(inner) || !STATIC_TYPES.contains(&id) => {
+            Some(id)
+                if mentions_array(inner)
+                    || !STATIC_TYPES.contains(&id)
+                    || (id == "Vec"
+                        && first_arg(inner)
+                            .is_some_and(|a| !matches!(classify(a), TypeClass::Static))) =>
+            {
                 TypeClass::Tree { by_ref }
             }
             _ => TypeClass::Static,
@@ -290,6 +317,18 @@ fn classify(ty: &Type) -> TypeClass {
             TypeClass::Tree { by_ref }
         }
         _ => TypeClass::Static,
+    }
+}
+
+/// The first type argument of a path type (`T` of `Vec<T>`).
+fn first_arg(ty: &Type) -> Option<&Type> {
+    let Type::Path(p) = ty else { return None };
+    let syn::PathArguments::AngleBracketed(args) = &p.path.segments.last()?.arguments else {
+        return None;
+    };
+    match args.args.first()? {
+        syn::GenericArgument::Type(t) => Some(t),
+        _ => None,
     }
 }
 

@@ -141,6 +141,9 @@ impl ArrayValue for Array {
     fn dtype(&self) -> crate::DType {
         Array::dtype(self)
     }
+    fn device(&self) -> crate::Device {
+        Array::device(self)
+    }
     #[track_caller]
     fn lift(&self, a: &Array) -> Self {
         if a.grad.is_none() && a.dtype() == self.dtype() && a.device() == self.device() {

@@ -466,6 +466,9 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn dtype(&self) -> crate::DType {
         self.value.dtype()
     }
+    fn device(&self) -> crate::Device {
+        self.value.device()
+    }
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }

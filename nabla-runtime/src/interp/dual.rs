@@ -283,6 +283,9 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn dtype(&self) -> crate::DType {
         self.primal.dtype()
     }
+    fn device(&self) -> crate::Device {
+        self.primal.device()
+    }
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }

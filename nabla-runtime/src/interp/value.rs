@@ -247,6 +247,8 @@ pub trait ArrayValue: Value {
     fn lift(&self, a: &Array) -> Self;
     /// The element type of the arrays underneath.
     fn dtype(&self) -> crate::DType;
+    /// The device of the arrays underneath.
+    fn device(&self) -> crate::Device;
     /// Applies a user-defined primitive (see [`crate::custom`]).
     fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
         op: &Op,

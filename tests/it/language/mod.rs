@@ -9,6 +9,7 @@ mod data_branches;
 mod jumps;
 mod list_functions;
 mod loops;
+mod methods;
 mod smoke;
 mod static_branches;
 mod trees;
