@@ -117,7 +117,10 @@ impl Lowerer<'_> {
         {
             return Some(self.skeleton_read(&m.receiver, |s| quote!((#s).#method())));
         }
-        if name == "clone"
+        // Iteration over a list of arrays (`for w in ws.iter()`) keeps its
+        // own lowering.
+        if matches!(name.as_str(), "iter" | "into_iter")
+            || name == "clone"
             || optable::static_query(&name)
             || optable::constant_method(&name)
             || optable::composite_method(&name)
