@@ -224,6 +224,11 @@ fn main() {
         let r = measure(|| _ = black_box(g.step()), warmup, meas);
         results.insert("gpt_step".into(), r);
     }
+    if wanted("gpt_step_fn") {
+        let mut g = nn_workloads::GptStepFn::new();
+        let r = measure(|| _ = black_box(g.step()), warmup, meas);
+        results.insert("gpt_step_fn".into(), r);
+    }
     if wanted("conv2d") {
         let mut c = nn_workloads::ConvStep::new();
         let r = measure(|| c.step(), warmup, meas);

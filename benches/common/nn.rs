@@ -62,6 +62,50 @@ impl GptStep {
     }
 }
 
+/// The GPT's loss as differentiable code (`gpt_step_fn`).
+#[differentiable]
+fn gpt_loss(model: &Gpt, #[nondiff] idx: &Array, #[nondiff] targets: &Array) -> Array {
+    model.loss(idx, targets)
+}
+
+/// `gpt_step_fn`: the `gpt_step` model, optimizer and batch in the
+/// functional mode: `value_and_grad` of a `#[differentiable]` loss over the
+/// model, then `opt.update` (nothing on the tape).
+pub struct GptStepFn {
+    pub gpt: Gpt,
+    pub opt: AdamW,
+    pub state: State,
+    pub idx: Array,
+    pub targets: Array,
+}
+
+impl GptStepFn {
+    pub fn new() -> GptStepFn {
+        let GptStep {
+            mut gpt,
+            opt,
+            state,
+            idx,
+            targets,
+        } = GptStep::new();
+        gpt.for_each_leaf_mut(&mut |p| *p = p.detach());
+        GptStepFn {
+            gpt,
+            opt,
+            state,
+            idx,
+            targets,
+        }
+    }
+
+    /// Loss and gradient, one AdamW step; the loss.
+    pub fn step(&mut self) -> f64 {
+        let (loss, g): (Array, Gpt) = value_and_grad(gpt_loss)(&self.gpt, &self.idx, &self.targets);
+        self.opt.update(&mut self.gpt, &g, &mut self.state);
+        loss.item()
+    }
+}
+
 /// `conv2d`: batch 32, 3 → 32 channels, 32×32, 3×3 kernel, padding 1, f32;
 /// the layer's parameters require grad.
 pub struct ConvStep {

@@ -9,9 +9,10 @@
 # TWIN=fusion: Rosenbrock 1e6 f64 and the
 # elementwise loss on 4M f32, fused and unfused (`fuse = false`), against
 # the same JAX `jit` (the unfused rows are the A/B, with no target).
-# TWIN=nn: `gpt_step` (GPT train step with AdamW) and `conv2d` (forward +
-# backward) against PyTorch eager (torch_nn_twin.py); TWIN=nn_jax:
-# `gpt_step` against a pure-JAX `jit` twin (jax_nn_twin.py). Both sides use all cores, in the same
+# TWIN=nn: `gpt_step` (GPT train step with AdamW, on the tape),
+# `gpt_step_fn` (the same step from differentiable code) and `conv2d`
+# (forward + backward) against PyTorch eager (torch_nn_twin.py);
+# TWIN=nn_jax: both GPT steps against a pure-JAX `jit` twin (jax_nn_twin.py). Both sides use all cores, in the same
 # run; prints medians and ratios (nabla / twin). Never run in CI.
 #
 # Shared machines are noisy, so each workload is timed in Nabla and then at
@@ -39,8 +40,8 @@ twin="${TWIN:-torch}"
 case "$twin" in
     torch) workloads=(gemm eltwise_add eltwise_tanh mlp_step); script="$here/torch_twin.py" ;;
     jax) workloads=(seed_hessian rosen_hessian per_example mlp_fn); script="$here/jax_compose_twin.py" ;;
-    nn) workloads=(gpt_step conv2d); script="$here/torch_nn_twin.py" ;;
-    nn_jax) workloads=(gpt_step); script="$here/jax_nn_twin.py" ;;
+    nn) workloads=(gpt_step gpt_step_fn conv2d); script="$here/torch_nn_twin.py" ;;
+    nn_jax) workloads=(gpt_step gpt_step_fn); script="$here/jax_nn_twin.py" ;;
     fusion) workloads=(rosen_grad rosen_grad_unfused rosen_fwd rosen_jvp rosen_jvp_unfused eltwise_loss eltwise_loss_unfused); script="$here/jax_compose_twin.py" ;;
     *) echo "TWIN must be torch, jax, fusion, nn or nn_jax, not '$twin'" >&2; exit 2 ;;
 esac
@@ -89,8 +90,8 @@ targets = {
     "torch": {"gemm": 1.25, "eltwise_add": 1.5, "eltwise_tanh": 1.5, "mlp_step": 1.2},
     "jax": {"seed_hessian": ("abs", 0.002), "rosen_hessian": 1.0, "per_example": 1.0,
             "mlp_fn": 0.9},
-    "nn": {"gpt_step": 1.0, "conv2d": 1.2},
-    "nn_jax": {"gpt_step": 1.2},
+    "nn": {"gpt_step": 1.0, "gpt_step_fn": 1.0, "conv2d": 1.2},
+    "nn_jax": {"gpt_step": 1.2, "gpt_step_fn": 1.2},
     "fusion": {"rosen_grad": 1.5, "rosen_grad_unfused": 1e9, "rosen_fwd": 1.0,
                "rosen_jvp": 1e9, "rosen_jvp_unfused": 1e9,
                "eltwise_loss": 1.2, "eltwise_loss_unfused": 1e9},

@@ -73,7 +73,11 @@ def main():
     torch.set_num_threads(os.cpu_count())
     warmup, meas, wanted = settings()
     results = {}
-    if wanted("gpt_step"):
+    # `gpt_step_fn` is Nabla's functional mode of the same step; PyTorch's
+    # twin is its one (eager) step.
+    for name in ["gpt_step", "gpt_step_fn"]:
+        if not wanted(name):
+            continue
         torch.manual_seed(0)
         gpt = Gpt()
         opt = torch.optim.AdamW(gpt.parameters(), lr=3e-4, weight_decay=0.01)
@@ -88,7 +92,7 @@ def main():
             opt.zero_grad(set_to_none=True)
             return loss.item()
 
-        results["gpt_step"] = measure(step, warmup, meas)
+        results[name] = measure(step, warmup, meas)
     if wanted("conv2d"):
         torch.manual_seed(2)
         conv = nn.Conv2d(3, 32, 3, padding=1)

@@ -181,6 +181,10 @@ pub trait Float:
     fn ln_1p_v(self) -> Self {
         self.ln_1p()
     }
+    /// The error function, vectorisable where the type allows.
+    fn erf_v(self) -> Self {
+        self.erf()
+    }
     /// Logistic sigmoid, vectorisable where the type allows.
     fn sigmoid_v(self) -> Self {
         if self >= Self::ZERO {
@@ -222,6 +226,10 @@ macro_rules! impl_float {
             #[inline(always)]
             fn ln_1p_v(self) -> Self {
                 crate::fastmath::ln_1p_f32(self)
+            }
+            #[inline(always)]
+            fn erf_v(self) -> Self {
+                crate::fastmath::erf_f32(self)
             }
         );
     };

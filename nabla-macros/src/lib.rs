@@ -46,11 +46,17 @@ use proc_macro::TokenStream;
 /// Parameters are arrays (`Array`/`&Array`), floats (`f32`/`f64`, for
 /// functions of floats only), trees (`#[derive(Tree)]` structs, `Vec`s,
 /// slices and tuples of arrays) or statics (integers, bools, `#[nondiff]`
-/// parameters, anything else that is not differentiated). The body may use
+/// parameters, anything else that is not differentiated). A method
+/// `fn m(&self, ..)` in an inherent `impl` of a `#[derive(Tree)]` type is
+/// differentiable too (`self` is a tree), and differentiable code calls it
+/// on a tree or a part of one: `model.forward(&x)`,
+/// `self.blocks[i].forward(&h)`. The body may use
 /// `let`, `let mut` and reassignment, arithmetic, the ops as methods or
 /// `nabla::` functions, calls of other differentiable functions, `if` and
 /// `match` (on static or data-derived conditions), `for` and `while` loops,
-/// `break`, `continue` and early `return`; anything else is a compile error
+/// `break`, `continue` and early `return`, `if let Some(b) = &self.bias` on
+/// an optional part of a tree, `*self.eps` to read a `Setting`; anything
+/// else is a compile error
 /// that says what to write instead. `#[differentiable(crate = path)]`
 /// names the crate the generated code refers to (default `::nabla`).
 ///

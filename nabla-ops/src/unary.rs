@@ -147,7 +147,7 @@ macro_rules! unary_ops {
             /// Error function.
             erf Erf() {
                 method: erf, func: erf,
-                kernel: |v| v.erf(),
+                kernel: |v| v.erf_v(),
                 cuda: "erf(v)",
                 rule: (|x, y| x.square().neg().exp(), scale core::f64::consts::FRAC_2_SQRT_PI),
                 reads: x,

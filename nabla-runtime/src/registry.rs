@@ -280,7 +280,7 @@ macro_rules! unary_modules {
             const SCALE: f64 = $crate::registry::unary_modules!(@scale $($c)?);
             /// dy/dx without [`SCALE`].
             #[allow(unused_variables)]
-            #[inline]
+            #[inline(always)]
             fn unscaled<V: Value>($x: &V, $y: &V $(, $p: $pt)*) -> V {
                 $d
             }
@@ -309,7 +309,9 @@ macro_rules! unary_modules {
         #[doc = $crate::registry::rule_example!(chain $name $method $eg)]
         pub struct Chain;
         impl $crate::ElementwiseRule for Chain {
-            #[inline]
+            // Always inlined: a fused pass compiled for wider vectors
+            // (`fused::pass::dispatch!`) evaluates it on blocks of lanes.
+            #[inline(always)]
             fn eval<V: Value>(x: &V, y: &V, t: &V) -> V {
                 let d = unscaled(x, y);
                 if SCALE == 1.0 { t.mul(&d) } else { t.mul_scaled(&d, SCALE) }

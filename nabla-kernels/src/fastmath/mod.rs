@@ -15,11 +15,14 @@
 //! | `exp.rs` | [`exp_f32`], [`tanh_f32`], [`sigmoid_f32`], [`exp_for_f32`] |
 //! | `trig.rs` | [`sin_f32`], [`cos_f32`] |
 //! | `log.rs` | [`ln_f32`], [`ln_1p_f32`] |
+//! | `erf.rs` | [`erf_f32`] |
 
+mod erf;
 mod exp;
 mod log;
 mod trig;
 
+pub use erf::erf_f32;
 pub use exp::{exp_f32, exp_for_f32, sigmoid_f32, tanh_f32};
 pub use log::{ln_1p_f32, ln_f32};
 pub use trig::{cos_f32, sin_f32};

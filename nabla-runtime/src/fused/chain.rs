@@ -115,7 +115,7 @@ fn contiguous<T: Kernel>(a: &Array) -> Option<Cow<'_, [T]>> {
 }
 
 /// `t = R::eval(x, y, t)` over a block, [`LANES`] at a time.
-fn apply<R: ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
+pub(crate) fn apply<R: ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
     dispatch!(apply_body::<R, T>(x, y, t))
 }
 

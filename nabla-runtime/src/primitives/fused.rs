@@ -29,6 +29,16 @@ pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array
         return R::eval(a, b, c);
     }
     let data = match (&*a.data, &*b.data, &*c.data) {
+        (Data::F32(x), Data::F32(y), Data::F32(z))
+            if let Some(out) = in_lanes::<R, f32>(x.view(), y.view(), z.view()) =>
+        {
+            Data::F32(out.into())
+        }
+        (Data::F64(x), Data::F64(y), Data::F64(z))
+            if let Some(out) = in_lanes::<R, f64>(x.view(), y.view(), z.view()) =>
+        {
+            Data::F64(out.into())
+        }
         (Data::F32(x), Data::F32(y), Data::F32(z)) => {
             Data::F32(zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into())
         }
@@ -38,6 +48,32 @@ pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array
         _ => return R::eval(a, b, c),
     };
     Array::from_data(data)
+}
+
+/// `R::eval` over three arrays of one shape, each contiguous, a block of
+/// `fused::LANES` elements at a time (the vectorisable forms of `exp`,
+/// `tanh`, `erf`, ..: `fused::chain::apply`), in parallel chunks above the
+/// kernels' threshold; `None` for other layouts.
+fn in_lanes<R: ElementwiseRule, T: crate::fused::Kernel>(
+    x: ndarray::ArrayViewD<'_, T>,
+    y: ndarray::ArrayViewD<'_, T>,
+    z: ndarray::ArrayViewD<'_, T>,
+) -> Option<ndarray::ArrayD<T>> {
+    if x.shape() != y.shape() || y.shape() != z.shape() {
+        return None;
+    }
+    let (xs, ys, zs) = (x.to_slice()?, y.to_slice()?, z.to_slice()?);
+    let mut out = zs.to_vec();
+    const CHUNK: usize = 1 << 14;
+    if out.len() >= nabla_kernels::PARALLEL_THRESHOLD {
+        nabla_kernels::parallel::chunks_mut(&mut out, CHUNK, |i, t| {
+            let r = i * CHUNK..i * CHUNK + t.len();
+            crate::fused::chain::apply::<R, T>(&xs[r.clone()], &ys[r], t)
+        });
+    } else {
+        crate::fused::chain::apply::<R, T>(xs, ys, &mut out);
+    }
+    ndarray::ArrayD::from_shape_vec(x.raw_dim(), out).ok()
 }
 
 /// Whether the fused kernel applies: one float dtype, all on the CPU,
