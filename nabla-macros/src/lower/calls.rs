@@ -117,10 +117,12 @@ impl Lowerer<'_> {
         {
             return Some(self.skeleton_read(&m.receiver, |s| quote!((#s).#method())));
         }
-        // Iteration over a list of arrays (`for w in ws.iter()`) keeps its
-        // own lowering.
-        if matches!(name.as_str(), "iter" | "into_iter")
-            || name == "clone"
+        // A list's own methods (`for w in ws.iter()`, `ws.to_vec()`) keep
+        // their lowering.
+        if matches!(
+            name.as_str(),
+            "iter" | "into_iter" | "to_vec" | "to_owned" | "first" | "last" | "get" | "as_slice"
+        ) || name == "clone"
             || optable::static_query(&name)
             || optable::constant_method(&name)
             || optable::composite_method(&name)
