@@ -94,9 +94,7 @@ fn expand_differentiable(
     let Some(mut ir) = lower::lower(&item, &opts, &mut cx) else {
         return codegen::with_errors(&item, cx);
     };
-    // A method's variants live in its `impl`, where a fused region's
-    // items cannot: methods run their elementwise operations one by one.
-    let regions = if opts.fuse && !ir.method {
+    let regions = if opts.fuse {
         fusion::fuse(&mut ir)
     } else {
         Vec::new()

@@ -58,7 +58,7 @@ pub fn expand(
 ) -> TokenStream {
     let s = sig(f);
     if f.method {
-        return method_items(f, analysis, item, &s);
+        return method_items(f, analysis, item, &s, regions);
     }
     let fused = fused::items(regions);
     let primal = variants::primal_fn(f, item);
@@ -89,17 +89,42 @@ pub fn expand(
 /// What a `#[differentiable]` method expands to, inside its `impl`: the
 /// method as written (what direct calls and the tape run), and hidden
 /// methods `__nabla_<m>_forward` and `__nabla_<m>_vjp` (with
-/// `_vjp_masked`) that differentiable code calling `part.m(..)` runs.
-fn method_items(f: &Function, analysis: &Analysis, item: &ItemFn, s: &sig::Sig) -> TokenStream {
+/// `_vjp_masked`) that differentiable code calling `part.m(..)` runs. An
+/// `impl` holds no structs, so the fused regions' items are local items
+/// of the hidden methods that call them.
+fn method_items(
+    f: &Function,
+    analysis: &Analysis,
+    item: &ItemFn,
+    s: &sig::Sig,
+    regions: &[crate::fusion::Region],
+) -> TokenStream {
     let mut primal = variants::as_written(item);
     primal.vis = f.vis.clone();
     let forward = variants::forward_fn(f, s);
     let vjp = vjp::vjp_fn(f, &analysis.active, s);
-    quote! {
-        #primal
-        #forward
-        #vjp
+    let hidden = quote!(#forward #vjp);
+    if regions.is_empty() {
+        return quote!(#primal #hidden);
     }
+    let fused = fused::items(regions);
+    let (Ok(mut file), Ok(local)) = (
+        syn::parse2::<syn::File>(hidden.clone()),
+        syn::parse2::<syn::File>(fused),
+    ) else {
+        return quote!(#primal #hidden);
+    };
+    let masked = names::item(f, "vjp_masked").to_string();
+    let fwd = names::item(f, "forward").to_string();
+    for it in &mut file.items {
+        if let syn::Item::Fn(func) = it
+            && (func.sig.ident == masked || func.sig.ident == fwd)
+        {
+            let stmts = local.items.iter().cloned().map(syn::Stmt::Item);
+            func.block.stmts.splice(0..0, stmts);
+        }
+    }
+    quote!(#primal #file)
 }
 
 /// Whether direct calls of `f` go through its forward program: a function

@@ -65,6 +65,55 @@ fn mixed(net: &Net, x: &Array) -> Array {
     (net.layers[1].forward(x).sin() * &net.layers[0].w.sum()).sum()
 }
 
+/// A gate whose elementwise chain is a fused region: the region's items
+/// are local items of the method's hidden variants.
+#[derive(Clone, Debug, Tree)]
+struct Gate {
+    g: Array,
+}
+
+impl Gate {
+    #[differentiable]
+    fn forward(&self, x: &Array) -> Array {
+        ((x * &self.g).tanh() + 1.0) * 0.5 * x
+    }
+}
+
+#[differentiable]
+fn gated(gate: &Gate, x: &Array) -> Array {
+    gate.forward(&gate.forward(x)).sum()
+}
+
+#[test]
+fn fused_regions_inside_methods() {
+    let gate = Gate {
+        g: Key::new(8).normal(&[3], DType::F64),
+    };
+    let x = Key::new(9).normal(&[5, 3], DType::F64);
+    let g: Gate = grad(gated)(&gate, &x);
+    let mut t = gate.clone();
+    t.g = t.g.requires_grad();
+    t.forward(&t.forward(&x)).sum().backward();
+    let e = 1e-6;
+    for i in 0..3 {
+        let at = |d: f64| {
+            let mut v = gate.g.to_vec::<f64>();
+            v[i] += d;
+            gated(
+                &Gate {
+                    g: Array::from_vec(v, &[3]),
+                },
+                &x,
+            )
+            .item()
+        };
+        let fd = (at(e) - at(-e)) / (2.0 * e);
+        let (a, b) = (g.g.to_vec::<f64>()[i], t.g.grad().to_vec::<f64>()[i]);
+        assert!((a - b).abs() < 1e-12, "g[{i}]: {a} vs tape {b}");
+        assert!((a - fd).abs() < 1e-7, "g[{i}]: {a} vs fd {fd}");
+    }
+}
+
 fn dense(key: Key, bias: bool, gain: f64) -> Dense {
     let [kw, kb] = key.split2();
     Dense {
