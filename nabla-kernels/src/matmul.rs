@@ -67,13 +67,19 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
         let o_ptr = o.as_mut_ptr() as *mut T;
         let (sa, sb) = (ai.strides(), bi.strides());
         let (a_ptr, b_ptr) = (ai.as_ptr(), bi.as_ptr());
-        if par > 1 && work < SPLIT_BELOW && rayon::current_thread_index().is_none() {
-            // A mid-sized product called from outside the pool: independent
-            // row (or column) blocks on the caller and idle pool threads
-            // instead of handing the whole GEMM to the pool and sleeping.
+        if par > 1 && rayon::current_thread_index().is_none() {
+            // A product called from outside the pool: one row (or column)
+            // block per thread, run by the caller and idle pool threads
+            // (`parallel::for_each`) instead of handing the GEMM to the
+            // crate's own threading and sleeping. That threading forks and
+            // joins once per packed depth block; between the short kernels
+            // of a training step the pool's threads are often asleep by
+            // then, and a GPT step's GEMMs ran at one thread's speed. Each
+            // block packs its own copy of `b`, which costs the 1024³ GEMM
+            // nothing measurable (docs/performance.md).
             let by_rows = m >= 32 || n < 64;
             let len = if by_rows { m } else { n };
-            let step = len.div_ceil(2 * threads).next_multiple_of(16);
+            let step = len.div_ceil(threads).next_multiple_of(16);
             let (o_addr, a_addr, b_addr) = (o_ptr as usize, a_ptr as usize, b_ptr as usize);
             parallel::for_each(len.div_ceil(step), |p| {
                 let lo = p * step;
@@ -103,11 +109,6 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     // SAFETY: every batch entry's m×n block was written by the GEMM.
     unsafe { out.assume_init() }
 }
-
-/// Products of at most this many multiply-adds, called from outside rayon's
-/// pool, are split into row blocks run by `parallel::for_each`; larger ones
-/// use the GEMM crate's own threading (shared packing is worth the hand-off).
-const SPLIT_BELOW: usize = 1 << 24;
 
 /// The `k = 1` case: every product is an outer product,
 /// `out[b, i, j] = a[b, i, 0] · b[b, 0, j]`, written as row-scaling loops.
@@ -249,11 +250,16 @@ mod tests {
     }
 
     #[test]
-    fn mid_sized_products_split_into_blocks_match_ndarray() {
-        // From the test thread (outside the pool) products between 2^18 and
-        // 2^24 multiply-adds run as row blocks (m ≥ 32) or column blocks;
-        // `b` is also given transposed (strided).
-        for (m, k, n) in [(200, 300, 150), (16, 2000, 200), (37, 100, 90)] {
+    fn products_split_into_blocks_match_ndarray() {
+        // From the test thread (outside the pool) products of 2^18 or more
+        // multiply-adds run as row blocks (m ≥ 32) or column blocks, one
+        // per thread; `b` is given transposed (strided).
+        for (m, k, n) in [
+            (200, 300, 150),
+            (16, 2000, 200),
+            (37, 100, 90),
+            (300, 700, 260),
+        ] {
             let a = ndarray::Array::from_shape_fn((1, m, k), |(_, i, l)| {
                 ((i * 3 + l * 7) % 13) as f64 - 6.0
             });
