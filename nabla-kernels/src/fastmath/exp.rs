@@ -73,16 +73,16 @@ pub fn tanh_f32(x: f32) -> f32 {
     let p = P[0] + s * (P[1] + s * (P[2] + s * (P[3] + s * (P[4] + s * (P[5] + s * P[6])))));
     let small = a + a * s * p;
     // e^{2a} for 2a ≤ 20 (beyond a = 9.01 the f32 result is 1 anyway).
-    let e = exp_f32_on_0_20(if a < 10.0 { 2.0 * a } else { 20.0 });
+    let e = exp_f32_within_20(if a < 10.0 { 2.0 * a } else { 20.0 });
     let big = 1.0 - 2.0 / (e + 1.0);
     let t = if a < 1.0 { small } else { big };
     let y = f32::from_bits(t.to_bits() | (x.to_bits() & 0x8000_0000));
     if x.is_nan() { x } else { y }
 }
 
-/// `e^z` in `f32` arithmetic for `z` in `[0, 20]`, within about an ulp.
+/// `e^z` in `f32` arithmetic for `z` in `[-20, 20]`, within about an ulp.
 #[inline(always)]
-fn exp_f32_on_0_20(z: f32) -> f32 {
+pub(super) fn exp_f32_within_20(z: f32) -> f32 {
     /// `(e^r − 1 − r) / r²` on `|r| ≤ ln2/2`, in powers of `r`.
     const Q: [f32; 5] = [
         5.0e-1,
