@@ -224,7 +224,9 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     args: [&V; B],
     inputs: [Input; N],
 ) -> (V, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
-    let ops = arrays(&args).and_then(|a| Some((a, pass::operands(&a, &inputs)?)));
+    let ops = arrays(&args)
+        .and_then(|a| Some((a, pass::operands(&a, &inputs)?)))
+        .filter(|(_, ops)| !pass::spreads_rows(ops));
     let (y, pb) = match ops {
         Some((a, ops)) if R::REDUCE && R::RESULT => {
             match pass::value_and_vjp::<R, N, B>(&ops, &a, &inputs) {

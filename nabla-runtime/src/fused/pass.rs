@@ -65,6 +65,28 @@ pub(super) fn broadcast(ops: &[Array]) -> Option<Shape> {
     Some(shape)
 }
 
+/// Whether an operand holds one value per row spread along the rows (a
+/// row's mean, maximum or sum kept with `keepdim`: last axis 1 under a
+/// longer last axis) and has more than one element. The passes read such
+/// an operand from a full-size broadcast copy and write its cotangent at
+/// full size before reducing it, which makes the VJP of layer norm's and
+/// softmax's regions about twice as slow as their ops one by one, whose
+/// kernels read the operand by strides (docs/performance.md). Those
+/// regions take the op-by-op VJP. (A weight row repeated over a batch is
+/// cheaper to copy and stays fused.)
+pub(super) fn spreads_rows(ops: &[Array]) -> bool {
+    let Some(shape) = broadcast(ops) else {
+        return false;
+    };
+    let Some(&last) = shape.last() else {
+        return false;
+    };
+    ops.iter().any(|x| {
+        let m: usize = x.shape().iter().product();
+        m > 1 && last > 1 && x.shape().last() == Some(&1)
+    })
+}
+
 /// The fused forward pass: the region's result, or its sum when it ends
 /// in one.
 pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Option<Array> {
