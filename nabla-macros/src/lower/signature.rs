@@ -290,6 +290,19 @@ fn classify(ty: &Type) -> TypeClass {
     match inner {
         Type::Path(_) => match last_ident(inner).as_deref() {
             Some("Array") => TypeClass::Array { by_ref },
+            // `Option<f64>`, `Option<usize>`, ..: a static setting. Only an
+            // optional array or tree (`Option<Array>`, `Option<Linear>`) is
+            // a tree of arrays.
+            Some("Option")
+                if first_arg(inner).is_some_and(|a| {
+                    !matches!(
+                        classify(a),
+                        TypeClass::Array { .. } | TypeClass::Tree { .. }
+                    )
+                }) =>
+            {
+                TypeClass::Static
+            }
             Some("f64") => TypeClass::Float {
                 ty: ScalarTy::F64,
                 by_ref,

@@ -118,3 +118,28 @@ fn match_on_an_enum_argument_and_on_data() {
         }
     }
 }
+
+/// An `Option` of a number is a static setting, not a tree (only
+/// `Option<Array>` and options of trees are differentiable arguments).
+#[differentiable]
+fn clipped(x: &Array, limit: Option<f64>, power: Option<i32>) -> Array {
+    let y = x.powi(power.unwrap_or(2));
+    if limit.is_some() {
+        let l = limit.unwrap_or(0.0);
+        y.clip(-l, l).sum()
+    } else {
+        y.sum()
+    }
+}
+
+#[test]
+fn optional_numbers_are_static_arguments() {
+    let x = Array::from_vec(vec![0.5f64, -1.5, 3.0], &[3]);
+    // No limit, power 2: d/dx Σx² = 2x.
+    let g = nabla::grad(clipped)(&x, None, None);
+    assert_close(&g, &(&x * 2.0), 1e-12, "2x");
+    // Power 3 with the limit 4: x³ = 27 is clipped (zero gradient), the rest 3x².
+    let g = nabla::grad(clipped)(&x, Some(4.0), Some(3));
+    let want = Array::from_vec(vec![0.75f64, 6.75, 0.0], &[3]);
+    assert_close(&g, &want, 1e-12, "3x² where unclipped");
+}
