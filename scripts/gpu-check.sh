@@ -44,6 +44,7 @@ for line in sys.stdin:
 '
   strip "$DIR"/cuda_tests "$DIR"/kernel_tests "$DIR"/gpu_mlp "$DIR"/gpu_bench
   cp tests/fixtures/*.json "$DIR/fixtures/"
+  cp -r tests/fixtures/torch "$DIR/fixtures/"
   ls -la "$DIR"
   du -sh "$DIR"
 }
@@ -99,6 +100,9 @@ run() {
     echo "PyTorch CUDA twin failed (is torch with CUDA installed?)"
     status=1
   fi
+  echo "== A/B: the same workloads with GPU regions op by op (NABLA_GPU_FUSION=0)"
+  NABLA_GPU_FUSION=0 CRITERION_HOME="$PWD/$DIR/criterion-unfused" "$DIR/gpu_bench" --bench \
+    'gpu_chain8|gpu_mlp_step/fn|gpu_gpt_step/fn' 2>&1 | grep -E 'time:|^gpu' || status=1
   echo "== gpu-check status: $status"
   return $status
 }

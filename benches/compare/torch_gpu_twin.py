@@ -7,10 +7,13 @@ Run on the GPU machine (PyTorch with CUDA installed there):
     python3 benches/compare/torch_gpu_twin.py
 """
 import json
+import math
 import statistics
 import time
 
 import torch
+import torch.nn as nn
+import torch.nn.functional as F
 
 dev = torch.device("cuda")
 
@@ -55,12 +58,136 @@ def mlp_step(batch):
     return median_time(step, 50)
 
 
+def chain8(x):
+    return torch.log(torch.tanh(torch.sin(x * 2.0) + x) * 0.5 + 1.0) * x
+
+
+def chain8_grad(x):
+    x = x.detach().requires_grad_()
+    chain8(x).sum().backward()
+    return x.grad
+
+
+VOCAB, CONTEXT, LAYERS, HEADS, EMBD, BATCH = 96, 256, 8, 8, 512, 32
+
+
+class Attn(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.qkv = nn.Linear(EMBD, 3 * EMBD)
+        self.proj = nn.Linear(EMBD, EMBD)
+        mask = torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool))
+        self.register_buffer("mask", mask)
+
+    def forward(self, x):
+        b, t, c = x.shape
+        q, k, v = self.qkv(x).split(c, dim=2)
+        shape = (b, t, HEADS, c // HEADS)
+        q, k, v = (z.view(shape).transpose(1, 2) for z in (q, k, v))
+        att = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
+        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
+        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(EMBD)
+        self.attn = Attn()
+        self.ln2 = nn.LayerNorm(EMBD)
+        self.fc = nn.Linear(EMBD, 4 * EMBD)
+        self.proj = nn.Linear(4 * EMBD, EMBD)
+
+    def forward(self, x):
+        x = x + self.attn(self.ln1(x))
+        return x + self.proj(F.gelu(self.fc(self.ln2(x))))
+
+
+class Gpt(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.wte = nn.Embedding(VOCAB, EMBD)
+        self.wpe = nn.Embedding(CONTEXT, EMBD)
+        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
+        self.ln_f = nn.LayerNorm(EMBD)
+        self.lm_head = nn.Linear(EMBD, VOCAB, bias=False)
+
+    def forward(self, idx):
+        t = idx.shape[1]
+        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
+        for b in self.blocks:
+            x = b(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def gpt_step():
+    """The GPT step of benches/gpu.rs in eager PyTorch: forward,
+    backward(), AdamW (lr 3e-4, weight decay 0.01; the default foreach
+    implementation), zero_grad; the loss read back (as nabla's bench does)."""
+    torch.manual_seed(0)
+    gpt = Gpt().to(dev)
+    opt = torch.optim.AdamW(gpt.parameters(), lr=3e-4, weight_decay=0.01)
+    idx = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
+    targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
+
+    def step():
+        logits = gpt(idx)
+        loss = F.cross_entropy(logits.view(-1, VOCAB), targets.view(-1))
+        loss.backward()
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        return loss.item()
+
+    return median_time(step, 20)
+
+
+def gpt_parts():
+    """The pieces of benches/gpu.rs's `gpu_parts` group."""
+    out = {}
+    rows = BATCH * CONTEXT
+    wide = torch.randn(rows, 4 * EMBD, device=dev)
+    out["gpu_parts/sum0_8192x2048"] = median_time(lambda: wide.sum(0), 20)
+    scores = torch.randn(BATCH, HEADS, CONTEXT, CONTEXT, device=dev)
+    out["gpu_parts/softmax_32x8x256x256"] = median_time(lambda: scores.softmax(-1), 20)
+    x = torch.randn(BATCH, CONTEXT, EMBD, device=dev)
+    ln = nn.LayerNorm(EMBD).to(dev)
+    out["gpu_parts/layernorm_32x256x512"] = median_time(lambda: ln(x), 20)
+    lin = nn.Linear(EMBD, 3 * EMBD).to(dev)
+    out["gpu_parts/linear_8192x512_to_1536"] = median_time(lambda: lin(x), 20)
+    q = torch.randn(BATCH, HEADS, CONTEXT, EMBD // HEADS, device=dev)
+    out["gpu_parts/attn_scores_32x8x256x64"] = median_time(lambda: q @ q.transpose(-2, -1), 20)
+    torch.manual_seed(0)
+    gpt = Gpt().to(dev)
+    idx = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
+    targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
+
+    def loss():
+        return F.cross_entropy(gpt(idx).view(-1, VOCAB), targets.view(-1))
+
+    out["gpu_parts/gpt_forward"] = median_time(lambda: loss().item(), 10)
+
+    def fwd_bwd():
+        l = loss()
+        l.backward()
+        gpt.zero_grad(set_to_none=True)
+        return l.item()
+
+    out["gpu_parts/gpt_forward_backward"] = median_time(fwd_bwd, 10)
+    loss().backward()
+    opt = torch.optim.AdamW(gpt.parameters(), lr=3e-4, weight_decay=0.01)
+    out["gpu_parts/adamw_step"] = median_time(opt.step, 10)
+    return out
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False  # full f32, like cuBLAS SGEMM in nabla
     out = {
         "gpu_mlp_step/b256": mlp_step(256),
         "gpu_mlp_step/b4096": mlp_step(4096),
     }
+    # nabla's functional step (value_and_grad of #[differentiable] code)
+    # has the same eager twin.
+    out["gpu_mlp_step/fn_b256"] = out["gpu_mlp_step/b256"]
     n = 8192
     a = torch.randn(n, n, device=dev)
     b = torch.randn(n, n, device=dev)
@@ -72,8 +199,15 @@ def main():
     out["gpu_eltwise/add_f32_64m"] = median_time(lambda: a + b, 30)
     out["gpu_eltwise/tanh_f32_64m"] = median_time(lambda: torch.tanh(a), 30)
     out["gpu_eltwise/sum_f32_64m"] = median_time(lambda: a.sum(), 30)
+    out["gpu_chain8/fwd_f32_64m"] = median_time(lambda: chain8(a), 30)
+    out["gpu_chain8/grad_f32_64m"] = median_time(lambda: chain8_grad(a), 30)
     c = torch.empty_like(a)
     out["copy_f32_64m"] = median_time(lambda: c.copy_(a), 30)
+    del a, b, c
+    t = gpt_step()
+    out["gpu_gpt_step/tape"] = t
+    out["gpu_gpt_step/fn"] = t
+    out.update(gpt_parts())
     out["device"] = torch.cuda.get_device_name(0)
     out["torch"] = torch.__version__
     out["cuda"] = torch.version.cuda

@@ -268,7 +268,7 @@ impl MultiHeadAttention {
             .permute(&[0, 2, 1, 3]);
         let scores = q.matmul(&k.permute(&[0, 1, 3, 2])) * (1.0 / (d as f64).sqrt());
         let att = if *self.causal {
-            (scores + causal_mask(t, x.dtype())).softmax(-1)
+            (scores + causal_mask(t, x.dtype(), x.device())).softmax(-1)
         } else {
             scores.softmax(-1)
         };
@@ -293,8 +293,9 @@ fn attention_dims(op: &str, shape: impl AsRef<[usize]>, heads: usize) -> [usize;
     [b, t, c, heads, c / heads]
 }
 
-/// `[t, t]`: 0 where a row may attend (column ≤ row), `−∞` elsewhere.
-fn causal_mask(t: usize, dtype: DType) -> Array {
+/// `[t, t]` on `device`: 0 where a row may attend (column ≤ row), `−∞`
+/// elsewhere.
+fn causal_mask(t: usize, dtype: DType, device: crate::Device) -> Array {
     let v: Vec<f64> = (0..t * t)
         .map(|i| {
             if i % t <= i / t {
@@ -304,7 +305,7 @@ fn causal_mask(t: usize, dtype: DType) -> Array {
             }
         })
         .collect();
-    Array::from_vec(v, &[t, t]).cast(dtype)
+    Array::from_vec(v, &[t, t]).cast(dtype).to_device(device)
 }
 
 /// The transformer's feed-forward part: `fc` (`C → 4C`), exact (erf) GELU,

@@ -338,6 +338,24 @@ fn big_reductions_and_gemms_agree_with_the_cpu() {
             &format!("max {axes:?}"),
         );
     }
+    // Many outputs over long leading axes (a bias gradient's shape): the
+    // columns are split into chunks, each chunk's partial reduced again.
+    let wide = nabla::randn(&[2, 1500, 1100], DType::F64);
+    let wg = wide.to_device(dev);
+    for axes in [vec![0isize, 1], vec![1]] {
+        assert_close(
+            &wg.sum_axes(&axes, false),
+            &wide.sum_axes(&axes, false),
+            1e-9,
+            &format!("chunked sum {axes:?}"),
+        );
+        assert_close(
+            &wg.min_axes(&axes, false),
+            &wide.min_axes(&axes, false),
+            0.0,
+            &format!("chunked min {axes:?}"),
+        );
+    }
     assert_eq!(xg.argmax(1).to_vec::<i64>(), x.argmax(1).to_vec::<i64>());
     let w = nabla::randn(&[1000, 70], DType::F64);
     let wg = w.to_device(dev);

@@ -2,9 +2,12 @@
 //! the `--features cuda` pass of CI and `scripts/gpu-check.sh` build only
 //! these (not the whole `tests/it` binary a second time).
 //!
+//! - [`fused`]: fused regions as generated CUDA kernels, against the CPU;
 //! - [`gpu`]: every fixture case on the device, the imperative seed
 //!   example, CPU/GPU agreement of generated programs and composed
 //!   transforms; without a GPU, the probing and error paths;
+//! - [`registry_nn`]: the op registry's newer ops (`jax_reference_more`)
+//!   and PyTorch's tiny GPT on the device;
 //! - `custom_kernel` (feature `cuda`): a user's CUDA kernel compiled with
 //!   NVRTC (and run, with a GPU).
 //!
@@ -15,4 +18,6 @@
 mod common;
 #[cfg(feature = "cuda")]
 mod custom_kernel;
+mod fused;
 mod gpu;
+mod registry_nn;

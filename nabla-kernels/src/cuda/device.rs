@@ -8,9 +8,19 @@ use std::ffi::{CStr, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The CUDA C source of every kernel (compiled once per device):
-/// `kernels.cu` with the op registry's elementwise cases spliced in.
-pub static KERNEL_SOURCE: std::sync::LazyLock<String> =
-    std::sync::LazyLock::new(|| crate::ops::cuda_source(include_str!("kernels.cu")));
+/// `prelude.cu` and `kernels.cu` with the op registry's elementwise cases
+/// spliced in.
+pub static KERNEL_SOURCE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
+    crate::ops::cuda_source(concat!(
+        include_str!("prelude.cu"),
+        include_str!("kernels.cu")
+    ))
+});
+
+/// The prelude alone (layouts and the registry's ops), which the kernels
+/// of fused regions (fused.rs) are compiled after.
+pub(crate) static PRELUDE_SOURCE: std::sync::LazyLock<String> =
+    std::sync::LazyLock::new(|| crate::ops::cuda_source(include_str!("prelude.cu")));
 
 /// Why the GPU could not be used.
 ///
@@ -77,6 +87,9 @@ pub struct Gpu {
     functions: Mutex<HashMap<String, CudaFunction>>,
     /// User kernels (custom ops), compiled once per source text.
     user_modules: Mutex<HashMap<String, Arc<CudaModule>>>,
+    /// Kernels of fused regions, by body, element type (f64?) and kind
+    /// (sum?).
+    pub(crate) fused: Mutex<HashMap<(u64, bool, bool), CudaFunction>>,
     blas: OnceLock<Result<Mutex<CudaBlas>, GpuError>>,
     sms: OnceLock<usize>,
 }
@@ -129,6 +142,7 @@ impl Gpu {
             module: OnceLock::new(),
             functions: Mutex::new(HashMap::new()),
             user_modules: Mutex::new(HashMap::new()),
+            fused: Mutex::new(HashMap::new()),
             blas: OnceLock::new(),
             sms: OnceLock::new(),
         });

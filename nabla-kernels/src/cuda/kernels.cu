@@ -1,98 +1,5 @@
-// Nabla's CUDA kernels. Compiled at run time with NVRTC, once per device,
-// into one module (see device.rs). Every kernel writes a contiguous output
-// and reads its inputs through a `Layout` (shape of the output, the input's
-// own strides in elements, 0 on broadcast axes), so strided views, slices,
-// transposes and broadcasts never need a copy first.
-//
-// Naming: `<family>_<dtype>`, dtype in f32 f64 i64 u8 (bool). Operation
-// codes are passed as ints; the elementwise ones and their `switch` cases
-// are spliced in from the op registry (nabla_kernels::ops::cuda_source).
-
-typedef long long i64;
-typedef unsigned char u8;
-
-#define MAX_DIMS 8
-
-struct Layout {
-    i64 ndim;
-    i64 offset;
-    i64 contiguous;  // 1: element i lives at offset + i
-    i64 shape[MAX_DIMS];
-    i64 strides[MAX_DIMS];
-};
-
-__device__ __forceinline__ i64 at(const Layout& l, i64 i) {
-    if (l.contiguous) return l.offset + i;
-    i64 off = l.offset;
-    for (int d = (int)l.ndim - 1; d >= 0; --d) {
-        i64 s = l.shape[d];
-        off += (i % s) * l.strides[d];
-        i /= s;
-    }
-    return off;
-}
-
-#define GRID_LOOP(i, n) \
-    for (i64 i = (i64)blockIdx.x * blockDim.x + threadIdx.x; i < (n); i += (i64)blockDim.x * gridDim.x)
-
-// ---------------------------------------------------------------- unary
-// Special functions CUDA's math library lacks (see nabla-kernels/src/special.rs
-// for the method: recurrence up to x >= 20, then the asymptotic series).
-template <typename T>
-__device__ T nabla_polygamma(int n, T xt) {
-    double x = (double)xt;
-    if (n < 0 || x != x || (x <= 0.0 && x == floor(x))) return (T)nan("");
-    double acc = 0.0, fact = 1.0;
-    for (int i = 2; i <= n; ++i) fact *= i;
-    if (n == 0) {
-        while (x < 20.0) { acc -= 1.0 / x; x += 1.0; }
-        const double c[8] = {1.0 / 12, -1.0 / 120, 1.0 / 252, -1.0 / 240, 1.0 / 132,
-                             -691.0 / 32760, 1.0 / 12, -3617.0 / 8160};
-        double inv2 = 1.0 / (x * x), pw = inv2, s = 0.0;
-        for (int k = 0; k < 8; ++k) { s += c[k] * pw; pw *= inv2; }
-        return (T)(acc + log(x) - 0.5 / x - s);
-    }
-    const double b[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
-                         -691.0 / 2730, 7.0 / 6, -3617.0 / 510};
-    double nf = n, sign = (n % 2 == 1) ? 1.0 : -1.0;
-    while (x < 20.0) { acc += 1.0 / pow(x, nf + 1.0); x += 1.0; }
-    double s = fact / nf / pow(x, nf) + fact / (2.0 * pow(x, nf + 1.0));
-    double ratio = fact * (nf + 1.0) / 2.0, inv2 = 1.0 / (x * x), pw = 1.0 / pow(x, nf + 2.0);
-    for (int k = 1; k <= 8; ++k) {
-        if (k > 1) ratio *= (2.0 * k + nf - 2.0) * (2.0 * k + nf - 1.0) / ((2.0 * k - 1.0) * (2.0 * k));
-        s += b[k - 1] * ratio * pw;
-        pw *= inv2;
-    }
-    return (T)(sign * (fact * acc + s));
-}
-template <typename T>
-__device__ __forceinline__ T nabla_digamma(T x) { return nabla_polygamma<T>(0, x); }
-template <typename T>
-__device__ __forceinline__ T nabla_logaddexp(T a, T b) {
-    T m = a > b ? a : b;
-    return isinf(m) && m < (T)0 ? m : m + log1p(exp(-fabs(a - b)));
-}
-template <typename T>
-__device__ __forceinline__ T nabla_remainder(T a, T b) {
-    T r = a - b * floor(a / b);
-    return (r != (T)0 && ((r < (T)0) != (b < (T)0))) ? r + b : r;
-}
-
-// Operation codes of the unary ops (written from the op registry,
-// nabla-ops, by nabla_kernels::ops::cuda_source).
-NABLA_OP_CODES
-template <typename T>
-__device__ __forceinline__ T unary_op(int op, T v, double p, double q) {
-    const T zero = (T)0, one = (T)1;
-    switch (op) {
-        // One case per registry op: its `cuda` expression.
-NABLA_UNARY_CASES
-        case UOP_Affine: return (T)p * v + (T)q;
-        case UOP_RDiv: return (T)p / v;
-        case UOP_ExpBase: return exp(v * (T)log(p));
-    }
-    return v;
-}
+// Nabla's CUDA kernels, compiled after prelude.cu into one module per
+// device (see device.rs).
 
 // Contiguous operands take the ILP path: each thread loads ILP elements a
 // block apart before computing any, so several loads are in flight per
@@ -175,15 +82,6 @@ UNARY(float, f32)
 UNARY(double, f64)
 
 // ---------------------------------------------------------------- binary
-template <typename T>
-__device__ __forceinline__ T binary_op(int op, T a, T b) {
-    switch (op) {
-        // One case per registry op: its `cuda` expression.
-NABLA_BINARY_CASES
-    }
-    return a;
-}
-
 // The f32 float4 path of a contiguous binary op; false when not taken.
 template <typename T>
 __device__ __forceinline__ bool binary_vec4(const T* __restrict__ as, const T* __restrict__ bs,
@@ -238,19 +136,6 @@ BINARY(float, f32)
 BINARY(double, f64)
 
 // ---------------------------------------------------------------- compare
-template <typename T>
-__device__ __forceinline__ bool compare_op(int op, T a, T b) {
-    switch (op) {
-        case 0: return a > b;
-        case 1: return a >= b;
-        case 2: return a < b;
-        case 3: return a <= b;
-        case 4: return a == b;
-        case 5: return a != b;
-    }
-    return false;
-}
-
 #define COMPARE(T, NAME)                                                                    \
     extern "C" __global__ void compare_##NAME(const T* a, Layout la, const T* b, Layout lb, \
                                               u8* y, i64 n, int op) {                       \
@@ -417,6 +302,18 @@ __device__ __forceinline__ T contig_partial(const T* __restrict__ xs, i64 start,
             for (i64 j = 0; j < cols; ++j)                                                    \
                 acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
             y[row] = acc;                                                                     \
+        }                                                                                     \
+    }                                                                                         \
+    extern "C" __global__ void reduce_rows_chunked_##NAME(const T* x, Layout lx, T* y,        \
+                                                          i64 rows, i64 cols, i64 chunks,     \
+                                                          i64 chunk, int op) {                \
+        GRID_LOOP(t, rows * chunks) {                                                         \
+            i64 row = t % rows, c = t / rows;                                                 \
+            i64 start = c * chunk, end = min(cols, start + chunk);                            \
+            T acc = reduce_identity<T>(op);                                                   \
+            for (i64 j = start; j < end; ++j)                                                 \
+                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
+            y[c * rows + row] = acc;                                                          \
         }                                                                                     \
     }                                                                                         \
     extern "C" __global__ void argreduce_##NAME(const T* x, Layout lx, i64* y, i64 rows,      \

@@ -348,6 +348,27 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
         let last_kept = v.shape().len() - axes.len() - 1;
         v.strides()[last_kept] == 1
     };
+    // Few outputs over long kept-inner columns (a bias gradient, the sum
+    // over a batch): one thread per output would leave most of the device
+    // idle, each thread walking a whole column; split the columns into
+    // chunks, one thread per output and chunk (neighbouring threads read
+    // neighbouring elements), then reduce the chunks' partials.
+    let threads = 16 * BLOCK as usize * x.gpu().sm_count();
+    if kept_inner && rows >= 1024 && rows < threads && cols >= 64 {
+        let chunks = (threads / rows).clamp(1, cols / 32);
+        if chunks >= 2 {
+            let chunk = cols.div_ceil(chunks);
+            let partial = GpuArray::alloc(x.gpu(), x.elem(), &[chunks, rows]);
+            let (r, c, k, kl) = (rows as i64, cols as i64, chunks as i64, chunk as i64);
+            launch!(
+                x.gpu(),
+                format!("reduce_rows_chunked_{t}"),
+                grid(rows * chunks),
+                [*v.buf, lx, *partial.buf, r, c, k, kl, code]
+            );
+            return reduce(&partial, &[0], op).reshape(&out_shape);
+        }
+    }
     if rows == 0 || cols <= 32 || (kept_inner && rows >= 1024) {
         let out = GpuArray::alloc(x.gpu(), x.elem(), &out_shape);
         let (r, c) = (rows as i64, cols as i64);

@@ -16,6 +16,7 @@
 
 mod array;
 mod device;
+mod fused;
 mod gemm;
 mod kernel_cache;
 mod launch;
@@ -25,6 +26,7 @@ pub use array::{GpuArray, GpuElem, HostElem};
 pub use device::{
     Gpu, GpuError, KERNEL_SOURCE, compile_kernels, compile_source, device_count, is_available,
 };
+pub use fused::{FusedBody, fused_map, fused_source, fused_sum};
 pub use gemm::matmul;
 pub use launch::{
     UserLaunch, arange, arg_reduce, binary, cast, compare, concat, contiguous, cumsum, fill,
@@ -71,6 +73,7 @@ mod tests {
                 "binary",
                 "reduce",
                 "reduce_rows",
+                "reduce_rows_chunked",
                 "argreduce",
                 "cumsum",
                 "index_add",

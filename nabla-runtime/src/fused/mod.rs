@@ -17,9 +17,12 @@
 //! the forward pass runs the same program on blocks of dual numbers,
 //! writing primal and tangent together. Under `vmap` (`Batched<Array>`)
 //! the passes run over the whole batch, a sum or mean per example.
-//! Any other value (a GPU array, a tracked array, nested `Batched`, the
-//! pullback at `Dual`, mixed dtypes) runs the region op by op, exactly as
-//! without fusion.
+//! On GPU arrays (feature `cuda`) the region runs as one generated CUDA
+//! kernel each way (see `gpu.rs`): the forward (with its sum, if any) and
+//! the pullback, which writes every operand's cotangent in the same kernel.
+//! Any other value (a tracked array, nested `Batched`, the pullback at
+//! `Dual`, `Dual` or `Batched` GPU arrays, mixed dtypes or devices) runs
+//! the region op by op, exactly as without fusion.
 //!
 //! ```
 //! use nabla::Array;
@@ -43,6 +46,8 @@ mod batched;
 pub(crate) mod chain;
 mod dual;
 mod gather;
+#[cfg(feature = "cuda")]
+mod gpu;
 mod lanes;
 mod parts;
 mod pass;
@@ -187,6 +192,13 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     args: [&V; B],
     inputs: [Input; N],
 ) -> V {
+    #[cfg(feature = "cuda")]
+    if let Some(a) = arrays(&args)
+        && gpu_fusion()
+        && let Some(ops) = gpu::operands(&a, &inputs)
+    {
+        return from_array(gpu::forward::<R, N>(&ops));
+    }
     if let Some(a) = arrays(&args)
         && let Some(ops) = pass::operands(&a, &inputs)
         && let Some(y) = pass::forward::<R, N>(&ops)
@@ -211,6 +223,9 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
 /// op-by-op pullback.
 enum Pullback<P, const N: usize, const B: usize> {
     Fused([Array; N]),
+    /// The operands of a region run on the GPU.
+    #[cfg(feature = "cuda")]
+    Gpu([Array; N]),
     Unit(pass::Cotangents<B>),
     Batched(batched::Saved<N, B>),
     Ops(P, crate::Shape),
@@ -224,10 +239,22 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     args: [&V; B],
     inputs: [Input; N],
 ) -> (V, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
+    #[cfg(feature = "cuda")]
+    let on_gpu = arrays(&args)
+        .filter(|_| gpu_fusion())
+        .and_then(|a| gpu::operands(&a, &inputs));
+    #[cfg(not(feature = "cuda"))]
+    let on_gpu: Option<[Array; N]> = None;
     let ops = arrays(&args)
+        .filter(|_| on_gpu.is_none())
         .and_then(|a| Some((a, pass::operands(&a, &inputs)?)))
         .filter(|(_, ops)| !pass::spreads_rows(ops));
     let (y, pb) = match ops {
+        #[cfg(feature = "cuda")]
+        _ if on_gpu.is_some() => {
+            let ops = on_gpu.expect("checked");
+            (from_array(gpu::forward::<R, N>(&ops)), Pullback::Gpu(ops))
+        }
         Some((a, ops)) if R::REDUCE && R::RESULT => {
             match pass::value_and_vjp::<R, N, B>(&ops, &a, &inputs) {
                 Some((y, cts)) => (from_array(y), Pullback::Unit(cts)),
@@ -283,6 +310,19 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                         )
                     }
                 }
+            }
+            #[cfg(feature = "cuda")]
+            Pullback::Gpu(ops) => {
+                let ct = to_array(ct);
+                let gs = gpu::vjp::<R, N>(&ops, &ct).unwrap_or_else(|| {
+                    // A cotangent the kernel cannot take: op by op.
+                    let (_, p) = R::ops_vjp(ops.each_ref());
+                    p(unreduce::<Array, R, N>(ct, &broadcast_shape(&ops))).to_vec()
+                });
+                (
+                    std::array::from_fn(|_| None),
+                    gs.into_iter().map(from_array).enumerate().collect(),
+                )
             }
             Pullback::Batched(b) => pull_batched::<V, R, N, B>(b, ct, &inputs),
             Pullback::Ops(p, shape) => (
@@ -385,6 +425,15 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
             to_args(std::array::from_fn(|_| None), rest, &inputs, &saved)
         }
     })
+}
+
+/// Whether regions on GPU arrays run as generated kernels: yes, unless
+/// the environment sets `NABLA_GPU_FUSION=0` (op by op, for A/B
+/// measurements and debugging).
+#[cfg(feature = "cuda")]
+fn gpu_fusion() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("NABLA_GPU_FUSION").map_or(true, |v| v != "0"))
 }
 
 /// The region's result from its elementwise result: itself, its sum or
