@@ -356,6 +356,24 @@ fn big_reductions_and_gemms_agree_with_the_cpu() {
             &format!("chunked min {axes:?}"),
         );
     }
+    // Short rows, one warp each: rows walking memory uniformly, and rows
+    // whose elements the layout places (the kept axis in the middle).
+    let mid = nabla::randn(&[7, 300, 40], DType::F32);
+    let mg = mid.to_device(dev);
+    for axes in [vec![2isize], vec![0, 2], vec![1, 2]] {
+        assert_close(
+            &mg.sum_axes(&axes, false),
+            &mid.sum_axes(&axes, false),
+            1e-4,
+            &format!("warp-row sum {axes:?}"),
+        );
+        assert_close(
+            &mg.max_axes(&axes, false),
+            &mid.max_axes(&axes, false),
+            0.0,
+            &format!("warp-row max {axes:?}"),
+        );
+    }
     assert_eq!(xg.argmax(1).to_vec::<i64>(), x.argmax(1).to_vec::<i64>());
     let w = nabla::randn(&[1000, 70], DType::F64);
     let wg = w.to_device(dev);

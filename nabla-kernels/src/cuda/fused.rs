@@ -1,6 +1,6 @@
 //! Fused elementwise kernels written at run time: a [`FusedBody`] (CUDA C
-//! statements over operand values `v0..`, assigning outputs `y0..`, in an
-//! element type `T`) becomes one kernel that reads every operand through
+//! statements over operand values `v0..` and scalar parameters `s0..`
+//! (`double`), assigning outputs `y0..`, in an element type `T`) becomes one kernel that reads every operand through
 //! its layout (broadcasts and strided views without copies), `ILP`
 //! elements per thread, and writes each output contiguously — or, for
 //! [`fused_sum`], one partial sum per block. The source is the shared
@@ -30,6 +30,7 @@ const ILP: usize = 4;
 pub struct FusedBody {
     id: u64,
     inputs: usize,
+    scalars: usize,
     outputs: usize,
     code: String,
 }
@@ -37,10 +38,24 @@ pub struct FusedBody {
 impl FusedBody {
     /// A body of `inputs` operands and `outputs` results.
     pub fn new(inputs: usize, outputs: usize, code: String) -> FusedBody {
+        FusedBody::with_scalars(inputs, 0, outputs, code)
+    }
+
+    /// A body that also reads `scalars` parameters `s0 ..` (`double`s
+    /// given at each launch, so a value that changes between launches, a
+    /// learning rate, needs no new kernel).
+    ///
+    /// ```
+    /// use nabla_kernels::cuda::FusedBody;
+    /// let b = FusedBody::with_scalars(1, 1, 1, "y0 = v0 * (T)s0;".into());
+    /// assert!(nabla_kernels::cuda::fused_source(&b, "float", false).contains("double s0"));
+    /// ```
+    pub fn with_scalars(inputs: usize, scalars: usize, outputs: usize, code: String) -> FusedBody {
         static NEXT: AtomicU64 = AtomicU64::new(0);
         FusedBody {
             id: NEXT.fetch_add(1, Ordering::Relaxed),
             inputs,
+            scalars,
             outputs,
             code,
         }
@@ -53,6 +68,7 @@ impl FusedBody {
 pub fn fused_source(body: &FusedBody, elem: &str, sum: bool) -> String {
     let mut params: Vec<String> = (0..body.inputs)
         .map(|k| format!("const T* __restrict__ x{k}, Layout l{k}"))
+        .chain((0..body.scalars).map(|k| format!("double s{k}")))
         .collect();
     if sum {
         params.push("T* __restrict__ partial".into());
@@ -173,19 +189,30 @@ fn layouts(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize]) -> Vec<Layou
         .collect()
 }
 
-/// Runs `body` over the operands broadcast to `shape` (non-empty) and
-/// returns its outputs, contiguous arrays of `shape`.
+/// Runs `body` over the operands broadcast to `shape` (non-empty), with
+/// its scalar parameters `scalars`, and returns its outputs, contiguous
+/// arrays of `shape`.
 ///
 /// ```no_run
 /// use nabla_kernels::cuda::{FusedBody, GpuArray, Gpu, fused_map};
 /// let gpu = Gpu::get(0).unwrap();
 /// let x = GpuArray::from_host(&gpu, &[1.0f32, 2.0], &[2]);
 /// let b = FusedBody::new(1, 1, "y0 = v0 * v0;".into());
-/// assert_eq!(fused_map(&b, &[&x], &[2])[0].to_host::<f32>(), vec![1.0, 4.0]);
+/// assert_eq!(fused_map(&b, &[&x], &[], &[2])[0].to_host::<f32>(), vec![1.0, 4.0]);
 /// ```
 #[track_caller]
-pub fn fused_map(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize]) -> Vec<GpuArray> {
+pub fn fused_map(
+    body: &FusedBody,
+    inputs: &[&GpuArray],
+    scalars: &[f64],
+    shape: &[usize],
+) -> Vec<GpuArray> {
     let ls = layouts(body, inputs, shape);
+    assert_eq!(
+        scalars.len(),
+        body.scalars,
+        "cuda fused region: scalar parameters"
+    );
     let (gpu, elem) = (inputs[0].gpu(), inputs[0].elem());
     let outs: Vec<GpuArray> = (0..body.outputs)
         .map(|_| GpuArray::alloc(gpu, elem, shape))
@@ -196,6 +223,9 @@ pub fn fused_map(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize]) -> Vec
     for (x, l) in inputs.iter().zip(&ls) {
         push_buf(&mut args, x);
         args.arg(l);
+    }
+    for v in scalars {
+        args.arg(v);
     }
     for y in &outs {
         push_buf(&mut args, y);
@@ -219,6 +249,10 @@ pub fn fused_map(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize]) -> Vec
 #[track_caller]
 pub fn fused_sum(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize], scale: f64) -> GpuArray {
     assert_eq!(body.outputs, 1, "cuda fused sum: a body of one output");
+    assert_eq!(
+        body.scalars, 0,
+        "cuda fused sum: a body without scalar parameters"
+    );
     let ls = layouts(body, inputs, shape);
     let (gpu, elem) = (inputs[0].gpu(), inputs[0].elem());
     let n: usize = shape.iter().product();
@@ -244,7 +278,7 @@ pub fn fused_sum(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize], scale:
     // SAFETY: the kernel's parameters are the operands' buffers and
     // layouts, the partial sums (one per block), the scale and `n`.
     check(unsafe { args.launch(cfg) });
-    super::launch::reduce(&partial, &[0], crate::reduce::ReduceOp::Sum)
+    super::reduce::reduce(&partial, &[0], crate::reduce::ReduceOp::Sum)
 }
 
 fn push_buf<'a>(args: &mut cudarc::driver::LaunchArgs<'a>, x: &'a GpuArray) {

@@ -277,6 +277,28 @@ __device__ __forceinline__ T contig_partial(const T* __restrict__ xs, i64 start,
     return reduce_combine<T>(op, reduce_combine<T>(op, acc, acc1), reduce_combine<T>(op, acc2, acc3));
 }
 
+// One thread's reduction of the `len` elements from flat index `first` of
+// a row: with `uniform`, the row's elements lie `rstride` apart in memory
+// (one index computation, then pointer steps); otherwise each element's
+// place comes from the layout.
+template <typename T>
+__device__ __forceinline__ T row_partial(const T* __restrict__ x, const Layout& lx, i64 first,
+                                         i64 len, i64 rstride, int uniform, int op) {
+    T acc = reduce_identity<T>(op), acc1 = acc;
+    if (uniform) {
+        const T* p = x + at(lx, first);
+        i64 j = 0;
+        for (; j + 1 < len; j += 2) {
+            acc = reduce_combine<T>(op, acc, p[j * rstride]);
+            acc1 = reduce_combine<T>(op, acc1, p[(j + 1) * rstride]);
+        }
+        if (j < len) acc = reduce_combine<T>(op, acc, p[j * rstride]);
+    } else {
+        for (i64 j = 0; j < len; ++j) acc = reduce_combine<T>(op, acc, x[at(lx, first + j)]);
+    }
+    return reduce_combine<T>(op, acc, acc1);
+}
+
 #define REDUCE(T, NAME)                                                                       \
     extern "C" __global__ void reduce_##NAME(const T* x, Layout lx, T* y, i64 rows, i64 cols, \
                                              i64 chunks, i64 chunk, int op) {                 \
@@ -296,24 +318,41 @@ __device__ __forceinline__ T contig_partial(const T* __restrict__ xs, i64 start,
         }                                                                                     \
     }                                                                                         \
     extern "C" __global__ void reduce_rows_##NAME(const T* x, Layout lx, T* y, i64 rows,      \
-                                                  i64 cols, int op) {                         \
+                                                  i64 cols, i64 rstride, int uniform, int op) { \
         GRID_LOOP(row, rows) {                                                                \
+            y[row] = row_partial<T>(x, lx, row * cols, cols, rstride, uniform, op);           \
+        }                                                                                     \
+    }                                                                                         \
+    extern "C" __global__ void reduce_warp_rows_##NAME(const T* x, Layout lx, T* y, i64 rows, \
+                                                       i64 cols, i64 rstride, int uniform,   \
+                                                       int op) {                              \
+        const i64 warps = ((i64)gridDim.x * blockDim.x) >> 5;                                 \
+        const int lane = threadIdx.x & 31;                                                    \
+        for (i64 row = ((i64)blockIdx.x * blockDim.x + threadIdx.x) >> 5; row < rows;         \
+             row += warps) {                                                                  \
             T acc = reduce_identity<T>(op);                                                   \
-            for (i64 j = 0; j < cols; ++j)                                                    \
-                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
-            y[row] = acc;                                                                     \
+            if (uniform) {                                                                    \
+                const T* base = x + at(lx, row * cols);                                       \
+                for (i64 j = lane; j < cols; j += 32)                                         \
+                    acc = reduce_combine<T>(op, acc, base[j * rstride]);                      \
+            } else {                                                                          \
+                for (i64 j = lane; j < cols; j += 32)                                         \
+                    acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);              \
+            }                                                                                 \
+            for (int o = 16; o > 0; o >>= 1)                                                  \
+                acc = reduce_combine<T>(op, acc, __shfl_down_sync(0xffffffffu, acc, o));      \
+            if (lane == 0) y[row] = acc;                                                      \
         }                                                                                     \
     }                                                                                         \
     extern "C" __global__ void reduce_rows_chunked_##NAME(const T* x, Layout lx, T* y,        \
                                                           i64 rows, i64 cols, i64 chunks,     \
-                                                          i64 chunk, int op) {                \
+                                                          i64 chunk, i64 rstride,             \
+                                                          int uniform, int op) {              \
         GRID_LOOP(t, rows * chunks) {                                                         \
             i64 row = t % rows, c = t / rows;                                                 \
             i64 start = c * chunk, end = min(cols, start + chunk);                            \
-            T acc = reduce_identity<T>(op);                                                   \
-            for (i64 j = start; j < end; ++j)                                                 \
-                acc = reduce_combine<T>(op, acc, x[at(lx, row * cols + j)]);                  \
-            y[c * rows + row] = acc;                                                          \
+            y[c * rows + row] =                                                               \
+                row_partial<T>(x, lx, row * cols + start, end - start, rstride, uniform, op); \
         }                                                                                     \
     }                                                                                         \
     extern "C" __global__ void argreduce_##NAME(const T* x, Layout lx, i64* y, i64 rows,      \

@@ -5,15 +5,14 @@ use super::array::{Buf, GpuArray, GpuElem, check};
 use super::device::Gpu;
 use super::layout::Layout;
 use crate::elementwise::{BinaryOp, CompareOp, UnaryOp, broadcast_shape};
-use crate::reduce::ReduceOp;
 use cudarc::driver::{LaunchArgs, LaunchConfig, PushKernelArg};
 use ndarray::Slice;
 use std::sync::Arc;
 
-const BLOCK: u32 = 256;
+pub(super) const BLOCK: u32 = 256;
 
 /// Grid for a grid-stride loop over `n` items.
-fn grid(n: usize) -> LaunchConfig {
+pub(super) fn grid(n: usize) -> LaunchConfig {
     let blocks = n.div_ceil(BLOCK as usize).clamp(1, 1 << 20) as u32;
     LaunchConfig {
         grid_dim: (blocks, 1, 1),
@@ -31,7 +30,7 @@ fn grid_ilp(n: usize) -> LaunchConfig {
 const ILP: usize = 4;
 
 /// A kernel argument: a device buffer (its pointer) or a plain value.
-trait KernelArg {
+pub(super) trait KernelArg {
     fn push<'a>(&'a self, args: &mut LaunchArgs<'a>);
 }
 
@@ -61,15 +60,16 @@ plain_arg!(Layout, i64, i32, f64);
 /// kernel's parameter list in kernels.cu.
 macro_rules! launch {
     ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
-        let gpu: &Arc<Gpu> = $gpu;
+        let gpu: &std::sync::Arc<$crate::cuda::Gpu> = $gpu;
         let f = gpu.function(&$name);
         let mut args = gpu.stream.launch_builder(&f);
         $( KernelArg::push(&$arg, &mut args); )*
         // SAFETY: every call site passes pointers and sizes matching the
         // kernel's parameters, with outputs sized for the launch.
-        check(unsafe { args.launch($cfg) });
+        $crate::cuda::array::check(unsafe { args.launch($cfg) });
     }};
 }
+pub(super) use launch;
 
 #[track_caller]
 fn same_device(op: &str, a: &GpuArray, b: &GpuArray) {
@@ -83,7 +83,7 @@ fn same_device(op: &str, a: &GpuArray, b: &GpuArray) {
 }
 
 #[track_caller]
-fn float(op: &str, x: &GpuArray) -> &'static str {
+pub(super) fn float(op: &str, x: &GpuArray) -> &'static str {
     match x.elem() {
         GpuElem::F32 | GpuElem::F64 => x.elem().name(),
         e => panic!(
@@ -94,7 +94,7 @@ fn float(op: &str, x: &GpuArray) -> &'static str {
     }
 }
 
-fn layout_of(x: &GpuArray, out: &[usize]) -> Layout {
+pub(super) fn layout_of(x: &GpuArray, out: &[usize]) -> Layout {
     Layout::over(out, x.shape(), x.strides(), x.offset())
 }
 
@@ -319,149 +319,6 @@ pub fn arange(gpu: &Arc<Gpu>, elem: GpuElem, n: usize, start: f64, step: f64) ->
         );
     }
     out
-}
-
-/// `x` with the `axes` moved last: (view, rows, cols).
-fn rows_view(x: &GpuArray, axes: &[usize]) -> (GpuArray, usize, usize) {
-    let kept: Vec<usize> = (0..x.shape().len()).filter(|a| !axes.contains(a)).collect();
-    let perm: Vec<usize> = kept.iter().chain(axes).copied().collect();
-    let rows = kept.iter().map(|&a| x.shape()[a]).product();
-    let cols = axes.iter().map(|&a| x.shape()[a]).product();
-    (x.permute(&perm), rows, cols)
-}
-
-/// Reduces `x` over `axes` (sorted, distinct); the result drops them.
-#[track_caller]
-pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
-    let t = float("reduce", x);
-    let out_shape: Vec<usize> = (0..x.shape().len())
-        .filter(|a| !axes.contains(a))
-        .map(|a| x.shape()[a])
-        .collect();
-    let (v, rows, cols) = rows_view(x, axes);
-    let code = op as i32;
-    let lx = layout_of(&v, v.shape());
-    // Kept axes innermost in memory (reducing over leading axes): one thread
-    // per output, neighbouring threads read neighbouring elements. Otherwise
-    // blocks per row (split into chunks when there are few rows).
-    let kept_inner = v.shape().len() > axes.len() && {
-        let last_kept = v.shape().len() - axes.len() - 1;
-        v.strides()[last_kept] == 1
-    };
-    // Few outputs over long kept-inner columns (a bias gradient, the sum
-    // over a batch): one thread per output would leave most of the device
-    // idle, each thread walking a whole column; split the columns into
-    // chunks, one thread per output and chunk (neighbouring threads read
-    // neighbouring elements), then reduce the chunks' partials.
-    let threads = 16 * BLOCK as usize * x.gpu().sm_count();
-    if kept_inner && rows >= 1024 && rows < threads && cols >= 64 {
-        let chunks = (threads / rows).clamp(1, cols / 32);
-        if chunks >= 2 {
-            let chunk = cols.div_ceil(chunks);
-            let partial = GpuArray::alloc(x.gpu(), x.elem(), &[chunks, rows]);
-            let (r, c, k, kl) = (rows as i64, cols as i64, chunks as i64, chunk as i64);
-            launch!(
-                x.gpu(),
-                format!("reduce_rows_chunked_{t}"),
-                grid(rows * chunks),
-                [*v.buf, lx, *partial.buf, r, c, k, kl, code]
-            );
-            return reduce(&partial, &[0], op).reshape(&out_shape);
-        }
-    }
-    if rows == 0 || cols <= 32 || (kept_inner && rows >= 1024) {
-        let out = GpuArray::alloc(x.gpu(), x.elem(), &out_shape);
-        let (r, c) = (rows as i64, cols as i64);
-        if r > 0 {
-            launch!(
-                x.gpu(),
-                format!("reduce_rows_{t}"),
-                grid(rows),
-                [*v.buf, lx, *out.buf, r, c, code]
-            );
-        }
-        return out;
-    }
-    // Enough blocks to fill the device (8 per SM), and no block reading more
-    // than 16K elements, so a long row is spread over several waves of short
-    // blocks; never chunks under 4K elements.
-    let chunks = (8 * x.gpu().sm_count())
-        .div_ceil(rows)
-        .max(cols.div_ceil(1 << 14))
-        .clamp(1, cols.div_ceil(4096).max(1));
-    let chunk = cols.div_ceil(chunks);
-    let partial = GpuArray::alloc(x.gpu(), x.elem(), &[rows, chunks]);
-    let blocks = (rows * chunks).min(1 << 20) as u32;
-    let cfg = LaunchConfig {
-        grid_dim: (blocks, 1, 1),
-        block_dim: (BLOCK, 1, 1),
-        shared_mem_bytes: 0,
-    };
-    let (r, c, k, kl) = (rows as i64, cols as i64, chunks as i64, chunk as i64);
-    launch!(
-        x.gpu(),
-        format!("reduce_{t}"),
-        cfg,
-        [*v.buf, lx, *partial.buf, r, c, k, kl, code]
-    );
-    if chunks == 1 {
-        partial.reshape(&out_shape)
-    } else {
-        reduce(&partial, &[1], op).reshape(&out_shape)
-    }
-}
-
-/// Index of the largest (`max`) or smallest entry along `axis` (first on
-/// ties); an `I64` array without that axis.
-#[track_caller]
-pub fn arg_reduce(x: &GpuArray, axis: usize, max: bool) -> GpuArray {
-    let t = float("argmax/argmin", x);
-    let (v, rows, cols) = rows_view(x, &[axis]);
-    let mut out_shape = x.shape().to_vec();
-    out_shape.remove(axis);
-    let out = GpuArray::alloc(x.gpu(), GpuElem::I64, &out_shape);
-    let (lx, r, c, m) = (
-        layout_of(&v, v.shape()),
-        rows as i64,
-        cols as i64,
-        max as i32,
-    );
-    if rows > 0 && cols > 0 {
-        launch!(
-            x.gpu(),
-            format!("argreduce_{t}"),
-            grid(rows),
-            [*v.buf, lx, *out.buf, r, c, m]
-        );
-    }
-    out
-}
-
-/// Cumulative sum along `axis` (`reverse`: from the end).
-#[track_caller]
-pub fn cumsum(x: &GpuArray, axis: usize, reverse: bool) -> GpuArray {
-    let t = float("cumsum", x);
-    let (v, rows, cols) = rows_view(x, &[axis]);
-    let out = GpuArray::alloc(x.gpu(), x.elem(), v.shape());
-    let (lx, r, c, rev) = (
-        layout_of(&v, v.shape()),
-        rows as i64,
-        cols as i64,
-        reverse as i32,
-    );
-    if rows > 0 && cols > 0 {
-        launch!(
-            x.gpu(),
-            format!("cumsum_{t}"),
-            grid(rows),
-            [*v.buf, lx, *out.buf, r, c, rev]
-        );
-    }
-    // `out` is in the permuted order (axis last): move the axis back.
-    let nd = x.shape().len();
-    let mut back: Vec<usize> = (0..nd - 1).collect();
-    back.insert(axis, nd - 1);
-    out.permute(&back)
 }
 
 fn upload_indices(gpu: &Arc<Gpu>, idx: &[usize]) -> GpuArray {

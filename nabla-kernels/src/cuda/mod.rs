@@ -21,6 +21,7 @@ mod gemm;
 mod kernel_cache;
 mod launch;
 mod layout;
+mod reduce;
 
 pub use array::{GpuArray, GpuElem, HostElem};
 pub use device::{
@@ -29,10 +30,11 @@ pub use device::{
 pub use fused::{FusedBody, fused_map, fused_source, fused_sum};
 pub use gemm::matmul;
 pub use launch::{
-    UserLaunch, arange, arg_reduce, binary, cast, compare, concat, contiguous, cumsum, fill,
-    index_add, index_select, launch_user, reduce, slice_place, unary, where_select,
+    UserLaunch, arange, binary, cast, compare, concat, contiguous, fill, index_add, index_select,
+    launch_user, slice_place, unary, where_select,
 };
 pub use layout::MAX_DIMS;
+pub use reduce::{arg_reduce, cumsum, reduce};
 
 #[cfg(test)]
 mod tests {
@@ -74,6 +76,7 @@ mod tests {
                 "reduce",
                 "reduce_rows",
                 "reduce_rows_chunked",
+                "reduce_warp_rows",
                 "argreduce",
                 "cumsum",
                 "index_add",

@@ -256,7 +256,7 @@ pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
         let scale = if R::MEAN { 1.0 / n as f64 } else { 1.0 };
         nabla_kernels::cuda::fused_sum(&b, &bufs, &shape, scale)
     } else {
-        nabla_kernels::cuda::fused_map(&b, &bufs, &shape)
+        nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape)
             .pop()
             .expect("one output")
     };
@@ -298,7 +298,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
     let b = body::<R, N>(Program::Vjp);
     let mut bufs = buffers(ops);
     bufs.push(device_data(&ct).expect("on the device"));
-    let gs = nabla_kernels::cuda::fused_map(&b, &bufs, &shape);
+    let gs = nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape);
     super::count_pass();
     Some(
         gs.into_iter()

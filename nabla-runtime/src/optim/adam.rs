@@ -218,8 +218,12 @@ impl Optimizer for Adam {
         if in_place(&Step(self, step), p, g, buffers) {
             return;
         }
-        // Op by op (GPU arrays), the same formula.
         let s = self.settings::<f64>(step);
+        #[cfg(feature = "cuda")]
+        if !super::op_by_op_now() && super::gpu::adam(p, g, buffers, &s) {
+            return;
+        }
+        // Op by op, the same formula.
         let mut x = p.detach();
         if s.decay != 1.0 {
             x = &x * s.decay;

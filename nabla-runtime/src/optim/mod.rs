@@ -17,7 +17,9 @@
 //! element in one loop (`nabla_kernels::optim`), with PyTorch's arithmetic
 //! in PyTorch's order. A buffer someone else still holds (a clone of the
 //! parameter, a recorded graph not yet consumed) is copied first, never
-//! changed under them. Arrays on a GPU take the same formula op by op.
+//! changed under them. Adam's update of GPU arrays is one generated
+//! kernel per parameter (`gpu.rs`); other updates of GPU arrays take the
+//! same formula op by op.
 //!
 //! ```
 //! use nabla::optim::{Optimizer, Sgd};
@@ -42,6 +44,8 @@
 
 mod adam;
 mod clip;
+#[cfg(feature = "cuda")]
+mod gpu;
 mod schedule;
 mod sgd;
 
@@ -288,10 +292,15 @@ pub fn op_by_op<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether [`op_by_op`] is in force on this thread.
+fn op_by_op_now() -> bool {
+    OP_BY_OP.with(|c| c.get())
+}
+
 /// Runs `pass` in place on host arrays of one float dtype; false (nothing
 /// touched) for anything else, which then goes op by op.
 fn in_place(pass: &impl Pass, p: &mut Array, g: &Array, bufs: &mut [Array]) -> bool {
-    if OP_BY_OP.with(|c| c.get()) {
+    if op_by_op_now() {
         return false;
     }
     match p.dtype() {
