@@ -184,9 +184,12 @@ enum Program {
     Vjp,
 }
 
+/// Written bodies, by region type and program.
+type Bodies = Mutex<HashMap<(TypeId, Program), Arc<FusedBody>>>;
+
 /// The body of region `R`'s `program`, written on first use.
 fn body<R: Region<N>, const N: usize>(program: Program) -> Arc<FusedBody> {
-    static BODIES: OnceLock<Mutex<HashMap<(TypeId, Program), Arc<FusedBody>>>> = OnceLock::new();
+    static BODIES: OnceLock<Bodies> = OnceLock::new();
     let key = (TypeId::of::<R>(), program);
     let bodies = BODIES.get_or_init(Default::default);
     if let Some(b) = bodies.lock().unwrap().get(&key) {
