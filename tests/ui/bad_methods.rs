@@ -18,8 +18,8 @@ impl Layer {
 }
 
 #[differentiable]
-fn if_let_on_a_static(x: &Array, k: Option<usize>) -> Array {
-    if let Some(v) = k { x * (v as f64) } else { x.clone() }
+fn if_let_with_another_pattern(x: &Array, k: usize) -> Array {
+    if let 3 = k { x * 3.0 } else { x.clone() }
 }
 
 fn main() {}

@@ -31,18 +31,50 @@ impl Lowerer<'_> {
         Some((pi.ident.to_string(), part, root))
     }
 
+    /// `let Some(name) = <static expression>` (with or without `&`): the
+    /// name and the option's tokens.
+    fn static_option(&mut self, l: &syn::ExprLet) -> Option<(String, Operand)> {
+        let syn::Pat::TupleStruct(ts) = &*l.pat else {
+            return None;
+        };
+        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+            return None;
+        }
+        let syn::Pat::Ident(pi) = &ts.elems[0] else {
+            return None;
+        };
+        let e = match strip(&l.expr) {
+            Expr::Reference(r) => strip(&r.expr).clone(),
+            e => e.clone(),
+        };
+        match self.expr(&e)? {
+            Operand::Tok(t) => Some((pi.ident.to_string(), Operand::Tok(t))),
+            Operand::Var(v) if self.kind(v) == Kind::Static => {
+                Some((pi.ident.to_string(), Operand::Var(v)))
+            }
+            Operand::Var(_) => None,
+        }
+    }
+
     /// `if` on a static condition. Both branches are lowered into their own
     /// bodies; names they rebind and the branch value become merges.
     pub(super) fn lower_if(&mut self, ei: &syn::ExprIf, want_value: bool) -> Option<Operand> {
         let mut alias = None;
+        let mut static_some = None;
         let cond_op = if let Expr::Let(l) = strip(&ei.cond) {
-            let Some((name, part, root)) = self.optional_part(l) else {
-                self.cx.error(l.span(), "`if let` in a differentiable function takes an optional part of a tree: `if let Some(b) = &self.bias { .. }`; otherwise match outside and call a differentiable function per case");
+            if let Some((name, part, root)) = self.optional_part(l) {
+                let cond = self.skeleton_read(&part, |s| quote!((#s).is_some()))?;
+                alias = Some((name, part, root));
+                cond
+            } else if let Some((name, opt)) = self.static_option(l) {
+                let v = self.materialize("__option", opt);
+                let ident = &self.f.vars[v].ident;
+                static_some = Some((name, quote!(#ident.clone().unwrap())));
+                Operand::Tok(quote!(#ident.is_some()))
+            } else {
+                self.cx.error(l.span(), "`if let` in a differentiable function takes `Some(name)` of a static `Option` (`if let Some(l) = limit`) or of an optional part of a tree (`if let Some(b) = &self.bias { .. }`); otherwise match outside and call a differentiable function per case");
                 return None;
-            };
-            let cond = self.skeleton_read(&part, |s| quote!((#s).is_some()))?;
-            alias = Some((name, part, root));
-            cond
+            }
         } else {
             self.expr(&ei.cond)?
         };
@@ -55,6 +87,15 @@ impl Lowerer<'_> {
         let outer = std::mem::take(&mut self.f.body);
 
         let then_tail = match alias {
+            None if static_some.is_some() => {
+                let (name, some) = static_some.expect("checked");
+                self.scopes.push(Scope::new());
+                let v = self.materialize(&name, Operand::Tok(some));
+                self.bind(&name, v);
+                let tail = self.branch_block(&ei.then_branch, want_value);
+                self.scopes.pop();
+                tail
+            }
             Some((name, part, root)) => {
                 self.scopes.push(Scope::new());
                 self.bind(&name, root);

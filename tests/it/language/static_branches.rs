@@ -132,6 +132,17 @@ fn clipped(x: &Array, limit: Option<f64>, power: Option<i32>) -> Array {
     }
 }
 
+/// `clipped` with `if let` on the static option.
+#[differentiable]
+fn clipped_if_let(x: &Array, limit: Option<f64>, power: Option<i32>) -> Array {
+    let y = x.powi(power.unwrap_or(2));
+    if let Some(l) = limit {
+        y.clip(-l, l).sum()
+    } else {
+        y.sum()
+    }
+}
+
 #[test]
 fn optional_numbers_are_static_arguments() {
     let x = Array::from_vec(vec![0.5f64, -1.5, 3.0], &[3]);
@@ -142,4 +153,10 @@ fn optional_numbers_are_static_arguments() {
     let g = nabla::grad(clipped)(&x, Some(4.0), Some(3));
     let want = Array::from_vec(vec![0.75f64, 6.75, 0.0], &[3]);
     assert_close(&g, &want, 1e-12, "3x² where unclipped");
+    // The same through `if let Some(l) = limit`.
+    let g = nabla::grad(clipped_if_let)(&x, Some(4.0), Some(3));
+    assert_close(&g, &want, 1e-12, "if let: 3x² where unclipped");
+    let g = nabla::grad(clipped_if_let)(&x, None, None);
+    assert_close(&g, &(&x * 2.0), 1e-12, "if let: 2x");
+    assert_eq!(clipped_if_let(&x, Some(1.0), None).item(), 0.25 + 1.0 + 1.0);
 }
