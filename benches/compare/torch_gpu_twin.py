@@ -7,13 +7,13 @@ Run on the GPU machine (PyTorch with CUDA installed there):
     python3 benches/compare/torch_gpu_twin.py
 """
 import json
-import math
 import statistics
 import time
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch_gpt import Gpt
 
 dev = torch.device("cuda")
 
@@ -71,61 +71,12 @@ def chain8_grad(x):
 VOCAB, CONTEXT, LAYERS, HEADS, EMBD, BATCH = 96, 256, 8, 8, 512, 32
 
 
-class Attn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.qkv = nn.Linear(EMBD, 3 * EMBD)
-        self.proj = nn.Linear(EMBD, EMBD)
-        mask = torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool))
-        self.register_buffer("mask", mask)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        shape = (b, t, HEADS, c // HEADS)
-        q, k, v = (z.view(shape).transpose(1, 2) for z in (q, k, v))
-        att = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
-        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(EMBD)
-        self.attn = Attn()
-        self.ln2 = nn.LayerNorm(EMBD)
-        self.fc = nn.Linear(EMBD, 4 * EMBD)
-        self.proj = nn.Linear(4 * EMBD, EMBD)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.proj(F.gelu(self.fc(self.ln2(x))))
-
-
-class Gpt(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(VOCAB, EMBD)
-        self.wpe = nn.Embedding(CONTEXT, EMBD)
-        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
-        self.ln_f = nn.LayerNorm(EMBD)
-        self.lm_head = nn.Linear(EMBD, VOCAB, bias=False)
-
-    def forward(self, idx):
-        t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t, device=idx.device))
-        for b in self.blocks:
-            x = b(x)
-        return self.lm_head(self.ln_f(x))
-
-
 def gpt_step():
     """The GPT step of benches/gpu.rs in eager PyTorch: forward,
     backward(), AdamW (lr 3e-4, weight decay 0.01; the default foreach
     implementation), zero_grad; the loss read back (as nabla's bench does)."""
     torch.manual_seed(0)
-    gpt = Gpt().to(dev)
+    gpt = Gpt(VOCAB, CONTEXT, LAYERS, HEADS, EMBD).to(dev)
     opt = torch.optim.AdamW(gpt.parameters(), lr=3e-4, weight_decay=0.01)
     idx = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
     targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
@@ -157,7 +108,7 @@ def gpt_parts():
     q = torch.randn(BATCH, HEADS, CONTEXT, EMBD // HEADS, device=dev)
     out["gpu_parts/attn_scores_32x8x256x64"] = median_time(lambda: q @ q.transpose(-2, -1), 20)
     torch.manual_seed(0)
-    gpt = Gpt().to(dev)
+    gpt = Gpt(VOCAB, CONTEXT, LAYERS, HEADS, EMBD).to(dev)
     idx = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
     targets = torch.randint(0, VOCAB, (BATCH, CONTEXT), device=dev)
 

@@ -9,64 +9,15 @@ sum().backward() (input, weight and bias gradients).
 Environment as twin_protocol.settings().
 """
 
-import math
 import os
 
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
+from torch_gpt import Gpt
 from twin_protocol import measure, report, settings
 
 VOCAB, CONTEXT, LAYERS, HEADS, EMBD, BATCH = 96, 64, 4, 4, 128, 16
-
-
-class Attn(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.qkv = nn.Linear(EMBD, 3 * EMBD)
-        self.proj = nn.Linear(EMBD, EMBD)
-        mask = torch.tril(torch.ones(CONTEXT, CONTEXT, dtype=torch.bool))
-        self.register_buffer("mask", mask)
-
-    def forward(self, x):
-        b, t, c = x.shape
-        q, k, v = self.qkv(x).split(c, dim=2)
-        shape = (b, t, HEADS, c // HEADS)
-        q, k, v = (z.view(shape).transpose(1, 2) for z in (q, k, v))
-        att = q @ k.transpose(-2, -1) / math.sqrt(c // HEADS)
-        att = att.masked_fill(~self.mask[:t, :t], float("-inf")).softmax(-1)
-        return self.proj((att @ v).transpose(1, 2).reshape(b, t, c))
-
-
-class Block(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.ln1 = nn.LayerNorm(EMBD)
-        self.attn = Attn()
-        self.ln2 = nn.LayerNorm(EMBD)
-        self.fc = nn.Linear(EMBD, 4 * EMBD)
-        self.proj = nn.Linear(4 * EMBD, EMBD)
-
-    def forward(self, x):
-        x = x + self.attn(self.ln1(x))
-        return x + self.proj(F.gelu(self.fc(self.ln2(x))))
-
-
-class Gpt(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.wte = nn.Embedding(VOCAB, EMBD)
-        self.wpe = nn.Embedding(CONTEXT, EMBD)
-        self.blocks = nn.ModuleList(Block() for _ in range(LAYERS))
-        self.ln_f = nn.LayerNorm(EMBD)
-        self.lm_head = nn.Linear(EMBD, VOCAB, bias=False)
-
-    def forward(self, idx):
-        t = idx.shape[1]
-        x = self.wte(idx) + self.wpe(torch.arange(t))
-        for b in self.blocks:
-            x = b(x)
-        return self.lm_head(self.ln_f(x))
 
 
 def main():
@@ -79,7 +30,7 @@ def main():
         if not wanted(name):
             continue
         torch.manual_seed(0)
-        gpt = Gpt()
+        gpt = Gpt(VOCAB, CONTEXT, LAYERS, HEADS, EMBD)
         opt = torch.optim.AdamW(gpt.parameters(), lr=3e-4, weight_decay=0.01)
         idx = torch.randint(0, VOCAB, (BATCH, CONTEXT))
         targets = torch.randint(0, VOCAB, (BATCH, CONTEXT))

@@ -6,17 +6,8 @@
 //! non-contiguous (transposed) input.
 
 use crate::common::assert_close;
+use crate::gpu_or_skip as gpu;
 use nabla::prelude::*;
-
-fn gpu() -> Option<Device> {
-    match nabla::cuda::unavailable_reason() {
-        None => Some(Device::Cuda(0)),
-        Some(why) => {
-            eprintln!("skipped: no GPU ({why})");
-            None
-        }
-    }
-}
 
 #[differentiable]
 fn rosenbrock(x: &Array) -> Array {

@@ -6,20 +6,9 @@
 //! are checked instead (this is what CI exercises).
 
 use crate::common::*;
+use crate::gpu_or_skip as gpu;
 use nabla::prelude::*;
 use nabla::{Batched, Dual};
-
-/// The device to test on, or `None` (with the reason printed) when there
-/// is no usable GPU.
-fn gpu() -> Option<Device> {
-    match nabla::cuda::unavailable_reason() {
-        None => Some(Device::Cuda(0)),
-        Some(why) => {
-            eprintln!("skipped: no GPU ({why})");
-            None
-        }
-    }
-}
 
 fn cases() -> Vec<serde_json::Value> {
     fixture("jax_reference.json")["cases"]

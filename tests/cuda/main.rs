@@ -21,3 +21,15 @@ mod custom_kernel;
 mod fused;
 mod gpu;
 mod registry_nn;
+
+/// The device to test on, or `None` (with the reason printed) when there
+/// is no usable GPU.
+fn gpu_or_skip() -> Option<nabla::Device> {
+    match nabla::cuda::unavailable_reason() {
+        None => Some(nabla::Device::Cuda(0)),
+        Some(why) => {
+            eprintln!("skipped: no GPU ({why})");
+            None
+        }
+    }
+}

@@ -6,21 +6,11 @@
 //! same step on the CPU (1e-6).
 
 use crate::common::*;
-use nabla::nn::models::{Gpt, GptConfig};
+use crate::gpu_or_skip as gpu;
+use nabla::nn::models::Gpt;
 use nabla::optim::{AdamW, Optimizer};
 use nabla::prelude::*;
 use nabla::tree::{Tree, named_leaves};
-use serde_json::Value as Json;
-
-fn gpu() -> Option<Device> {
-    match nabla::cuda::unavailable_reason() {
-        None => Some(Device::Cuda(0)),
-        Some(why) => {
-            eprintln!("skipped: no GPU ({why})");
-            None
-        }
-    }
-}
 
 #[test]
 fn registry_ops_of_the_more_fixture_on_the_gpu() {
@@ -63,38 +53,11 @@ fn registry_ops_of_the_more_fixture_on_the_gpu() {
     }
 }
 
-/// PyTorch's tiny GPT (`tests/fixtures/torch/`) on `dev`, with its token
-/// ids and targets there too, and PyTorch's loss.
+/// PyTorch's tiny GPT with its token ids and targets on `dev`.
 fn torch_gpt_on(dev: Device) -> (Gpt, Array, Array, f64) {
-    let path = |name: &str| fixture_path(&format!("torch/{name}"));
-    let j: Json =
-        serde_json::from_str(&std::fs::read_to_string(path("torch_gpt_tiny.json")).unwrap())
-            .unwrap();
-    let c = &j["config"];
-    let u = |k: &str| c[k].as_u64().unwrap() as usize;
-    let cfg = GptConfig {
-        vocab: u("vocab"),
-        context: u("context"),
-        layers: u("layers"),
-        heads: u("heads"),
-        embd: u("embd"),
-    };
-    let ids = |k: &str| {
-        let rows = j[k].as_array().unwrap();
-        let v: Vec<i64> = rows
-            .iter()
-            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()))
-            .collect();
-        Array::from_vec(v, &[rows.len(), rows[0].as_array().unwrap().len()]).to_device(dev)
-    };
-    let mut gpt = Gpt::new(&cfg, Key::new(0));
-    nabla::io::load(&mut gpt, path("torch_gpt_tiny.safetensors")).unwrap();
+    let (mut gpt, idx, targets, loss) = torch_gpt();
     gpt.for_each_leaf_mut(&mut |p| *p = p.to_device(dev));
-    (gpt, ids("idx"), ids("targets"), j["loss"].as_f64().unwrap())
-}
-
-fn torch_expected() -> std::collections::BTreeMap<String, Array> {
-    nabla::io::load_file(fixture_path("torch/torch_gpt_tiny_expected.safetensors")).unwrap()
+    (gpt, idx.to_device(dev), targets.to_device(dev), loss)
 }
 
 #[differentiable]
@@ -103,7 +66,7 @@ fn gpt_loss(model: &Gpt, #[nondiff] idx: &Array, #[nondiff] targets: &Array) -> 
 }
 
 fn check_grads(grads: &[(String, Array)], dev: Device, mode: &str) {
-    let want = torch_expected();
+    let want = torch_gpt_expected();
     assert_eq!(grads.len(), 2 + 2 * 12 + 3);
     for (name, g) in grads {
         assert_eq!(g.device(), dev, "{mode}: gradient {name} left the device");
@@ -124,7 +87,7 @@ fn pytorch_gpt_on_the_gpu_gives_pytorch_loss_and_gradients() {
     assert_eq!(logits.device(), dev);
     assert_close(
         &logits.to_device(Device::Cpu).cast(DType::F64),
-        &torch_expected()["logits"].cast(DType::F64),
+        &torch_gpt_expected()["logits"].cast(DType::F64),
         1e-5,
         "logits on the GPU",
     );

@@ -497,3 +497,38 @@ pub fn apply_more<V: Value>(op: &str, p: &Json, xs: &[V]) -> V {
         _ => panic!("not an elementwise op of the file: {op}"),
     }
 }
+
+/// PyTorch's tiny GPT (`tests/fixtures/torch/`): the model with PyTorch's
+/// weights, the fixture's token ids and targets, and PyTorch's loss.
+pub fn torch_gpt() -> (nabla::nn::models::Gpt, Array, Array, f64) {
+    let file = |name: &str| fixture_path(&format!("torch/{name}"));
+    let j: Json =
+        serde_json::from_str(&std::fs::read_to_string(file("torch_gpt_tiny.json")).unwrap())
+            .unwrap();
+    let c = &j["config"];
+    let u = |k: &str| c[k].as_u64().unwrap() as usize;
+    let cfg = nabla::nn::models::GptConfig {
+        vocab: u("vocab"),
+        context: u("context"),
+        layers: u("layers"),
+        heads: u("heads"),
+        embd: u("embd"),
+    };
+    let ids = |k: &str| {
+        let rows = j[k].as_array().unwrap();
+        let v: Vec<i64> = rows
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()))
+            .collect();
+        Array::from_vec(v, &[rows.len(), rows[0].as_array().unwrap().len()])
+    };
+    let mut gpt = nabla::nn::models::Gpt::new(&cfg, Key::new(0));
+    nabla::io::load(&mut gpt, file("torch_gpt_tiny.safetensors")).unwrap();
+    (gpt, ids("idx"), ids("targets"), j["loss"].as_f64().unwrap())
+}
+
+/// PyTorch's outputs for [`torch_gpt`]: logits, gradients (`grad.<name>`)
+/// and optimizer steps.
+pub fn torch_gpt_expected() -> std::collections::BTreeMap<String, Array> {
+    nabla::io::load_file(fixture_path("torch/torch_gpt_tiny_expected.safetensors")).unwrap()
+}

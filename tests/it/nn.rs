@@ -4,57 +4,19 @@
 //! are PyTorch's (tolerances of the fixture's README: logits and loss 1e-5
 //! relative, gradients 1e-4).
 
-use crate::common::assert_close;
+use crate::common::{assert_close, torch_gpt, torch_gpt_expected};
 use nabla::nn::models::{Gpt, GptConfig};
 use nabla::optim::{Optimizer, Sgd};
 use nabla::prelude::*;
 use nabla::tree::named_leaves;
 use serde_json::Value as Json;
-use std::path::PathBuf;
-
-/// A file of PyTorch's tiny GPT (`tests/fixtures/torch/`).
-fn torch_file(name: &str) -> PathBuf {
-    crate::common::fixture_path(&format!("torch/{name}"))
-}
-
-/// The fixture's config, token ids, targets and loss, and the model with
-/// PyTorch's weights.
-fn torch_gpt() -> (Gpt, Array, Array, f64) {
-    let j: Json =
-        serde_json::from_str(&std::fs::read_to_string(torch_file("torch_gpt_tiny.json")).unwrap())
-            .unwrap();
-    let c = &j["config"];
-    let u = |k: &str| c[k].as_u64().unwrap() as usize;
-    let cfg = GptConfig {
-        vocab: u("vocab"),
-        context: u("context"),
-        layers: u("layers"),
-        heads: u("heads"),
-        embd: u("embd"),
-    };
-    let ids = |k: &str| {
-        let rows = j[k].as_array().unwrap();
-        let v: Vec<i64> = rows
-            .iter()
-            .flat_map(|r| r.as_array().unwrap().iter().map(|x| x.as_i64().unwrap()))
-            .collect();
-        Array::from_vec(v, &[rows.len(), rows[0].as_array().unwrap().len()])
-    };
-    let mut gpt = Gpt::new(&cfg, Key::new(0));
-    nabla::io::load(&mut gpt, torch_file("torch_gpt_tiny.safetensors")).unwrap();
-    (gpt, ids("idx"), ids("targets"), j["loss"].as_f64().unwrap())
-}
-
-fn expected() -> std::collections::BTreeMap<String, Array> {
-    nabla::io::load_file(torch_file("torch_gpt_tiny_expected.safetensors")).unwrap()
-}
 
 #[test]
 fn gpt_logits_and_loss_match_pytorch() {
     let (gpt, idx, targets, loss) = torch_gpt();
     let logits = gpt.forward(&idx);
     assert_eq!(logits.shape(), &[3, 16, 32]);
-    let want = &expected()["logits"];
+    let want = &torch_gpt_expected()["logits"];
     assert_close(
         &logits.cast(DType::F64),
         &want.cast(DType::F64),
@@ -73,7 +35,7 @@ fn gpt_gradients_on_the_tape_match_pytorch() {
     let (mut gpt, idx, targets, _) = torch_gpt();
     gpt.for_each_leaf_mut(&mut |p| *p = p.clone().requires_grad());
     gpt.loss(&idx, &targets).backward();
-    let want = expected();
+    let want = torch_gpt_expected();
     let params = named_leaves(&gpt);
     assert_eq!(params.len(), 2 + 2 * 12 + 3);
     for (name, p) in params {
@@ -103,7 +65,7 @@ fn gpt_gradients_of_differentiable_code_match_pytorch() {
         (got - loss).abs() <= 1e-5 * loss,
         "loss {got}, PyTorch {loss}"
     );
-    let want = expected();
+    let want = torch_gpt_expected();
     let grads = named_leaves(&g);
     assert_eq!(grads.len(), 2 + 2 * 12 + 3);
     for (name, gr) in &grads {

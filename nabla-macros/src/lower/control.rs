@@ -14,45 +14,18 @@ impl Lowerer<'_> {
     /// `let Some(b) = &<tree path>` (or without `&`): the name, the path
     /// and its tree's variable.
     fn optional_part(&self, l: &syn::ExprLet) -> Option<(String, Expr, VarId)> {
-        let syn::Pat::TupleStruct(ts) = &*l.pat else {
-            return None;
-        };
-        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
-            return None;
-        }
-        let syn::Pat::Ident(pi) = &ts.elems[0] else {
-            return None;
-        };
-        let part = match strip(&l.expr) {
-            Expr::Reference(r) => strip(&r.expr).clone(),
-            e => e.clone(),
-        };
+        let (name, part) = some_binding(l)?;
         let root = self.tree_root(&part)?;
-        Some((pi.ident.to_string(), part, root))
+        Some((name, part, root))
     }
 
     /// `let Some(name) = <static expression>` (with or without `&`): the
     /// name and the option's tokens.
     fn static_option(&mut self, l: &syn::ExprLet) -> Option<(String, Operand)> {
-        let syn::Pat::TupleStruct(ts) = &*l.pat else {
-            return None;
-        };
-        if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
-            return None;
-        }
-        let syn::Pat::Ident(pi) = &ts.elems[0] else {
-            return None;
-        };
-        let e = match strip(&l.expr) {
-            Expr::Reference(r) => strip(&r.expr).clone(),
-            e => e.clone(),
-        };
+        let (name, e) = some_binding(l)?;
         match self.expr(&e)? {
-            Operand::Tok(t) => Some((pi.ident.to_string(), Operand::Tok(t))),
-            Operand::Var(v) if self.kind(v) == Kind::Static => {
-                Some((pi.ident.to_string(), Operand::Var(v)))
-            }
-            Operand::Var(_) => None,
+            Operand::Var(v) if self.kind(v) != Kind::Static => None,
+            op => Some((name, op)),
         }
     }
 
@@ -262,4 +235,23 @@ impl Lowerer<'_> {
             _ => unreachable!("built above"),
         }
     }
+}
+
+/// `let Some(name) = <expr>` or `= &<expr>`: the name and the expression
+/// (without the `&`).
+fn some_binding(l: &syn::ExprLet) -> Option<(String, Expr)> {
+    let syn::Pat::TupleStruct(ts) = &*l.pat else {
+        return None;
+    };
+    if !ts.path.is_ident("Some") || ts.elems.len() != 1 {
+        return None;
+    }
+    let syn::Pat::Ident(pi) = &ts.elems[0] else {
+        return None;
+    };
+    let e = match strip(&l.expr) {
+        Expr::Reference(r) => strip(&r.expr).clone(),
+        e => e.clone(),
+    };
+    Some((pi.ident.to_string(), e))
 }
