@@ -1,16 +1,18 @@
 //! Fused elementwise kernels written at run time: a [`FusedBody`] (CUDA C
 //! statements over operand values `v0..` and scalar parameters `s0..`
-//! (`double`), assigning outputs `y0..`, in an element type `T`) becomes one kernel that reads every operand through
-//! its layout (broadcasts and strided views without copies), `ILP`
-//! elements per thread, and writes each output contiguously — or, for
+//! (`double`), assigning outputs `y0..`, in an element type `T`) becomes
+//! one kernel that reads every operand through its layout (broadcasts and
+//! strided views without copies), `ILP` elements per thread, and writes
+//! each output contiguously — or, for
 //! [`fused_sum`], one partial sum per block. The source is the shared
 //! prelude (layouts, the registry's op `switch`es) plus the kernel, compiled
 //! by NVRTC once per device, body and element type (and cached on disk).
 
 use super::array::{GpuArray, GpuElem, check};
 use super::device::Gpu;
+use super::launch::KernelArg;
 use super::layout::Layout;
-use cudarc::driver::{CudaFunction, LaunchConfig, PushKernelArg};
+use cudarc::driver::{CudaFunction, LaunchArgs, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
@@ -166,7 +168,7 @@ fn function(gpu: &Arc<Gpu>, body: &FusedBody, elem: GpuElem, sum: bool) -> CudaF
 }
 
 /// Checks the operands against `body` and returns their layouts over
-/// `shape`.
+/// `shape` (what [`push_operands`] passes with their buffers).
 #[track_caller]
 fn layouts(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize]) -> Vec<Layout> {
     assert_eq!(
@@ -220,15 +222,12 @@ pub fn fused_map(
     let n: usize = shape.iter().product();
     let f = function(gpu, body, elem, false);
     let mut args = gpu.stream.launch_builder(&f);
-    for (x, l) in inputs.iter().zip(&ls) {
-        push_buf(&mut args, x);
-        args.arg(l);
-    }
+    push_operands(&mut args, inputs, &ls);
     for v in scalars {
         args.arg(v);
     }
     for y in &outs {
-        push_buf(&mut args, y);
+        y.buf.push(&mut args);
     }
     let n64 = n as i64;
     args.arg(&n64);
@@ -262,11 +261,8 @@ pub fn fused_sum(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize], scale:
     let partial = GpuArray::alloc(gpu, elem, &[blocks]);
     let f = function(gpu, body, elem, true);
     let mut args = gpu.stream.launch_builder(&f);
-    for (x, l) in inputs.iter().zip(&ls) {
-        push_buf(&mut args, x);
-        args.arg(l);
-    }
-    push_buf(&mut args, &partial);
+    push_operands(&mut args, inputs, &ls);
+    partial.buf.push(&mut args);
     args.arg(&scale);
     let n64 = n as i64;
     args.arg(&n64);
@@ -281,14 +277,12 @@ pub fn fused_sum(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize], scale:
     super::reduce::reduce(&partial, &[0], crate::reduce::ReduceOp::Sum)
 }
 
-fn push_buf<'a>(args: &mut cudarc::driver::LaunchArgs<'a>, x: &'a GpuArray) {
-    use super::array::Buf;
-    match &*x.buf {
-        Buf::F32(s) => args.arg(s),
-        Buf::F64(s) => args.arg(s),
-        Buf::I64(s) => args.arg(s),
-        Buf::U8(s) => args.arg(s),
-    };
+/// Each operand's buffer and layout, in the kernel's parameter order.
+fn push_operands<'a>(args: &mut LaunchArgs<'a>, inputs: &[&'a GpuArray], ls: &'a [Layout]) {
+    for (x, l) in inputs.iter().zip(ls) {
+        x.buf.push(args);
+        l.push(args);
+    }
 }
 
 #[cfg(test)]

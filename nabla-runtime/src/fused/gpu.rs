@@ -255,8 +255,7 @@ pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
     let bufs = buffers(ops);
     super::count_pass();
     let y = if R::REDUCE {
-        let n: usize = shape.iter().product();
-        let scale = if R::MEAN { 1.0 / n as f64 } else { 1.0 };
+        let scale = super::reduce_scale::<R, N>(shape.iter().product());
         nabla_kernels::cuda::fused_sum(&b, &bufs, &shape, scale)
     } else {
         nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape)
@@ -287,11 +286,8 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
             return None;
         }
         let c = ct.reshape(&[]);
-        if R::MEAN {
-            c.mul_scalar(1.0 / shape.iter().product::<usize>() as f64)
-        } else {
-            c
-        }
+        let scale = super::reduce_scale::<R, N>(shape.iter().product());
+        if scale == 1.0 { c } else { c.mul_scalar(scale) }
     } else {
         if !nabla_kernels::elementwise::broadcasts_to(ct.shape(), &shape) {
             return None;
