@@ -268,6 +268,35 @@ fn gpt(c: &mut Criterion) {
     g.finish();
 }
 
+/// With `NABLA_GPU_PROFILE=1`: the GPU time of three functional GPT steps
+/// by kernel (after two warm-up steps), instead of the benchmarks.
+fn gpt_profile() -> bool {
+    if std::env::var("NABLA_GPU_PROFILE").as_deref() != Ok("1") {
+        return false;
+    }
+    let mut model = Gpt::new(&GPT, Key::new(0));
+    model.for_each_leaf_mut(&mut |p| *p = p.to_device(DEV));
+    let opt = AdamW::new(3e-4).weight_decay(0.01);
+    let n = GPT_BATCH * GPT.context;
+    let v: Vec<i64> = (0..n).map(|i| (i * 7 % GPT.vocab) as i64).collect();
+    let idx = Array::from_vec(v.clone(), &[GPT_BATCH, GPT.context]).to_device(DEV);
+    let targets = Array::from_vec(v[1..].iter().chain(&v[..1]).copied().collect(), &[GPT_BATCH, GPT.context]).to_device(DEV);
+    let mut state = opt.init(&model);
+    for step in 0..5 {
+        if step == 2 {
+            sync();
+            nabla::cuda::profile_report(0);
+        }
+        let (loss, grads): (Array, Gpt) = value_and_grad(gpt_loss)(&model, &idx, &targets);
+        opt.update(&mut model, &grads, &mut state);
+        black_box(loss.item());
+    }
+    sync();
+    println!("GPU time by kernel, 3 GPT steps (fn):");
+    println!("{}", nabla::cuda::profile_report(0).unwrap_or_default());
+    true
+}
+
 /// Pieces of the GPT step timed alone (each ends with a synchronisation),
 /// to see which part of the step costs what against PyTorch's same pieces.
 fn gpt_parts(c: &mut Criterion) {
@@ -367,6 +396,9 @@ fn gpt_parts(c: &mut Criterion) {
 fn main() {
     if let Some(why) = nabla::cuda::unavailable_reason() {
         println!("gpu bench skipped: {why}");
+        return;
+    }
+    if gpt_profile() {
         return;
     }
     let mut c = Criterion::default().configure_from_args();

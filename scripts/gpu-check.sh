@@ -103,6 +103,11 @@ run() {
   echo "== A/B: the same workloads with GPU regions op by op (NABLA_GPU_FUSION=0)"
   NABLA_GPU_FUSION=0 CRITERION_HOME="$PWD/$DIR/criterion-unfused" "$DIR/gpu_bench" --bench \
     'gpu_chain8|gpu_mlp_step/fn|gpu_gpt_step/fn' 2>&1 | grep -E 'time:|^gpu' || status=1
+  echo "== A/B: softmax and layer norm as composites (NABLA_ROW_KERNELS=0)"
+  NABLA_ROW_KERNELS=0 CRITERION_HOME="$PWD/$DIR/criterion-rows" "$DIR/gpu_bench" --bench \
+    'gpu_gpt_step/fn|gpu_parts/(softmax|layernorm)' 2>&1 | grep -E 'time:|^gpu' || status=1
+  echo "== GPU time by kernel (NABLA_GPU_PROFILE=1)"
+  NABLA_GPU_PROFILE=1 "$DIR/gpu_bench" || status=1
   echo "== gpu-check status: $status"
   return $status
 }

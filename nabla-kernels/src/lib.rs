@@ -28,6 +28,7 @@ pub mod ops;
 pub mod optim;
 pub mod parallel;
 pub mod reduce;
+pub mod rows;
 pub mod special;
 pub mod ternary;
 

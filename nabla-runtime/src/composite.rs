@@ -17,6 +17,7 @@
 pub mod contract;
 pub mod gather;
 pub mod norms;
+pub mod rows;
 pub mod scan;
 pub mod window;
 
@@ -135,9 +136,13 @@ pub fn logsumexp(x: &Array) -> Array {
 #[differentiable(crate = crate)]
 pub fn softmax(x: &Array, axis: isize) -> Array {
     let axis = crate::composite::checked_axis("softmax", axis, x.ndim());
-    let m = crate::stop_gradient(&x.max_axes(&[axis], true));
-    let e = (x - &m).exp();
-    &e / &e.sum_axes(&[axis], true)
+    if axis + 1 == x.ndim() as isize && crate::composite::rows::enabled() {
+        crate::composite::rows::softmax_rows(x)
+    } else {
+        let m = crate::stop_gradient(&x.max_axes(&[axis], true));
+        let e = (x - &m).exp();
+        &e / &e.sum_axes(&[axis], true)
+    }
 }
 
 /// `x - logsumexp(x)` along `axis`.

@@ -75,3 +75,24 @@ pub fn synchronize(n: usize) {
     #[cfg(not(feature = "cuda"))]
     let _ = n;
 }
+
+/// GPU time by kernel on device `n` since the last report, most first,
+/// when the program runs with `NABLA_GPU_PROFILE=1` (each launch is then
+/// bracketed by timing events); `None` without a GPU or with profiling
+/// off.
+///
+/// ```
+/// if let Some(table) = nabla::cuda::profile_report(0) {
+///     println!("{table}");
+/// }
+/// ```
+pub fn profile_report(n: usize) -> Option<String> {
+    #[cfg(feature = "cuda")]
+    if std::env::var("NABLA_GPU_PROFILE").is_ok_and(|v| v == "1")
+        && let Ok(g) = nabla_kernels::cuda::Gpu::get(n)
+    {
+        return Some(g.profile_report());
+    }
+    let _ = n;
+    None
+}

@@ -8,6 +8,8 @@
 //!   transforms; without a GPU, the probing and error paths;
 //! - [`registry_nn`]: the op registry's newer ops (`jax_reference_more`)
 //!   and PyTorch's tiny GPT on the device;
+//! - [`rows`]: the row kernels (softmax, layer normalisation) against the
+//!   CPU's;
 //! - `custom_kernel` (feature `cuda`): a user's CUDA kernel compiled with
 //!   NVRTC (and run, with a GPU).
 //!
@@ -21,6 +23,7 @@ mod custom_kernel;
 mod fused;
 mod gpu;
 mod registry_nn;
+mod rows;
 
 /// The device to test on, or `None` (with the reason printed) when there
 /// is no usable GPU.

@@ -35,4 +35,5 @@ mod optim;
 mod properties;
 mod random_programs;
 mod resume;
+mod row_ops;
 mod transforms;

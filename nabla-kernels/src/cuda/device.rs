@@ -8,12 +8,13 @@ use std::ffi::{CStr, CString};
 use std::sync::{Arc, Mutex, OnceLock};
 
 /// The CUDA C source of every kernel (compiled once per device):
-/// `prelude.cu` and `kernels.cu` with the op registry's elementwise cases
+/// `prelude.cu`, `kernels.cu` and `rows.cu` with the op registry's elementwise cases
 /// spliced in.
 pub static KERNEL_SOURCE: std::sync::LazyLock<String> = std::sync::LazyLock::new(|| {
     crate::ops::cuda_source(concat!(
         include_str!("prelude.cu"),
-        include_str!("kernels.cu")
+        include_str!("kernels.cu"),
+        include_str!("rows.cu")
     ))
 });
 
@@ -92,6 +93,8 @@ pub struct Gpu {
     pub(crate) fused: Mutex<HashMap<(u64, bool, bool), CudaFunction>>,
     blas: OnceLock<Result<Mutex<CudaBlas>, GpuError>>,
     sms: OnceLock<usize>,
+    /// Timed launches (`NABLA_GPU_PROFILE=1`, profile.rs).
+    pub(crate) spans: Mutex<super::profile::Spans>,
 }
 
 impl std::fmt::Debug for Gpu {
@@ -145,6 +148,7 @@ impl Gpu {
             fused: Mutex::new(HashMap::new()),
             blas: OnceLock::new(),
             sms: OnceLock::new(),
+            spans: Mutex::new(Vec::new()),
         });
         gpus.insert(ordinal, gpu.clone());
         Ok(gpu)

@@ -237,9 +237,11 @@ pub fn fused_map(
         block_dim: (BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
+    let span = gpu.span();
     // SAFETY: the kernel's parameters are the operands' buffers and
     // layouts, the outputs (each `n` elements) and `n`, in this order.
     check(unsafe { args.launch(cfg) });
+    gpu.close(span, &format!("fused_map[{} in, {} out]", inputs.len(), body.outputs));
     outs
 }
 
@@ -271,9 +273,11 @@ pub fn fused_sum(body: &FusedBody, inputs: &[&GpuArray], shape: &[usize], scale:
         block_dim: (BLOCK, 1, 1),
         shared_mem_bytes: 0,
     };
+    let span = gpu.span();
     // SAFETY: the kernel's parameters are the operands' buffers and
     // layouts, the partial sums (one per block), the scale and `n`.
     check(unsafe { args.launch(cfg) });
+    gpu.close(span, &format!("fused_sum[{} in]", inputs.len()));
     super::reduce::reduce(&partial, &[0], crate::reduce::ReduceOp::Sum)
 }
 

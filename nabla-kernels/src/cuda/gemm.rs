@@ -126,8 +126,10 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
             check(gpu.stream.context().bind_to_thread());
             // SAFETY: shapes, leading dimensions and batch strides describe
             // memory inside the operands' buffers (checked by `operand`).
+            let span = gpu.span();
             unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut c) }
                 .unwrap_or_else(|e| panic!("cuBLAS gemm failed: {e:?}"));
+            gpu.close(span, &format!("gemm {batch}x{m}x{n}x{k}"));
             GpuArray::from_buf(&gpu, Buf::$variant(c), &[batch, m, n])
         }};
     }

@@ -61,12 +61,15 @@ plain_arg!(Layout, i64, i32, f64);
 macro_rules! launch {
     ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
         let gpu: &std::sync::Arc<$crate::cuda::Gpu> = $gpu;
-        let f = gpu.function(&$name);
+        let name: &str = &$name;
+        let f = gpu.function(name);
         let mut args = gpu.stream.launch_builder(&f);
         $( KernelArg::push(&$arg, &mut args); )*
+        let span = gpu.span();
         // SAFETY: every call site passes pointers and sizes matching the
         // kernel's parameters, with outputs sized for the launch.
         $crate::cuda::array::check(unsafe { args.launch($cfg) });
+        gpu.close(span, name);
     }};
 }
 pub(super) use launch;
@@ -445,9 +448,11 @@ pub fn launch_user(
     }
     KernelArg::push(&*out.buf, &mut args);
     KernelArg::push(&n, &mut args);
+    let span = gpu.span();
     // SAFETY: the documented parameter convention; inputs are contiguous
     // from offset 0 and `out` holds `n` elements. What the kernel does with
     // them is the user's responsibility (a custom kernel is unsafe code).
     check(unsafe { args.launch(cfg) });
+    gpu.close(span, name);
     out
 }

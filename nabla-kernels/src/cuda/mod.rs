@@ -20,8 +20,10 @@ mod fused;
 mod gemm;
 mod kernel_cache;
 mod launch;
+mod profile;
 mod layout;
 mod reduce;
+mod rows;
 
 pub use array::{GpuArray, GpuElem, HostElem};
 pub use device::{
@@ -35,6 +37,7 @@ pub use launch::{
 };
 pub use layout::MAX_DIMS;
 pub use reduce::{arg_reduce, cumsum, reduce};
+pub use rows::{normalize_backward_rows, normalize_rows, softmax_backward_rows, softmax_rows};
 
 #[cfg(test)]
 mod tests {
@@ -80,6 +83,10 @@ mod tests {
                 "argreduce",
                 "cumsum",
                 "index_add",
+                "softmax_rows",
+                "softmax_backward_rows",
+                "normalize_rows",
+                "normalize_backward_rows",
             ] {
                 names.push(format!("{fam}_{t}"));
             }

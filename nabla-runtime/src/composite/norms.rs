@@ -71,9 +71,13 @@ pub fn checked_ord(ord: f64) -> f64 {
 #[differentiable(crate = crate)]
 pub fn layer_norm(x: &Array, weight: &Array, bias: &Array, #[nondiff] eps: f64) -> Array {
     let axes = crate::composite::norms::trailing_axes("layer_norm", x.ndim(), weight.ndim());
-    let centred = x - &x.mean_axes(&axes, true);
-    let var = centred.square().mean_axes(&axes, true);
-    centred * (var + eps).rsqrt() * weight + bias
+    if axes.len() == 1 && crate::composite::rows::enabled() {
+        crate::composite::rows::normalize_rows(x, eps) * weight + bias
+    } else {
+        let centred = x - &x.mean_axes(&axes, true);
+        let var = centred.square().mean_axes(&axes, true);
+        centred * (var + eps).rsqrt() * weight + bias
+    }
 }
 
 /// Root-mean-square normalisation (`torch.nn.functional.rms_norm`): over

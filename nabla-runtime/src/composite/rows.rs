@@ -1,0 +1,204 @@
+//! Row primitives: softmax and normalisation over the last axis, each one
+//! kernel pass per row on the CPU (`nabla_kernels::rows`) and on a GPU
+//! (one warp per row), where the composite definitions take several
+//! passes (a maximum, an exponential, a sum, a division; a mean, a
+//! variance, a scaling) and, backward, more.
+//!
+//! Each is a [`custom_op`](nabla_macros::custom_op) with a backward op of
+//! its own: the Jacobians of softmax and of normalisation are symmetric,
+//! so one kernel serves the VJP and the JVP. The backward ops' own
+//! derivatives (second order: `hessian`, the JVP of a gradient) are those
+//! of their `#[differentiable]` composite definitions below, so they need
+//! no hand-derived rules. Every op batches by running on the stacked
+//! batch (rows stay rows).
+//!
+//! `nabla::softmax` over the last axis and `nabla::layer_norm` with a 1-D
+//! weight call these; `NABLA_ROW_KERNELS=0` makes them run their
+//! composite definitions instead (for A/B measurements).
+//!
+//! ```
+//! use nabla::{Array, composite::rows::softmax_rows};
+//! let x = Array::from_vec(vec![0.0f64, 0.0, 0.0, 2f64.ln()], &[2, 2]);
+//! assert_eq!(softmax_rows(&x).to_vec::<f64>(), vec![0.5, 0.5, 1.0 / 3.0, 2.0 / 3.0]);
+//! ```
+
+use crate::dtype::{float_map, float_map2, on_gpu, on_gpus};
+use crate::primitives::unary::not_float;
+use crate::{Array, ArrayValue};
+use nabla_macros::{custom_op, differentiable};
+use nabla_kernels::rows as kernels;
+
+/// Whether `softmax` and `layer_norm` use the row primitives (the
+/// default; `NABLA_ROW_KERNELS=0` turns them off, read once).
+///
+/// ```
+/// let _ = nabla::composite::rows::enabled();
+/// ```
+pub fn enabled() -> bool {
+    static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    *ON.get_or_init(|| std::env::var("NABLA_ROW_KERNELS").map_or(true, |v| v != "0"))
+}
+
+/// `exp(x − max) / Σ exp(x − max)` over the last axis, as one primitive.
+///
+/// ```
+/// use nabla::{Array, composite::rows::softmax_rows};
+/// let x = Array::from_vec(vec![1.0f32, 1.0], &[2]);
+/// assert_eq!(softmax_rows(&x).to_vec::<f32>(), vec![0.5, 0.5]);
+/// ```
+#[custom_op(jvp = softmax_rows_jvp, vjp = softmax_rows_vjp, batch = rows_batch, crate = crate)]
+pub fn softmax_rows(x: &Array) -> Array {
+    on_gpu!(&*x.data, |g| nabla_kernels::cuda::softmax_rows(g));
+    Array::from_data(float_map!(
+        &*x.data,
+        |a| kernels::softmax(a.view()),
+        not_float("softmax", x)
+    ))
+}
+
+fn softmax_rows_jvp<V: ArrayValue>(_x: &V, y: &V, dx: Option<&V>) -> V {
+    dx.map_or_else(|| y.zeros_like(), |t| softmax_rows_backward::forward(y, t))
+}
+
+fn softmax_rows_vjp<V: ArrayValue>(_x: &V, y: &V, ct: &V) -> V {
+    softmax_rows_backward::forward(y, ct)
+}
+
+fn rows_batch<V: ArrayValue>(x: &V, _batched: [bool; 1]) -> V {
+    softmax_rows::forward(x)
+}
+
+/// The softmax's VJP (and JVP) from its output `y` and a cotangent `g`:
+/// `y ⊙ (g − Σ y ⊙ g)` over the last axis, as one primitive.
+///
+/// ```
+/// use nabla::{Array, composite::rows::softmax_rows_backward};
+/// let y = Array::from_vec(vec![0.5f64, 0.5], &[2]);
+/// let g = Array::from_vec(vec![1.0f64, 0.0], &[2]);
+/// assert_eq!(softmax_rows_backward(&y, &g).to_vec::<f64>(), vec![0.25, -0.25]);
+/// ```
+#[custom_op(jvp = softmax_backward_jvp, vjp = softmax_backward_vjp, batch = elementwise, crate = crate)]
+pub fn softmax_rows_backward(y: &Array, g: &Array) -> Array {
+    on_gpus!("softmax backward", [y, g], |v| {
+        nabla_kernels::cuda::softmax_backward_rows(&v[0], &v[1])
+    });
+    Array::from_data(float_map2!(
+        &*y.data,
+        &*g.data,
+        |a, b| kernels::softmax_backward(a.view(), b.view()),
+        mixed("softmax backward", y, g)
+    ))
+}
+
+/// [`softmax_rows_backward`] as `#[differentiable]` code: what its
+/// derivatives are taken from.
+#[differentiable(crate = crate)]
+fn softmax_backward_composite(y: &Array, g: &Array) -> Array {
+    let last = [y.ndim() as isize - 1];
+    y * &(g - &(y * g).sum_axes(&last, true))
+}
+
+fn softmax_backward_jvp<V: ArrayValue>(y: &V, g: &V, _o: &V, dy: Option<&V>, dg: Option<&V>) -> V {
+    softmax_backward_composite::jvp::<V>(y, g, dy, dg).1
+}
+
+fn softmax_backward_vjp<V: ArrayValue>(y: &V, g: &V, _o: &V, ct: &V) -> (V, V) {
+    let (_, pullback) = softmax_backward_composite::vjp::<V>(y, g);
+    pullback(ct.clone())
+}
+
+/// `(x − mean) / √(var + eps)` over the last axis (biased variance), as
+/// one primitive: `layer_norm` before its weight and bias.
+///
+/// ```
+/// use nabla::{Array, composite::rows::normalize_rows};
+/// let x = Array::from_vec(vec![1.0f64, 3.0], &[1, 2]);
+/// assert_eq!(normalize_rows(&x, 0.0).to_vec::<f64>(), vec![-1.0, 1.0]);
+/// ```
+#[custom_op(jvp = normalize_rows_jvp, vjp = normalize_rows_vjp, batch = normalize_batch, crate = crate)]
+pub fn normalize_rows(x: &Array, eps: f64) -> Array {
+    on_gpu!(&*x.data, |g| nabla_kernels::cuda::normalize_rows(g, eps));
+    Array::from_data(float_map!(
+        &*x.data,
+        |a| kernels::normalize(a.view(), eps),
+        not_float("layer_norm", x)
+    ))
+}
+
+fn normalize_rows_jvp<V: ArrayValue>(x: &V, y: &V, dx: Option<&V>, eps: f64) -> V {
+    dx.map_or_else(
+        || y.zeros_like(),
+        |t| normalize_rows_backward::forward(x, t, eps),
+    )
+}
+
+fn normalize_rows_vjp<V: ArrayValue>(x: &V, _y: &V, ct: &V, eps: f64) -> V {
+    normalize_rows_backward::forward(x, ct, eps)
+}
+
+fn normalize_batch<V: ArrayValue>(x: &V, _batched: [bool; 1], eps: f64) -> V {
+    normalize_rows::forward(x, eps)
+}
+
+/// [`normalize_rows`]' VJP (and JVP) from its input `x` and a cotangent
+/// `g`: with `x̂` the normalised rows and `r = 1/√(var + eps)`,
+/// `r · (g − mean(g) − x̂ · mean(g ⊙ x̂))`, as one primitive.
+///
+/// ```
+/// use nabla::{Array, composite::rows::normalize_rows_backward};
+/// let x = Array::from_vec(vec![1.0f64, 3.0], &[2]);
+/// let g = Array::from_vec(vec![1.0f64, 1.0], &[2]);
+/// assert_eq!(normalize_rows_backward(&x, &g, 0.0).to_vec::<f64>(), vec![0.0, 0.0]);
+/// ```
+#[custom_op(jvp = normalize_backward_jvp, vjp = normalize_backward_vjp, batch = elementwise, crate = crate)]
+pub fn normalize_rows_backward(x: &Array, g: &Array, eps: f64) -> Array {
+    on_gpus!("layer_norm backward", [x, g], |v| {
+        nabla_kernels::cuda::normalize_backward_rows(&v[0], &v[1], eps)
+    });
+    Array::from_data(float_map2!(
+        &*x.data,
+        &*g.data,
+        |a, b| kernels::normalize_backward(a.view(), b.view(), eps),
+        mixed("layer_norm backward", x, g)
+    ))
+}
+
+/// [`normalize_rows_backward`] as `#[differentiable]` code: what its
+/// derivatives are taken from.
+#[differentiable(crate = crate)]
+fn normalize_backward_composite(x: &Array, g: &Array, #[nondiff] eps: f64) -> Array {
+    let last = [x.ndim() as isize - 1];
+    let c = x - &x.mean_axes(&last, true);
+    let r = (c.square().mean_axes(&last, true) + eps).rsqrt();
+    let xh = &c * &r;
+    (g - &g.mean_axes(&last, true) - &xh * &(g * &xh).mean_axes(&last, true)) * &r
+}
+
+fn normalize_backward_jvp<V: ArrayValue>(
+    x: &V,
+    g: &V,
+    _o: &V,
+    dx: Option<&V>,
+    dg: Option<&V>,
+    eps: f64,
+) -> V {
+    normalize_backward_composite::jvp::<V>(x, g, eps, dx, dg).1
+}
+
+fn normalize_backward_vjp<V: ArrayValue>(x: &V, g: &V, _o: &V, ct: &V, eps: f64) -> (V, V) {
+    let (_, pullback) = normalize_backward_composite::vjp::<V>(x, g, eps);
+    let (cx, cg, _) = pullback(ct.clone());
+    (cx, cg)
+}
+
+/// The panic of a two-operand row op on arrays of different float types.
+#[track_caller]
+fn mixed(op: &str, a: &Array, b: &Array) -> ! {
+    panic!(
+        "{op}: operands of dtypes {} and {} (shapes {:?}, {:?}); both must be f32 or both f64",
+        a.dtype(),
+        b.dtype(),
+        a.shape(),
+        b.shape()
+    )
+}
