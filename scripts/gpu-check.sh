@@ -5,7 +5,7 @@
 #                                # test, example and benchmark binaries (release,
 #                                # --features cuda, stripped) into target/gpu-check
 #   scripts/gpu-check.sh run     # on the GPU machine, from the repository root,
-#                                # with target/gpu-check carried there: runs the
+#                                # with target/gpu-check.tgz carried there: runs the
 #                                # GPU tests, the example, the benchmarks and the
 #                                # PyTorch CUDA twin, and prints a summary
 #
@@ -47,6 +47,10 @@ for line in sys.stdin:
   cp -r tests/fixtures/torch "$DIR/fixtures/"
   ls -la "$DIR"
   du -sh "$DIR"
+  # The device tool carries at most 64 MiB with the working tree: carry
+  # this archive (about a third of the size) instead of the folder.
+  tar czf "$DIR.tgz" -C target gpu-check
+  du -sh "$DIR.tgz"
 }
 
 find_libs() {
@@ -67,6 +71,7 @@ find_libs() {
 }
 
 run() {
+  if [ ! -x "$DIR/cuda_tests" ] && [ -f "$DIR.tgz" ]; then tar xzf "$DIR.tgz" -C target; fi
   [ -x "$DIR/cuda_tests" ] || { echo "no binaries in $DIR: run 'scripts/gpu-check.sh build' first"; exit 2; }
   find_libs
   export NABLA_FIXTURES="$PWD/$DIR/fixtures" RUST_BACKTRACE=1
@@ -112,9 +117,22 @@ run() {
   return $status
 }
 
+# A short run: the GPU time by kernel of the GPT step, then the GPT step
+# and its parts against the PyTorch twin.
+profile() {
+  if [ ! -x "$DIR/gpu_bench" ] && [ -f "$DIR.tgz" ]; then tar xzf "$DIR.tgz" -C target; fi
+  find_libs
+  NABLA_GPU_PROFILE=1 "$DIR/gpu_bench"
+  CRITERION_HOME="$PWD/$DIR/criterion" "$DIR/gpu_bench" --bench 'gpu_gpt_step|gpu_parts' 2>&1 | grep -E 'time:|^gpu'
+  python3 benches/compare/torch_gpu_twin.py > "$DIR/torch.json" &&
+    python3 benches/compare/gpu_summary.py "$DIR/criterion" "$DIR/torch.json"
+}
+
 case "${1:-}" in
   build) build ;;
+  profile)
+    if [ -n "${OUT:-}" ]; then profile 2>&1 | tee "$OUT/gpu-profile.log"; else profile; fi ;;
   run)
     if [ -n "${OUT:-}" ]; then run 2>&1 | tee "$OUT/gpu-check.log"; exit "${PIPESTATUS[0]}"; else run; fi ;;
-  *) echo "usage: $0 build|run"; exit 2 ;;
+  *) echo "usage: $0 build|run|profile"; exit 2 ;;
 esac

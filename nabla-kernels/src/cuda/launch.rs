@@ -57,9 +57,15 @@ macro_rules! plain_arg {
 plain_arg!(Layout, i64, i32, f64);
 
 /// Launches kernel `$name` with the listed arguments, in the order of the
-/// kernel's parameter list in kernels.cu.
+/// kernel's parameter list in kernels.cu. When profiling, the launch is
+/// recorded under the name and the line that called the launcher (the
+/// first caller outside `#[track_caller]` functions), or under `label`.
 macro_rules! launch {
     ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
+        let at = std::panic::Location::caller();
+        launch!($gpu, $name, $cfg, [$($arg),*], label = || format!("{} @ {}:{}", $name, at.file(), at.line()))
+    }};
+    ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?], label = $label:expr) => {{
         let gpu: &std::sync::Arc<$crate::cuda::Gpu> = $gpu;
         let name: &str = &$name;
         let f = gpu.function(name);
@@ -69,7 +75,7 @@ macro_rules! launch {
         // SAFETY: every call site passes pointers and sizes matching the
         // kernel's parameters, with outputs sized for the launch.
         $crate::cuda::array::check(unsafe { args.launch($cfg) });
-        gpu.close(span, name);
+        gpu.close_with(span, $label);
     }};
 }
 pub(super) use launch;
@@ -109,11 +115,13 @@ pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
     let (code, p, q) = op.code();
     let (lx, n) = (layout_of(x, x.shape()), out.numel() as i64);
     if n > 0 {
+        let at = std::panic::Location::caller();
         launch!(
             x.gpu(),
             format!("unary_{t}"),
             grid_ilp(n as usize),
-            [*x.buf, lx, *out.buf, n, code, p, q]
+            [*x.buf, lx, *out.buf, n, code, p, q],
+            label = || format!("unary_{t}({code}) {:?} @ {}:{}", x.shape(), at.file(), at.line())
         );
     }
     out
@@ -140,11 +148,19 @@ pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
         out.numel() as i64,
     );
     if n > 0 {
+        let at = std::panic::Location::caller();
         launch!(
             a.gpu(),
             format!("binary_{t}"),
             grid_ilp(n as usize),
-            [*a.buf, la, *b.buf, lb, *out.buf, n, code]
+            [*a.buf, la, *b.buf, lb, *out.buf, n, code],
+            label = || format!(
+                "binary_{t}({code}) {:?} {:?} @ {}:{}",
+                a.shape(),
+                b.shape(),
+                at.file(),
+                at.line()
+            )
         );
     }
     out
@@ -233,11 +249,19 @@ fn copy_into(src: &GpuArray, dst: &GpuArray) {
     );
     if n > 0 {
         let name = format!("copy_{}_{}", src.elem().name(), dst.elem().name());
+        let at = std::panic::Location::caller();
         launch!(
             src.gpu(),
             name,
             grid(n as usize),
-            [*src.buf, ls, *dst.buf, ld, n]
+            [*src.buf, ls, *dst.buf, ld, n],
+            label = || format!(
+                "{name} {:?} strides {:?} @ {}:{}",
+                src.shape(),
+                src.strides(),
+                at.file(),
+                at.line()
+            )
         );
     }
 }

@@ -37,11 +37,16 @@ impl Gpu {
 
     /// Marks the end of the launch started at `span`, as kernel `name`.
     pub(crate) fn close(&self, span: Span, name: &str) {
-        if let (Some(start), Some(end)) = (span.0, self.timing_event()) {
-            self.spans
-                .lock()
-                .unwrap()
-                .push((name.to_string(), start, end));
+        self.close_with(span, || name.to_string());
+    }
+
+    /// [`Gpu::close`] with a label made only when profiling (a kernel name
+    /// with the shapes or the calling line that tell its launches apart).
+    pub(crate) fn close_with(&self, span: Span, label: impl FnOnce() -> String) {
+        if let Some(start) = span.0
+            && let Some(end) = self.timing_event()
+        {
+            self.spans.lock().unwrap().push((label(), start, end));
         }
     }
 

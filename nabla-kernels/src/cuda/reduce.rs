@@ -131,11 +131,18 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
         shared_mem_bytes: 0,
     };
     let (r, c, k, kl) = (rows as i64, cols as i64, chunks as i64, chunk as i64);
+    let at = std::panic::Location::caller();
     launch!(
         x.gpu(),
         format!("reduce_{t}"),
         cfg,
-        [*v.buf, lx, *partial.buf, r, c, k, kl, code]
+        [*v.buf, lx, *partial.buf, r, c, k, kl, code],
+        label = || format!(
+            "reduce_{t} {:?} axes {axes:?} @ {}:{}",
+            x.shape(),
+            at.file(),
+            at.line()
+        )
     );
     if chunks == 1 {
         partial.reshape(&out_shape)
