@@ -280,7 +280,11 @@ fn gpt_profile() -> bool {
     let n = GPT_BATCH * GPT.context;
     let v: Vec<i64> = (0..n).map(|i| (i * 7 % GPT.vocab) as i64).collect();
     let idx = Array::from_vec(v.clone(), &[GPT_BATCH, GPT.context]).to_device(DEV);
-    let targets = Array::from_vec(v[1..].iter().chain(&v[..1]).copied().collect(), &[GPT_BATCH, GPT.context]).to_device(DEV);
+    let targets = Array::from_vec(
+        v[1..].iter().chain(&v[..1]).copied().collect(),
+        &[GPT_BATCH, GPT.context],
+    )
+    .to_device(DEV);
     let mut state = opt.init(&model);
     for step in 0..5 {
         if step == 2 {

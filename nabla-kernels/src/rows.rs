@@ -26,12 +26,14 @@ use ndarray::{ArrayD, ArrayViewD};
 /// ```
 pub fn softmax<T: Float>(x: ArrayViewD<'_, T>) -> ArrayD<T> {
     map_rows(&[x], |[row], out| {
-        let m = row.iter().fold(T::NEG_INFINITY, |m, &v| if v > m { v } else { m });
+        let m = row
+            .iter()
+            .fold(T::NEG_INFINITY, |m, &v| if v > m { v } else { m });
         for (o, &v) in out.iter_mut().zip(row) {
             *o = (v - m).exp_v();
         }
         let inv = T::ONE / sum(out);
-        out.iter_mut().for_each(|o| *o = *o * inv);
+        out.iter_mut().for_each(|o| *o *= inv);
     })
 }
 
@@ -198,8 +200,12 @@ mod tests {
     #[test]
     fn row_kernels_match_their_definitions() {
         let (rows, d) = (300, 131);
-        let x: Vec<f64> = (0..rows * d).map(|i| ((i * 37 % 101) as f64) / 17.0 - 3.0).collect();
-        let g: Vec<f64> = (0..rows * d).map(|i| ((i * 53 % 89) as f64) / 23.0 - 2.0).collect();
+        let x: Vec<f64> = (0..rows * d)
+            .map(|i| ((i * 37 % 101) as f64) / 17.0 - 3.0)
+            .collect();
+        let g: Vec<f64> = (0..rows * d)
+            .map(|i| ((i * 53 % 89) as f64) / 23.0 - 2.0)
+            .collect();
         let xa = ndarray::ArrayD::from_shape_vec(vec![rows, d], x.clone()).unwrap();
         let ga = ndarray::ArrayD::from_shape_vec(vec![rows, d], g.clone()).unwrap();
         let y = softmax(xa.view());

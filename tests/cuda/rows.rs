@@ -17,7 +17,9 @@ fn loss(x: &Array, w: &Array, b: &Array) -> Array {
 
 fn input(rows: usize, d: usize) -> Array {
     Array::from_vec(
-        (0..rows * d).map(|i| ((i * 37 % 101) as f64) / 13.0 - 3.5).collect(),
+        (0..rows * d)
+            .map(|i| ((i * 37 % 101) as f64) / 13.0 - 3.5)
+            .collect(),
         &[rows, d],
     )
 }
@@ -36,14 +38,22 @@ fn row_kernels_on_the_gpu_match_the_cpu() {
                 a.to_device(Device::Cpu)
             };
             let y = nabla::softmax(&x, -1);
-            assert_close(&back(nabla::softmax(&on(&x), -1)), &y, tol, &what("softmax"));
+            assert_close(
+                &back(nabla::softmax(&on(&x), -1)),
+                &y,
+                tol,
+                &what("softmax"),
+            );
             assert_close(
                 &back(softmax_rows_backward(&on(&y), &on(&g))),
                 &softmax_rows_backward(&y, &g),
                 tol,
                 &what("softmax backward"),
             );
-            let (w, b) = (x.slice_axis(0, 0..1).reshape(&[d]).cos(), g.slice_axis(0, 1..2).reshape(&[d]));
+            let (w, b) = (
+                x.slice_axis(0, 0..1).reshape(&[d]).cos(),
+                g.slice_axis(0, 1..2).reshape(&[d]),
+            );
             assert_close(
                 &back(nabla::layer_norm(&on(&x), &on(&w), &on(&b), 1e-5)),
                 &nabla::layer_norm(&x, &w, &b, 1e-5),

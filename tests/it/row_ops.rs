@@ -66,7 +66,9 @@ fn layer_norm_loss_composite_flat(x: &Array, w: &Array, b: &Array) -> Array {
 /// Rows of 7 (not a multiple of any vector width) in a [2, 3, 7] array.
 fn x() -> Array {
     Array::from_vec(
-        (0..42).map(|i| ((i * 29 % 17) as f64) / 5.0 - 1.5).collect(),
+        (0..42)
+            .map(|i| ((i * 29 % 17) as f64) / 5.0 - 1.5)
+            .collect(),
         &[2, 3, 7],
     )
 }
@@ -82,7 +84,12 @@ fn b() -> Array {
 #[test]
 fn softmax_matches_its_composite_at_every_order() {
     let x = x();
-    assert_close(&nabla::softmax(&x, -1), &softmax_composite(&x), 1e-15, "softmax");
+    assert_close(
+        &nabla::softmax(&x, -1),
+        &softmax_composite(&x),
+        1e-15,
+        "softmax",
+    );
     assert_close(
         &nabla::softmax(&x, 1),
         &{
@@ -156,7 +163,11 @@ fn layer_norm_matches_its_composite_at_every_order() {
     let per_c =
         nabla::vmap!(grad(layer_norm_loss_composite), in_axes = (0, None, None))(&x, &w, &b);
     assert_close(&per, &per_c, 1e-12, "vmap of grad");
-    let (xt, wt, bt) = (x.clone().requires_grad(), w.clone().requires_grad(), b.clone().requires_grad());
+    let (xt, wt, bt) = (
+        x.clone().requires_grad(),
+        w.clone().requires_grad(),
+        b.clone().requires_grad(),
+    );
     (nabla::layer_norm(&xt, &wt, &bt, 1e-5).tanh() * &xt)
         .sum()
         .backward();
@@ -206,17 +217,18 @@ fn backward_ops_match_finite_differences() {
     assert_close(&gt.grad(), &fd_g, 1e-8, "softmax backward, d/dg");
     // Normalisation.
     let nb = |v: &Array| normalize_rows_backward(v, &g, 1e-5);
-    let vjp_fd = fd_vjp(
-        |v| nabla::composite::rows::normalize_rows(v, 1e-5),
-        &x,
-        &g,
-    );
+    let vjp_fd = fd_vjp(|v| nabla::composite::rows::normalize_rows(v, 1e-5), &x, &g);
     assert_close(&nb(&x), &vjp_fd, 1e-7, "normalize vjp");
     let (xt, gt) = (x.clone().requires_grad(), g.clone().requires_grad());
     (normalize_rows_backward(&xt, &gt, 1e-5) * &ct)
         .sum()
         .backward();
-    assert_close(&xt.grad(), &fd_vjp(nb, &x, &ct), 1e-6, "normalize backward, d/dx");
+    assert_close(
+        &xt.grad(),
+        &fd_vjp(nb, &x, &ct),
+        1e-6,
+        "normalize backward, d/dx",
+    );
     let fd_g = fd_vjp(|v| normalize_rows_backward(&x, v, 1e-5), &g, &ct);
     assert_close(&gt.grad(), &fd_g, 1e-7, "normalize backward, d/dg");
 }
@@ -225,7 +237,12 @@ fn backward_ops_match_finite_differences() {
 fn row_ops_take_strided_and_degenerate_inputs() {
     // A transposed view (rows not contiguous), rows of one, empty arrays.
     let x = x().reshape(&[6, 7]).transpose();
-    assert_close(&nabla::softmax(&x, -1), &softmax_composite(&x), 1e-15, "transposed");
+    assert_close(
+        &nabla::softmax(&x, -1),
+        &softmax_composite(&x),
+        1e-15,
+        "transposed",
+    );
     let one = Array::from_vec(vec![3.0f64, -1.0], &[2, 1]);
     assert_eq!(nabla::softmax(&one, -1).to_vec::<f64>(), vec![1.0, 1.0]);
     let w1 = Array::ones(&[1], DType::F64);

@@ -253,7 +253,10 @@ impl GpuArray {
         }
     }
 
-    /// Same elements in a new shape (a view when contiguous, else a copy).
+    /// Same elements in a new shape: a view when the new axes can step
+    /// through the existing strides (splitting or merging axes that are
+    /// laid out one after the other, as NumPy's reshape does without a
+    /// copy), else a contiguous copy.
     #[track_caller]
     pub fn reshape(&self, shape: &[usize]) -> GpuArray {
         assert_eq!(
@@ -266,11 +269,13 @@ impl GpuArray {
             shape.len() <= MAX_DIMS,
             "cuda: at most {MAX_DIMS} axes, got shape {shape:?}"
         );
-        let c = if self.is_contiguous() {
-            self.clone()
-        } else {
-            super::launch::contiguous(self)
-        };
+        if self.is_contiguous() {
+            return self.view(shape.to_vec(), row_major(shape), self.offset);
+        }
+        if let Some(strides) = reshaped_strides(&self.shape, &self.strides, shape) {
+            return self.view(shape.to_vec(), strides, self.offset);
+        }
+        let c = super::launch::contiguous(self);
         c.view(shape.to_vec(), row_major(shape), c.offset)
     }
 
@@ -307,4 +312,78 @@ impl GpuArray {
 #[track_caller]
 pub(crate) fn check<T>(r: Result<T, cudarc::driver::DriverError>) -> T {
     r.unwrap_or_else(|e| panic!("cuda: driver error {e:?}"))
+}
+
+/// Strides that lay `new` over the elements of an array of shape `old`
+/// and `strides` in the same row-major order, if there are any: each run
+/// of old axes that the new shape regroups must be laid out one after the
+/// other (`stride[i] = stride[i + 1] · shape[i + 1]`); axes of length 1
+/// are ignored. `None` when a copy is needed.
+fn reshaped_strides(old: &[usize], strides: &[isize], new: &[usize]) -> Option<Vec<isize>> {
+    if old.contains(&0) {
+        return Some(row_major(new));
+    }
+    let (os, ost): (Vec<usize>, Vec<isize>) = old
+        .iter()
+        .zip(strides)
+        .filter(|(n, _)| **n != 1)
+        .map(|(n, s)| (*n, *s))
+        .unzip();
+    let mut out = vec![1isize; new.len()];
+    let (mut oi, mut ni) = (0, 0);
+    while oi < os.len() {
+        // Skip new axes of length 1 (any stride does).
+        while ni < new.len() && new[ni] == 1 {
+            ni += 1;
+        }
+        let (mut oj, mut nj) = (oi + 1, ni + 1);
+        let (mut op, mut np) = (os[oi], *new.get(ni)?);
+        while op != np {
+            if op < np {
+                op *= *os.get(oj)?;
+                oj += 1;
+            } else {
+                np *= *new.get(nj)?;
+                nj += 1;
+            }
+        }
+        if (oi..oj - 1).any(|k| ost[k] != ost[k + 1] * os[k + 1] as isize) {
+            return None;
+        }
+        out[nj - 1] = ost[oj - 1];
+        for k in (ni + 1..nj).rev() {
+            out[k - 1] = out[k] * new[k] as isize;
+        }
+        (oi, ni) = (oj, nj);
+    }
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::reshaped_strides;
+
+    #[test]
+    fn reshapes_are_views_where_numpy_makes_them_views() {
+        // A column slice [8, 4] of an [8, 12] array: splitting its last
+        // axis is a view, merging its two axes is not.
+        let (s, st) = ([8usize, 4], [12isize, 1]);
+        assert_eq!(reshaped_strides(&s, &st, &[8, 2, 2]), Some(vec![12, 2, 1]));
+        assert_eq!(reshaped_strides(&s, &st, &[32]), None);
+        // Transposed last two axes of [2, 3, 4, 5] merge their batch axes.
+        let (s, st) = ([2usize, 3, 5, 4], [60isize, 20, 1, 5]);
+        assert_eq!(reshaped_strides(&s, &st, &[6, 5, 4]), Some(vec![20, 1, 5]));
+        assert_eq!(reshaped_strides(&s, &st, &[2, 3, 20]), None);
+        // Axes of length 1 come and go.
+        let (s, st) = ([3usize, 1, 4], [8isize, 99, 2]);
+        assert_eq!(
+            reshaped_strides(&s, &st, &[1, 3, 4, 1]),
+            Some(vec![1, 8, 2, 1])
+        );
+        // Permuted [b, t, h, d] -> [b, h, t, d] does not merge (h, t).
+        let (s, st) = ([2usize, 3, 4, 5], [60isize, 5, 20, 1]);
+        assert_eq!(reshaped_strides(&s, &st, &[2, 12, 5]), None);
+        assert_eq!(reshaped_strides(&s, &st, &[6, 4, 5]), None);
+        assert_eq!(reshaped_strides(&s, &st, &[2, 3, 4, 5]), Some(st.to_vec()));
+    }
 }

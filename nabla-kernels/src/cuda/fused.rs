@@ -241,7 +241,10 @@ pub fn fused_map(
     // SAFETY: the kernel's parameters are the operands' buffers and
     // layouts, the outputs (each `n` elements) and `n`, in this order.
     check(unsafe { args.launch(cfg) });
-    gpu.close(span, &format!("fused_map[{} in, {} out]", inputs.len(), body.outputs));
+    gpu.close(
+        span,
+        &format!("fused_map[{} in, {} out]", inputs.len(), body.outputs),
+    );
     outs
 }
 

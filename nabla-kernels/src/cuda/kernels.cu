@@ -421,3 +421,15 @@ INDEX(u8, u8)
     }
 INDEX_ADD(float, f32)
 INDEX_ADD(double, f64)
+
+// dst[region] += src: `ld` reads the region of the (contiguous, unshared)
+// destination over src's shape; a slice's elements are distinct, so no
+// two threads add into one place.
+#define ADD_INTO(T, NAME)                                                                 \
+    extern "C" __global__ void add_into_##NAME(const T* __restrict__ src, Layout ls, T* dst, \
+                                               Layout ld, i64 n) {                         \
+        GRID_LOOP(i, n) { dst[at(ld, i)] += src[at(ls, i)]; }                              \
+    }
+ADD_INTO(float, f32)
+ADD_INTO(double, f64)
+

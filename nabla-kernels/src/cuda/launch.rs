@@ -121,7 +121,12 @@ pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
             format!("unary_{t}"),
             grid_ilp(n as usize),
             [*x.buf, lx, *out.buf, n, code, p, q],
-            label = || format!("unary_{t}({code}) {:?} @ {}:{}", x.shape(), at.file(), at.line())
+            label = || format!(
+                "unary_{t}({code}) {:?} @ {}:{}",
+                x.shape(),
+                at.file(),
+                at.line()
+            )
         );
     }
     out
@@ -314,6 +319,42 @@ pub fn slice_place(shape: &[usize], slices: &[Slice], src: &GpuArray) -> GpuArra
     let out = GpuArray::zeros(src.gpu(), src.elem(), shape);
     copy_into(src, &out.slice(slices));
     out
+}
+
+/// Adds `src` into the region of `dst` that `slices` select, in place: a
+/// slice's cotangent accumulated into the cotangent of the whole (one pass
+/// over the region). `dst` is first made a contiguous buffer of its own
+/// when it is shared or strided (its value never changes under another
+/// holder). False, with nothing done, for float types or shapes that do
+/// not match.
+#[track_caller]
+pub fn add_into_region(dst: &mut GpuArray, slices: &[Slice], src: &GpuArray) -> bool {
+    let float = matches!(dst.elem(), GpuElem::F32 | GpuElem::F64);
+    if !float || dst.elem() != src.elem() || dst.ordinal() != src.ordinal() {
+        return false;
+    }
+    if slices.len() != dst.shape().len() || dst.slice(slices).shape() != src.shape() {
+        return false;
+    }
+    if !(dst.is_contiguous() && dst.offset() == 0 && Arc::strong_count(&dst.buf) == 1) {
+        *dst = contiguous(dst);
+    }
+    let region = dst.slice(slices);
+    let shape = src.shape().to_vec();
+    let (ls, ld, n) = (
+        layout_of(src, &shape),
+        layout_of(&region, &shape),
+        src.numel() as i64,
+    );
+    if n > 0 {
+        launch!(
+            dst.gpu(),
+            format!("add_into_{}", dst.elem().name()),
+            grid(n as usize),
+            [*src.buf, ls, *dst.buf, ld, n]
+        );
+    }
+    true
 }
 
 /// A contiguous array of `shape` filled with `v` (converted to `elem`).

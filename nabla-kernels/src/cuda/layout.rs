@@ -15,6 +15,12 @@ pub(crate) struct Layout {
     contiguous: i64,
     shape: [i64; MAX_DIMS],
     strides: [i64; MAX_DIMS],
+    /// 1: element `i` lives at `offset + (i / inner) % period` (a
+    /// contiguous block repeated along broadcast axes: a bias row, a mask,
+    /// a column of row statistics), computed in 32-bit arithmetic.
+    periodic: i64,
+    inner: i64,
+    period: i64,
 }
 
 // SAFETY: plain `repr(C)` integers, matching the CUDA struct field by field.
@@ -36,6 +42,9 @@ impl Layout {
             contiguous: 0,
             shape: [1; MAX_DIMS],
             strides: [0; MAX_DIMS],
+            periodic: 0,
+            inner: 1,
+            period: 1,
         };
         for (d, &n) in out.iter().enumerate() {
             l.shape[d] = n as i64;
@@ -53,6 +62,9 @@ impl Layout {
             }
         }
         l.contiguous = contiguous as i64;
+        if !contiguous && let Some((inner, period)) = periodic(out, &l.strides[..out.len()]) {
+            (l.periodic, l.inner, l.period) = (1, inner, period);
+        }
         l
     }
 
@@ -60,6 +72,39 @@ impl Layout {
     pub(crate) fn contiguous(shape: &[usize]) -> Layout {
         Layout::over(shape, shape, &row_major(shape), 0)
     }
+}
+
+/// `(inner, period)` when the element at flat index `i` of `out` sits at
+/// `(i / inner) % period` from the offset: from the last axis, broadcast
+/// axes (stride 0, `inner` elements), then row-major axes (`period`
+/// elements), then broadcast axes only; `None` otherwise, or when the
+/// indices do not fit 32 bits.
+fn periodic(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
+    if out.iter().product::<usize>() > u32::MAX as usize {
+        return None;
+    }
+    let axes: Vec<(i64, i64)> = out
+        .iter()
+        .zip(strides)
+        .filter(|(n, _)| **n != 1)
+        .map(|(&n, &s)| (n as i64, s))
+        .rev()
+        .collect();
+    let mut k = 0;
+    let mut inner = 1;
+    while k < axes.len() && axes[k].1 == 0 {
+        inner *= axes[k].0;
+        k += 1;
+    }
+    let mut period = 1;
+    while k < axes.len() && axes[k].1 == period {
+        period *= axes[k].0;
+        k += 1;
+    }
+    axes[k..]
+        .iter()
+        .all(|a| a.1 == 0)
+        .then_some((inner, period))
 }
 
 /// Row-major strides of `shape`.
@@ -102,6 +147,39 @@ pub(crate) fn sliced(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Periodic layouts give every element the offset its strides give.
+    #[test]
+    fn periodic_layouts_agree_with_strides() {
+        let cases: [(&[usize], &[usize]); 6] = [
+            (&[4, 3, 5], &[5]),
+            (&[2, 3, 4, 4], &[4, 4]),
+            (&[6, 3], &[6, 1]),
+            (&[2, 6, 3], &[6, 1]),
+            (&[3, 1, 4], &[1]),
+            (&[2, 3], &[]),
+        ];
+        for (out, shape) in cases {
+            let l = Layout::over(out, shape, &row_major(shape), 7);
+            assert_eq!(l.periodic, 1, "{out:?} from {shape:?}");
+            let n: usize = out.iter().product();
+            for i in 0..n as i64 {
+                let (mut r, mut off) = (i, l.offset);
+                for d in (0..out.len()).rev() {
+                    off += (r % l.shape[d]) * l.strides[d];
+                    r /= l.shape[d];
+                }
+                assert_eq!(
+                    off,
+                    l.offset + (i / l.inner) % l.period,
+                    "{out:?} from {shape:?}, i = {i}"
+                );
+            }
+        }
+        // A broadcast between two repeated axes is not periodic.
+        let l = Layout::over(&[2, 3, 4], &[2, 1, 4], &[4, 4, 1], 0);
+        assert_eq!(l.periodic, 0);
+    }
     use ndarray::{ArrayD, IxDyn, Slice};
 
     /// Reads the elements of a strided view of `data`, row-major.

@@ -20,8 +20,8 @@ mod fused;
 mod gemm;
 mod kernel_cache;
 mod launch;
-mod profile;
 mod layout;
+mod profile;
 mod reduce;
 mod rows;
 
@@ -32,8 +32,8 @@ pub use device::{
 pub use fused::{FusedBody, fused_map, fused_source, fused_sum};
 pub use gemm::matmul;
 pub use launch::{
-    UserLaunch, arange, binary, cast, compare, concat, contiguous, fill, index_add, index_select,
-    launch_user, slice_place, unary, where_select,
+    UserLaunch, add_into_region, arange, binary, cast, compare, concat, contiguous, fill,
+    index_add, index_select, launch_user, slice_place, unary, where_select,
 };
 pub use layout::MAX_DIMS;
 pub use reduce::{arg_reduce, cumsum, reduce};
@@ -87,6 +87,7 @@ mod tests {
                 "softmax_backward_rows",
                 "normalize_rows",
                 "normalize_backward_rows",
+                "add_into",
             ] {
                 names.push(format!("{fam}_{t}"));
             }

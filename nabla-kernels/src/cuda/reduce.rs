@@ -63,7 +63,7 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
     // neighbouring elements), then reduce the chunks' partials.
     let (rstride, uniform) = row_stride(&v, axes.len());
     let threads = 16 * BLOCK as usize * x.gpu().sm_count();
-    if kept_inner && rows >= 1024 && rows < threads && cols >= 64 {
+    if kept_inner && rows >= 64 && rows < threads && cols >= 64 {
         let chunks = (threads / rows).clamp(1, cols / 32);
         if chunks >= 2 {
             let chunk = cols.div_ceil(chunks);
@@ -89,7 +89,7 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
             return reduce(&partial, &[0], op).reshape(&out_shape);
         }
     }
-    if rows == 0 || cols <= 32 || (kept_inner && rows >= 1024) {
+    if rows == 0 || cols <= 32 || (kept_inner && rows >= 64) {
         let out = GpuArray::alloc(x.gpu(), x.elem(), &out_shape);
         let (r, c) = (rows as i64, cols as i64);
         if r > 0 {

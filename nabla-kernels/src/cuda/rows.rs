@@ -26,7 +26,9 @@ fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>) -> GpuArray {
     let t = float(name, ins[0]);
     for x in ins {
         assert!(
-            x.shape() == ins[0].shape() && x.elem() == ins[0].elem() && x.ordinal() == ins[0].ordinal(),
+            x.shape() == ins[0].shape()
+                && x.elem() == ins[0].elem()
+                && x.ordinal() == ins[0].ordinal(),
             "cuda {name}: operands differ in shape, dtype or device"
         );
     }

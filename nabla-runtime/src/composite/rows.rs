@@ -25,8 +25,8 @@
 use crate::dtype::{float_map, float_map2, on_gpu, on_gpus};
 use crate::primitives::unary::not_float;
 use crate::{Array, ArrayValue};
-use nabla_macros::{custom_op, differentiable};
 use nabla_kernels::rows as kernels;
+use nabla_macros::{custom_op, differentiable};
 
 /// Whether `softmax` and `layer_norm` use the row primitives (the
 /// default; `NABLA_ROW_KERNELS=0` turns them off, read once).

@@ -8,9 +8,9 @@ use crate::{Array, ArrayValue};
 use ndarray::Slice;
 
 /// `x + slice_place(ct)` (see [`ArrayValue::add_into_slice`]): in place
-/// when nothing is recorded on the tape and both are host float arrays of
-/// one dtype — one pass over the region instead of a zero-filled full array
-/// and a full add. `x` is taken by value, so its buffer is reused when no
+/// when nothing is recorded on the tape and both are float arrays of one
+/// dtype on one device (host or GPU) — one pass over the region instead of
+/// a zero-filled full array and a full add. `x` is taken by value, so its buffer is reused when no
 /// one else holds it (copy-on-write otherwise: values never change under
 /// another holder).
 pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Array {
@@ -21,6 +21,12 @@ pub(crate) fn add_into_slice(mut x: Array, slices: &[Slice], ct: &Array) -> Arra
             _ => false,
         };
         if done {
+            return x;
+        }
+        #[cfg(feature = "cuda")]
+        if let (Data::Cuda(a), Data::Cuda(c)) = (std::sync::Arc::make_mut(&mut x.data), &*ct.data)
+            && nabla_kernels::cuda::add_into_region(a, slices, c)
+        {
             return x;
         }
     }
