@@ -117,11 +117,12 @@ run() {
   return $status
 }
 
-# A short run: the GPU time by kernel of the GPT step, then the GPT step
-# and its parts against the PyTorch twin.
+# A short run: the GPU tests, the GPU time by kernel of the GPT step, then
+# the GPT step and its parts against the PyTorch twin.
 profile() {
   if [ ! -x "$DIR/gpu_bench" ] && [ -f "$DIR.tgz" ]; then tar xzf "$DIR.tgz" -C target; fi
   find_libs
+  NABLA_FIXTURES="$PWD/$DIR/fixtures" "$DIR/cuda_tests" 2>&1 | grep -E '^test |test result|panicked|assert'
   NABLA_GPU_PROFILE=1 "$DIR/gpu_bench"
   CRITERION_HOME="$PWD/$DIR/criterion" "$DIR/gpu_bench" --bench 'gpu_gpt_step|gpu_parts' 2>&1 | grep -E 'time:|^gpu'
   python3 benches/compare/torch_gpu_twin.py > "$DIR/torch.json" &&
