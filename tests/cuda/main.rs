@@ -6,6 +6,8 @@
 //! - [`gpu`]: every fixture case on the device, the imperative seed
 //!   example, CPU/GPU agreement of generated programs and composed
 //!   transforms; without a GPU, the probing and error paths;
+//! - [`products`]: matrix products of views (two batch axes, broadcasts,
+//!   a batch against a shared weight) against the CPU;
 //! - [`registry_nn`]: the op registry's newer ops (`jax_reference_more`)
 //!   and PyTorch's tiny GPT on the device;
 //! - [`rows`]: the row kernels (softmax, layer normalisation) against the
@@ -22,6 +24,7 @@ mod common;
 mod custom_kernel;
 mod fused;
 mod gpu;
+mod products;
 mod registry_nn;
 mod rows;
 

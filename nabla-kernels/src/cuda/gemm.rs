@@ -3,7 +3,6 @@
 use super::array::{Buf, GpuArray, GpuElem, check};
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
-use cudarc::driver::CudaSlice;
 
 /// How cuBLAS reads one row-major matrix operand of `rows × cols`.
 struct Operand {
@@ -94,17 +93,101 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
     if batch * m * n == 0 || k == 0 {
         return super::launch::fill(&gpu, a.elem(), &[batch, m, n], 0.0);
     }
+    let mut out = GpuArray::alloc(&gpu, a.elem(), &[batch, m, n]);
+    gemm_into(a, b, &mut out, 0, (m * n) as i64);
+    out
+}
+
+/// `a @ b` for `a`: [b0, b1, m, k] and `b`: [b0, b1, k, n] (each already
+/// broadcast to the batch axes; stride 0 where broadcast): one
+/// strided-batched GEMM when each operand's two batch axes merge into one
+/// stride, else one per index of the shorter batch axis (attention's
+/// heads of a `[batch, time, heads, dim]` array read as `[batch, heads,
+/// time, dim]`), writing into one contiguous [b0, b1, m, n] output, with
+/// no copy of the operands.
+///
+/// ```no_run
+/// use nabla_kernels::cuda::{Gpu, GpuArray, matmul_batch2};
+/// let gpu = Gpu::get(0).unwrap();
+/// let a = GpuArray::from_host(&gpu, &[1.0f64, 2.0, 3.0, 4.0], &[2, 2, 1, 1]);
+/// assert_eq!(matmul_batch2(&a, &a).to_host::<f64>(), vec![1.0, 4.0, 9.0, 16.0]);
+/// ```
+#[track_caller]
+pub fn matmul_batch2(a: &GpuArray, b: &GpuArray) -> GpuArray {
+    let (sa, sb) = (a.shape(), b.shape());
+    assert!(
+        sa.len() == 4 && sb.len() == 4 && sa[..2] == sb[..2],
+        "cuda matmul_batch2: operands [b0, b1, m, k] and [b0, b1, k, n], got {sa:?} and {sb:?}"
+    );
+    let (b0, b1, m, k, n) = (sa[0], sa[1], sa[2], sa[3], sb[3]);
+    let merged = |x: &GpuArray| {
+        let s = x.shape();
+        x.reshape_view(&[s[0] * s[1], s[2], s[3]])
+    };
+    if let (Some(a3), Some(b3)) = (merged(a), merged(b)) {
+        return matmul(&a3, &b3).reshape(&[b0, b1, m, n]);
+    }
+    let gpu = a.gpu().clone();
+    if b0 * b1 * m * n == 0 || k == 0 {
+        return super::launch::fill(&gpu, a.elem(), &[b0, b1, m, n], 0.0);
+    }
+    let mut out = GpuArray::alloc(&gpu, a.elem(), &[b0, b1, m, n]);
+    // Loop over the shorter batch axis; the other is cuBLAS's batch.
+    let (outer, inner) = if b1 <= b0 { (1, 0) } else { (0, 1) };
+    let pick = |x: &GpuArray, j: usize| {
+        let (s, st) = (x.shape(), x.strides());
+        let off = x.offset() as isize + j as isize * st[outer];
+        x.strided_view(
+            &[s[inner], s[2], s[3]],
+            &[st[inner], st[2], st[3]],
+            off as usize,
+        )
+    };
+    let c_stride = if inner == 0 { b1 * m * n } else { m * n };
+    for j in 0..sa[outer] {
+        let c_off = if inner == 0 {
+            j * m * n
+        } else {
+            j * b1 * m * n
+        };
+        gemm_into(&pick(a, j), &pick(b, j), &mut out, c_off, c_stride as i64);
+    }
+    out
+}
+
+/// One strided-batched GEMM of `a` [batch, m, k] by `b` [batch, k, n]
+/// into `out`'s buffer from element `c_off`, the batch entries
+/// `c_stride` elements apart (rows of `n`, contiguous).
+#[track_caller]
+fn gemm_into(a: &GpuArray, b: &GpuArray, out: &mut GpuArray, c_off: usize, c_stride: i64) {
+    let (batch, m, k, n) = (
+        a.shape()[0].max(b.shape()[0]),
+        a.shape()[1],
+        a.shape()[2],
+        b.shape()[2],
+    );
+    let gpu = a.gpu().clone();
     let (ob, oa) = (operand(b), operand(a));
+    // A batch against one shared `b` (a layer's weight) whose rows follow
+    // each other from one batch entry to the next is one product of
+    // `batch · m` rows when the output's entries follow each other too:
+    // one larger GEMM tiles better than many small ones.
+    let fold = batch > 1
+        && ob.batch_stride == 0
+        && oa.op == cublasOperation_t::CUBLAS_OP_N
+        && oa.batch_stride == m as i64 * oa.ld as i64
+        && c_stride == (m * n) as i64
+        && batch * m <= i32::MAX as usize;
+    let (gb, gm) = if fold { (1, batch * m) } else { (batch, m) };
+    let buf = std::sync::Arc::get_mut(&mut out.buf).expect("a fresh output buffer");
     macro_rules! run {
         ($t:ty, $variant:ident) => {{
-            // SAFETY: every element is written by the GEMM (beta = 0).
-            let mut c: CudaSlice<$t> = check(unsafe { gpu.stream.alloc(batch * m * n) });
             let cfg = StridedBatchedConfig {
                 gemm: GemmConfig {
                     transa: ob.op,
                     transb: oa.op,
                     m: n as i32,
-                    n: m as i32,
+                    n: gm as i32,
                     k: k as i32,
                     alpha: 1.0 as $t,
                     lda: ob.ld,
@@ -112,25 +195,33 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
                     beta: 0.0 as $t,
                     ldc: n as i32,
                 },
-                batch_size: batch as i32,
+                batch_size: gb as i32,
                 stride_a: ob.batch_stride,
                 stride_b: oa.batch_stride,
-                stride_c: (m * n) as i64,
+                stride_c: c_stride,
             };
-            let (Buf::$variant(sb), Buf::$variant(sa)) = (&*ob.x.buf, &*oa.x.buf) else {
-                unreachable!("dtypes checked above")
+            let (Buf::$variant(sb), Buf::$variant(sa), Buf::$variant(c)) =
+                (&*ob.x.buf, &*oa.x.buf, buf)
+            else {
+                panic!(
+                    "cuda matmul: operands of one float type, got {} and {}",
+                    a.elem().name(),
+                    b.elem().name()
+                )
             };
             let vb = sb.slice(ob.x.offset()..);
             let va = sa.slice(oa.x.offset()..);
+            let mut vc = c.slice_mut(c_off..);
             // cuBLAS runs in the calling thread's current context.
             check(gpu.stream.context().bind_to_thread());
-            // SAFETY: shapes, leading dimensions and batch strides describe
-            // memory inside the operands' buffers (checked by `operand`).
             let span = gpu.span();
-            unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut c) }
+            // SAFETY: shapes, leading dimensions and batch strides describe
+            // memory inside the operands' buffers (checked by `operand`)
+            // and inside `out` (sized by the callers); beta = 0, so every
+            // element of the output is written.
+            unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut vc) }
                 .unwrap_or_else(|e| panic!("cuBLAS gemm failed: {e:?}"));
-            gpu.close(span, &format!("gemm {batch}x{m}x{n}x{k}"));
-            GpuArray::from_buf(&gpu, Buf::$variant(c), &[batch, m, n])
+            gpu.close(span, &format!("gemm {gb}x{gm}x{n}x{k}"));
         }};
     }
     match a.elem() {

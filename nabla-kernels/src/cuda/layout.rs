@@ -17,7 +17,9 @@ pub(crate) struct Layout {
     strides: [i64; MAX_DIMS],
     /// 1: element `i` lives at `offset + (i / inner) % period` (a
     /// contiguous block repeated along broadcast axes: a bias row, a mask,
-    /// a column of row statistics), computed in 32-bit arithmetic.
+    /// a column of row statistics); 2: at `offset + (i / inner) · period +
+    /// i % inner` (contiguous rows of `inner` elements, `period` apart: a
+    /// column slice). Indices in 32-bit arithmetic.
     periodic: i64,
     inner: i64,
     period: i64,
@@ -64,6 +66,10 @@ impl Layout {
         l.contiguous = contiguous as i64;
         if !contiguous && let Some((inner, period)) = periodic(out, &l.strides[..out.len()]) {
             (l.periodic, l.inner, l.period) = (1, inner, period);
+        } else if !contiguous
+            && let Some((row, stride)) = strided_rows(out, &l.strides[..out.len()])
+        {
+            (l.periodic, l.inner, l.period) = (2, row, stride);
         }
         l
     }
@@ -105,6 +111,41 @@ fn periodic(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
         .iter()
         .all(|a| a.1 == 0)
         .then_some((inner, period))
+}
+
+/// `(row, stride)` when `out` is rows of `row` contiguous elements, one
+/// row every `stride` elements (the last axes row-major from stride 1,
+/// the leading ones merging into one uniform stride); `None` otherwise,
+/// or when the indices do not fit 32 bits.
+fn strided_rows(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
+    if out.iter().product::<usize>() > u32::MAX as usize {
+        return None;
+    }
+    let axes: Vec<(i64, i64)> = out
+        .iter()
+        .zip(strides)
+        .filter(|(n, _)| **n != 1)
+        .map(|(&n, &s)| (n as i64, s))
+        .rev()
+        .collect();
+    let mut k = 0;
+    let mut row = 1;
+    while k < axes.len() && axes[k].1 == row {
+        row *= axes[k].0;
+        k += 1;
+    }
+    let &(n0, stride) = axes.get(k)?;
+    if row == 1 || stride <= 0 {
+        return None;
+    }
+    let mut expect = stride * n0;
+    for &(n, s) in &axes[k + 1..] {
+        if s != expect {
+            return None;
+        }
+        expect *= n;
+    }
+    Some((row, stride))
 }
 
 /// Row-major strides of `shape`.
@@ -179,6 +220,36 @@ mod tests {
         // A broadcast between two repeated axes is not periodic.
         let l = Layout::over(&[2, 3, 4], &[2, 1, 4], &[4, 4, 1], 0);
         assert_eq!(l.periodic, 0);
+    }
+
+    /// Strided-row layouts (column slices) give every element the offset
+    /// its strides give.
+    #[test]
+    fn strided_row_layouts_agree_with_strides() {
+        let cases: [(&[usize], &[isize]); 4] = [
+            (&[4, 3, 5], &[45, 15, 1]),
+            (&[2, 3, 4, 2], &[96, 32, 2, 1]),
+            (&[6, 1, 3], &[10, 7, 1]),
+            (&[5, 4], &[9, 1]),
+        ];
+        for (shape, strides) in cases {
+            let l = Layout::over(shape, shape, strides, 3);
+            assert_eq!(l.periodic, 2, "{shape:?} {strides:?}");
+            let n: usize = shape.iter().product();
+            for i in 0..n as i64 {
+                let (mut r, mut off) = (i, l.offset);
+                for d in (0..shape.len()).rev() {
+                    off += (r % l.shape[d]) * l.strides[d];
+                    r /= l.shape[d];
+                }
+                let got = l.offset + (i / l.inner) * l.period + i % l.inner;
+                assert_eq!(off, got, "{shape:?} {strides:?}, i = {i}");
+            }
+        }
+        // Rows whose leading axes do not merge, and transposes, are neither.
+        for (shape, strides) in [(&[2, 3, 4][..], &[40isize, 12, 1][..]), (&[3, 4], &[1, 3])] {
+            assert_eq!(Layout::over(shape, shape, strides, 0).periodic, 0);
+        }
     }
     use ndarray::{ArrayD, IxDyn, Slice};
 

@@ -24,17 +24,22 @@ struct Layout {
     i64 contiguous;  // 1: element i lives at offset + i
     i64 shape[MAX_DIMS];
     i64 strides[MAX_DIMS];
-    i64 periodic;  // 1: element i lives at offset + (i / inner) % period
+    i64 periodic;  // 1: element i lives at offset + (i / inner) % period;
+                   // 2: at offset + (i / inner) * period + i % inner
     i64 inner;
     i64 period;
 };
 
 __device__ __forceinline__ i64 at(const Layout& l, i64 i) {
     if (l.contiguous) return l.offset + i;
-    if (l.periodic) {  // fewer than 2^32 elements (checked on the host)
+    if (l.periodic == 1) {  // fewer than 2^32 elements (checked on the host)
         unsigned int u = (unsigned int)i;
         if (l.inner != 1) u /= (unsigned int)l.inner;
         return l.offset + (i64)(u % (unsigned int)l.period);
+    }
+    if (l.periodic == 2) {
+        const unsigned int u = (unsigned int)i, row = (unsigned int)l.inner;
+        return l.offset + (i64)(u / row) * l.period + (i64)(u % row);
     }
     i64 off = l.offset;
     for (int d = (int)l.ndim - 1; d >= 0; --d) {
