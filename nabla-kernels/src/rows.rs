@@ -25,32 +25,65 @@ use ndarray::{ArrayD, ArrayViewD};
 /// assert_eq!(nabla_kernels::rows::softmax(x.view()).as_slice().unwrap(), &[0.25; 4]);
 /// ```
 pub fn softmax<T: Float>(x: ArrayViewD<'_, T>) -> ArrayD<T> {
-    map_rows(&[x], |[row], out| {
+    scaled_softmax(x, 1.0, false)
+}
+
+/// `softmax(scale · x)` along the last axis; with `causal`, the rows of
+/// each `[T, S]` block of the last two axes are masked the way
+/// `torch.tril` masks attention: row `t` keeps columns `j ≤ t` (the others
+/// are 0, as scores of `−∞` give).
+///
+/// ```
+/// let x = ndarray::arr2(&[[1.0f64, 9.0], [0.0, 0.0]]).into_dyn();
+/// let y = nabla_kernels::rows::scaled_softmax(x.view(), 0.5, true);
+/// assert_eq!(y.as_slice().unwrap(), &[1.0, 0.0, 0.5, 0.5]);
+/// ```
+pub fn scaled_softmax<T: Float>(x: ArrayViewD<'_, T>, scale: f64, causal: bool) -> ArrayD<T> {
+    let t = if causal && x.ndim() >= 2 {
+        x.shape()[x.ndim() - 2]
+    } else {
+        0
+    };
+    let c = T::from_f64(scale);
+    map_rows(&[x], |r, [row], out| {
+        let keep = if t > 0 {
+            (r % t + 1).min(row.len())
+        } else {
+            row.len()
+        };
+        let (row, (out, masked)) = (&row[..keep], out.split_at_mut(keep));
         let m = row
             .iter()
             .fold(T::NEG_INFINITY, |m, &v| if v > m { v } else { m });
         for (o, &v) in out.iter_mut().zip(row) {
-            *o = (v - m).exp_v();
+            *o = ((v - m) * c).exp_v();
         }
         let inv = T::ONE / sum(out);
         out.iter_mut().for_each(|o| *o *= inv);
+        masked.iter_mut().for_each(|o| *o = T::ZERO);
     })
 }
 
-/// The softmax's VJP (and JVP: its Jacobian is symmetric) from its output
-/// `y` and a cotangent `g`: `y ⊙ (g − Σ y ⊙ g)` along the last axis.
+/// The VJP (and JVP: the Jacobian is symmetric) of [`scaled_softmax`]
+/// from its output `y` and a cotangent `g`: `scale · y ⊙ (g − Σ y ⊙ g)`
+/// along the last axis (masked entries have `y = 0`: no mask needed).
 ///
 /// ```
 /// let y = ndarray::arr1(&[0.5f64, 0.5]).into_dyn();
 /// let g = ndarray::arr1(&[1.0f64, 0.0]).into_dyn();
-/// let dx = nabla_kernels::rows::softmax_backward(y.view(), g.view());
+/// let dx = nabla_kernels::rows::softmax_backward(y.view(), g.view(), 1.0);
 /// assert_eq!(dx.as_slice().unwrap(), &[0.25, -0.25]);
 /// ```
-pub fn softmax_backward<T: Float>(y: ArrayViewD<'_, T>, g: ArrayViewD<'_, T>) -> ArrayD<T> {
-    map_rows(&[y, g], |[y, g], out| {
+pub fn softmax_backward<T: Float>(
+    y: ArrayViewD<'_, T>,
+    g: ArrayViewD<'_, T>,
+    scale: f64,
+) -> ArrayD<T> {
+    let c = T::from_f64(scale);
+    map_rows(&[y, g], |_, [y, g], out| {
         let s = dot(y, g);
         for ((o, &yv), &gv) in out.iter_mut().zip(y).zip(g) {
-            *o = yv * (gv - s);
+            *o = c * yv * (gv - s);
         }
     })
 }
@@ -64,7 +97,7 @@ pub fn softmax_backward<T: Float>(y: ArrayViewD<'_, T>, g: ArrayViewD<'_, T>) ->
 /// assert_eq!(y.as_slice().unwrap(), &[-1.0, 1.0]);
 /// ```
 pub fn normalize<T: Float>(x: ArrayViewD<'_, T>, eps: f64) -> ArrayD<T> {
-    map_rows(&[x], |[row], out| {
+    map_rows(&[x], |_, [row], out| {
         let (mean, r) = moments(row, eps);
         for (o, &v) in out.iter_mut().zip(row) {
             *o = (v - mean) * r;
@@ -88,7 +121,7 @@ pub fn normalize_backward<T: Float>(
     g: ArrayViewD<'_, T>,
     eps: f64,
 ) -> ArrayD<T> {
-    map_rows(&[x, g], |[x, g], out| {
+    map_rows(&[x, g], |_, [x, g], out| {
         let (mean, r) = moments(x, eps);
         let inv_d = T::from_f64(1.0 / x.len() as f64);
         // out holds x̂ while the two means are taken.
@@ -155,13 +188,13 @@ fn dot<T: Float>(a: &[T], b: &[T]) -> T {
     acc.iter().copied().sum::<T>() + tail
 }
 
-/// Applies `f(input rows, output row)` to every row (last axis) of
-/// same-shaped inputs, in parallel above the threshold, into a fresh
-/// row-major array of that shape.
+/// Applies `f(row index, input rows, output row)` to every row (last
+/// axis) of same-shaped inputs, in parallel above the threshold, into a
+/// fresh row-major array of that shape.
 #[track_caller]
 fn map_rows<T: Float, const N: usize>(
     xs: &[ArrayViewD<'_, T>; N],
-    f: impl Fn([&[T]; N], &mut [T]) + Sync,
+    f: impl Fn(usize, [&[T]; N], &mut [T]) + Sync,
 ) -> ArrayD<T> {
     let shape = xs[0].shape().to_vec();
     for x in xs {
@@ -180,7 +213,11 @@ fn map_rows<T: Float, const N: usize>(
     let run = |first: usize, piece: &mut [T]| {
         for (k, o) in piece.chunks_mut(d).enumerate() {
             let at = (first + k) * d;
-            f(std::array::from_fn(|i| &slices[i][at..at + d]), o);
+            f(
+                first + k,
+                std::array::from_fn(|i| &slices[i][at..at + d]),
+                o,
+            );
         }
     };
     if n >= crate::PARALLEL_THRESHOLD {
@@ -209,7 +246,7 @@ mod tests {
         let xa = ndarray::ArrayD::from_shape_vec(vec![rows, d], x.clone()).unwrap();
         let ga = ndarray::ArrayD::from_shape_vec(vec![rows, d], g.clone()).unwrap();
         let y = softmax(xa.view());
-        let dy = softmax_backward(y.view(), ga.view());
+        let dy = softmax_backward(y.view(), ga.view(), 1.0);
         let n = normalize(xa.view(), 1e-5);
         let dn = normalize_backward(xa.view(), ga.view(), 1e-5);
         for r in 0..rows {

@@ -137,7 +137,7 @@ pub fn logsumexp(x: &Array) -> Array {
 pub fn softmax(x: &Array, axis: isize) -> Array {
     let axis = crate::composite::checked_axis("softmax", axis, x.ndim());
     if axis + 1 == x.ndim() as isize && crate::composite::rows::enabled() {
-        crate::composite::rows::softmax_rows(x)
+        crate::composite::rows::softmax_rows(x, 1.0, false)
     } else {
         let m = crate::stop_gradient(&x.max_axes(&[axis], true));
         let e = (x - &m).exp();

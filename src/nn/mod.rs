@@ -266,12 +266,12 @@ impl MultiHeadAttention {
             .slice_axis(-1, 2 * c..3 * c)
             .reshape(&[b, t, h, d])
             .permute(&[0, 2, 1, 3]);
-        let scores = q.matmul(&k.permute(&[0, 1, 3, 2])) * (1.0 / (d as f64).sqrt());
-        let att = if *self.causal {
-            (scores + causal_mask(t, x.dtype(), x.device())).softmax(-1)
-        } else {
-            scores.softmax(-1)
-        };
+        let scores = q.matmul(&k.permute(&[0, 1, 3, 2]));
+        let att = nabla::composite::rows::attention_softmax(
+            &scores,
+            1.0 / (d as f64).sqrt(),
+            *self.causal,
+        );
         let y = att.matmul(&v).permute(&[0, 2, 1, 3]).reshape(&[b, t, c]);
         self.proj.forward(&y)
     }
@@ -291,21 +291,6 @@ fn attention_dims(op: &str, shape: impl AsRef<[usize]>, heads: usize) -> [usize;
         );
     }
     [b, t, c, heads, c / heads]
-}
-
-/// `[t, t]` on `device`: 0 where a row may attend (column ≤ row), `−∞`
-/// elsewhere.
-fn causal_mask(t: usize, dtype: DType, device: crate::Device) -> Array {
-    let v: Vec<f64> = (0..t * t)
-        .map(|i| {
-            if i % t <= i / t {
-                0.0
-            } else {
-                f64::NEG_INFINITY
-            }
-        })
-        .collect();
-    Array::from_vec(v, &[t, t]).cast(dtype).to_device(device)
 }
 
 /// The transformer's feed-forward part: `fc` (`C → 4C`), exact (erf) GELU,

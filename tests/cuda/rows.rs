@@ -45,8 +45,8 @@ fn row_kernels_on_the_gpu_match_the_cpu() {
                 &what("softmax"),
             );
             assert_close(
-                &back(softmax_rows_backward(&on(&y), &on(&g))),
-                &softmax_rows_backward(&y, &g),
+                &back(softmax_rows_backward(&on(&y), &on(&g), 1.0)),
+                &softmax_rows_backward(&y, &g, 1.0),
                 tol,
                 &what("softmax backward"),
             );
@@ -69,6 +69,17 @@ fn row_kernels_on_the_gpu_match_the_cpu() {
             let cpu = grad!(loss, argnums = 0)(&x, &w, &b);
             let gpu_g = grad!(loss, argnums = 0)(&on(&x), &on(&w), &on(&b));
             assert_close(&back(gpu_g), &cpu, tol * 10.0, &what("gradient"));
+            let s3 = x.reshape(&[5, 1, d]) + x.reshape(&[5, d, 1]).cos();
+            assert_close(
+                &back(nabla::composite::rows::attention_softmax(
+                    &on(&s3),
+                    0.3,
+                    true,
+                )),
+                &nabla::composite::rows::attention_softmax(&s3, 0.3, true),
+                tol,
+                &what("causal scaled softmax"),
+            );
             let t = x.transpose();
             assert_close(
                 &back(nabla::softmax(&on(&t), -1)),

@@ -26,6 +26,25 @@ fn softmax_loss_composite(x: &Array) -> Array {
     nabla::sum(&(softmax_composite(x).sin() * x))
 }
 
+/// Attention's softmax with the causal mask added, written out.
+#[differentiable]
+fn attention_composite(s: &Array) -> Array {
+    let mask = nabla::composite::rows::causal_mask(s.shape(), s.dtype(), s.device());
+    (s * 0.35 + mask).softmax(-1)
+}
+
+#[differentiable]
+fn attention_loss(s: &Array) -> Array {
+    let a = nabla::composite::rows::attention_softmax(&s.reshape(&[2, 3, 3]), 0.35, true);
+    nabla::sum(&(a.sin() * s.reshape(&[2, 3, 3])))
+}
+
+#[differentiable]
+fn attention_loss_composite(s: &Array) -> Array {
+    let a = attention_composite(&s.reshape(&[2, 3, 3]));
+    nabla::sum(&(a.sin() * s.reshape(&[2, 3, 3])))
+}
+
 #[differentiable]
 fn softmax_loss_flat(x: &Array) -> Array {
     softmax_loss(&x.reshape(&[2, 3, 7]))
@@ -130,6 +149,35 @@ fn softmax_matches_its_composite_at_every_order() {
 }
 
 #[test]
+fn causal_scaled_softmax_matches_the_masked_composite() {
+    // Scores [2, 3, 3]: each 3×3 block masked above its diagonal.
+    let s = Array::from_vec(
+        (0..18).map(|i| ((i * 7 % 11) as f64) / 3.0 - 1.0).collect(),
+        &[18],
+    );
+    let rows = nabla::composite::rows::attention_softmax(&s.reshape(&[2, 3, 3]), 0.35, true);
+    let mask = nabla::composite::rows::causal_mask([3, 3], DType::F64, Device::Cpu);
+    let want = (s.reshape(&[2, 3, 3]) * 0.35 + mask).softmax(-1);
+    assert_close(&rows, &want, 1e-15, "causal softmax");
+    assert_eq!(rows.to_vec::<f64>()[1], 0.0, "masked entries are exactly 0");
+    let plain = nabla::composite::rows::attention_softmax(&s.reshape(&[2, 3, 3]), 0.35, false);
+    assert_close(
+        &plain,
+        &(s.reshape(&[2, 3, 3]) * 0.35).softmax(-1),
+        1e-15,
+        "scaled softmax",
+    );
+    let g = grad(attention_loss)(&s);
+    let gc = grad(attention_loss_composite)(&s);
+    assert_close(&g, &gc, 1e-13, "grad");
+    let h = nabla::hessian(attention_loss)(&s);
+    let hc = nabla::hessian(attention_loss_composite)(&s);
+    assert_close(&h, &hc, 1e-12, "hessian");
+    let rr = nabla::jacrev(nabla::jacrev(attention_loss))(&s);
+    assert_close(&rr, &hc, 1e-12, "jacrev of jacrev");
+}
+
+#[test]
 fn layer_norm_matches_its_composite_at_every_order() {
     let (x, w, b) = (x(), w(), b());
     assert_close(
@@ -206,13 +254,20 @@ fn backward_ops_match_finite_differences() {
     let ct = x.sin() + 0.5;
     // The softmax's VJP is its backward op, and so is its JVP.
     let vjp_fd = fd_vjp(|v| nabla::softmax(v, -1), &x, &g);
-    assert_close(&softmax_rows_backward(&y, &g), &vjp_fd, 1e-8, "softmax vjp");
+    assert_close(
+        &softmax_rows_backward(&y, &g, 1.0),
+        &vjp_fd,
+        1e-8,
+        "softmax vjp",
+    );
     // The backward op's own VJP (second order) in both arguments.
     let yt = y.clone().requires_grad();
     let gt = g.clone().requires_grad();
-    (softmax_rows_backward(&yt, &gt) * &ct).sum().backward();
-    let fd_y = fd_vjp(|v| softmax_rows_backward(v, &g), &y, &ct);
-    let fd_g = fd_vjp(|v| softmax_rows_backward(&y, v), &g, &ct);
+    (softmax_rows_backward(&yt, &gt, 1.0) * &ct)
+        .sum()
+        .backward();
+    let fd_y = fd_vjp(|v| softmax_rows_backward(v, &g, 1.0), &y, &ct);
+    let fd_g = fd_vjp(|v| softmax_rows_backward(&y, v, 1.0), &g, &ct);
     assert_close(&yt.grad(), &fd_y, 1e-8, "softmax backward, d/dy");
     assert_close(&gt.grad(), &fd_g, 1e-8, "softmax backward, d/dg");
     // Normalisation.

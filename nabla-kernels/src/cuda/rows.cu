@@ -39,27 +39,31 @@ __device__ __forceinline__ void row_moments(const T* __restrict__ r, i64 d, int 
 
 #define ROWS(T, NAME)                                                                          \
     extern "C" __global__ void softmax_rows_##NAME(const T* __restrict__ x, T* __restrict__ y, \
-                                                   i64 rows, i64 d) {                          \
+                                                   i64 rows, i64 d, double scale, i64 causal) { \
         WARP_PER_ROW(row, rows) {                                                              \
             const T* xr = x + row * d;                                                         \
             T* yr = y + row * d;                                                               \
+            const i64 keep = causal > 0 ? min(d, row % causal + 1) : d;                        \
+            const T c = (T)scale;                                                              \
             T m = reduce_identity<T>(2);                                                       \
-            for (i64 j = lane; j < d; j += 32) m = fmax(m, xr[j]);                             \
+            for (i64 j = lane; j < keep; j += 32) m = fmax(m, xr[j]);                          \
             m = warp_max<T>(m);                                                                \
             T s = 0;                                                                           \
-            for (i64 j = lane; j < d; j += 32) s += exp(xr[j] - m);                            \
+            for (i64 j = lane; j < keep; j += 32) s += exp((xr[j] - m) * c);                   \
             const T inv = (T)1 / warp_sum<T>(s);                                               \
-            for (i64 j = lane; j < d; j += 32) yr[j] = exp(xr[j] - m) * inv;                   \
+            for (i64 j = lane; j < d; j += 32) yr[j] = j < keep ? exp((xr[j] - m) * c) * inv : (T)0; \
         }                                                                                      \
     }                                                                                          \
     extern "C" __global__ void softmax_backward_rows_##NAME(                                   \
-        const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ dx, i64 rows, i64 d) { \
+        const T* __restrict__ y, const T* __restrict__ g, T* __restrict__ dx, i64 rows, i64 d, \
+        double scale) {                                                                        \
         WARP_PER_ROW(row, rows) {                                                              \
             const T *yr = y + row * d, *gr = g + row * d;                                      \
             T s = 0;                                                                           \
             for (i64 j = lane; j < d; j += 32) s += yr[j] * gr[j];                             \
             s = warp_sum<T>(s);                                                                \
-            for (i64 j = lane; j < d; j += 32) dx[row * d + j] = yr[j] * (gr[j] - s);          \
+            const T c = (T)scale;                                                              \
+            for (i64 j = lane; j < d; j += 32) dx[row * d + j] = c * yr[j] * (gr[j] - s);      \
         }                                                                                      \
     }                                                                                          \
     extern "C" __global__ void normalize_rows_##NAME(const T* __restrict__ x, T* __restrict__ y, \

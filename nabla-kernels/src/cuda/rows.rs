@@ -20,9 +20,10 @@ fn rows_of(x: &GpuArray) -> (i64, i64) {
 }
 
 /// Runs row kernel `name` on same-shaped float inputs into a fresh array,
-/// with the trailing scalar `eps` when given.
+/// with the trailing scalar (`eps`, `scale`) when given and, with
+/// `causal`, the causal block height.
 #[track_caller]
-fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>) -> GpuArray {
+fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>, causal: Option<i64>) -> GpuArray {
     let t = float(name, ins[0]);
     for x in ins {
         assert!(
@@ -40,38 +41,46 @@ fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>) -> GpuArray {
     }
     let cfg = grid(rows as usize * 32);
     let f = format!("{name}_{t}");
-    match (&ins[..], eps) {
-        ([x], None) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d]),
-        ([x], Some(e)) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e]),
-        ([x, g], None) => launch!(x.gpu(), f, cfg, [*x.buf, *g.buf, *out.buf, rows, d]),
-        ([x, g], Some(e)) => launch!(x.gpu(), f, cfg, [*x.buf, *g.buf, *out.buf, rows, d, e]),
-        _ => unreachable!("row kernels take one or two arrays"),
+    match (&ins[..], eps, causal) {
+        ([x], Some(e), Some(t)) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e, t]),
+        ([x], Some(e), None) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e]),
+        ([x, g], Some(e), None) => {
+            launch!(x.gpu(), f, cfg, [*x.buf, *g.buf, *out.buf, rows, d, e])
+        }
+        _ => unreachable!("row kernels take one or two arrays and a scalar"),
     }
     out
 }
 
-/// Softmax over the last axis, like [`crate::rows::softmax`].
+/// `softmax(scale · x)` over the last axis, causally masked with
+/// `causal`, like [`crate::rows::scaled_softmax`].
 #[track_caller]
-pub fn softmax_rows(x: &GpuArray) -> GpuArray {
-    run("softmax_rows", &[x], None)
+pub fn softmax_rows(x: &GpuArray, scale: f64, causal: bool) -> GpuArray {
+    let nd = x.shape().len();
+    let t = if causal && nd >= 2 {
+        x.shape()[nd - 2] as i64
+    } else {
+        0
+    };
+    run("softmax_rows", &[x], Some(scale), Some(t))
 }
 
-/// `y ⊙ (g − Σ y ⊙ g)` over the last axis, like
+/// `scale · y ⊙ (g − Σ y ⊙ g)` over the last axis, like
 /// [`crate::rows::softmax_backward`].
 #[track_caller]
-pub fn softmax_backward_rows(y: &GpuArray, g: &GpuArray) -> GpuArray {
-    run("softmax_backward_rows", &[y, g], None)
+pub fn softmax_backward_rows(y: &GpuArray, g: &GpuArray, scale: f64) -> GpuArray {
+    run("softmax_backward_rows", &[y, g], Some(scale), None)
 }
 
 /// `(x − mean) / √(var + eps)` over the last axis, like
 /// [`crate::rows::normalize`].
 #[track_caller]
 pub fn normalize_rows(x: &GpuArray, eps: f64) -> GpuArray {
-    run("normalize_rows", &[x], Some(eps))
+    run("normalize_rows", &[x], Some(eps), None)
 }
 
 /// The VJP of [`normalize_rows`], like [`crate::rows::normalize_backward`].
 #[track_caller]
 pub fn normalize_backward_rows(x: &GpuArray, g: &GpuArray, eps: f64) -> GpuArray {
-    run("normalize_backward_rows", &[x, g], Some(eps))
+    run("normalize_backward_rows", &[x, g], Some(eps), None)
 }

@@ -12,14 +12,15 @@
 //! no hand-derived rules. Every op batches by running on the stacked
 //! batch (rows stay rows).
 //!
-//! `nabla::softmax` over the last axis and `nabla::layer_norm` with a 1-D
-//! weight call these; `NABLA_ROW_KERNELS=0` makes them run their
+//! `nabla::softmax` over the last axis, `nabla::layer_norm` with a 1-D
+//! weight and attention's scaled, masked softmax ([`attention_softmax`])
+//! call these; `NABLA_ROW_KERNELS=0` makes them run their
 //! composite definitions instead (for A/B measurements).
 //!
 //! ```
 //! use nabla::{Array, composite::rows::softmax_rows};
 //! let x = Array::from_vec(vec![0.0f64, 0.0, 0.0, 2f64.ln()], &[2, 2]);
-//! assert_eq!(softmax_rows(&x).to_vec::<f64>(), vec![0.5, 0.5, 1.0 / 3.0, 2.0 / 3.0]);
+//! assert_eq!(softmax_rows(&x, 1.0, false).to_vec::<f64>(), vec![0.5, 0.5, 1.0 / 3.0, 2.0 / 3.0]);
 //! ```
 
 use crate::dtype::{float_map, float_map2, on_gpu, on_gpus};
@@ -39,53 +40,64 @@ pub fn enabled() -> bool {
     *ON.get_or_init(|| std::env::var("NABLA_ROW_KERNELS").map_or(true, |v| v != "0"))
 }
 
-/// `exp(x − max) / Σ exp(x − max)` over the last axis, as one primitive.
+/// `softmax(scale · x)` over the last axis, as one primitive; with
+/// `causal`, each `[T, S]` block of the last two axes is masked as
+/// attention's `torch.tril` mask does (row `t` keeps columns `j ≤ t`, the
+/// others are 0).
 ///
 /// ```
 /// use nabla::{Array, composite::rows::softmax_rows};
 /// let x = Array::from_vec(vec![1.0f32, 1.0], &[2]);
-/// assert_eq!(softmax_rows(&x).to_vec::<f32>(), vec![0.5, 0.5]);
+/// assert_eq!(softmax_rows(&x, 1.0, false).to_vec::<f32>(), vec![0.5, 0.5]);
+/// let s = Array::from_vec(vec![3.0f64, 7.0, 2.0, 2.0], &[2, 2]);
+/// assert_eq!(softmax_rows(&s, 0.5, true).to_vec::<f64>(), vec![1.0, 0.0, 0.5, 0.5]);
 /// ```
 #[custom_op(jvp = softmax_rows_jvp, vjp = softmax_rows_vjp, batch = rows_batch, crate = crate)]
-pub fn softmax_rows(x: &Array) -> Array {
-    on_gpu!(&*x.data, |g| nabla_kernels::cuda::softmax_rows(g));
+pub fn softmax_rows(x: &Array, scale: f64, causal: bool) -> Array {
+    on_gpu!(&*x.data, |g| nabla_kernels::cuda::softmax_rows(
+        g, scale, causal
+    ));
     Array::from_data(float_map!(
         &*x.data,
-        |a| kernels::softmax(a.view()),
+        |a| kernels::scaled_softmax(a.view(), scale, causal),
         not_float("softmax", x)
     ))
 }
 
-fn softmax_rows_jvp<V: ArrayValue>(_x: &V, y: &V, dx: Option<&V>) -> V {
-    dx.map_or_else(|| y.zeros_like(), |t| softmax_rows_backward::forward(y, t))
+fn softmax_rows_jvp<V: ArrayValue>(_x: &V, y: &V, dx: Option<&V>, scale: f64, _causal: bool) -> V {
+    dx.map_or_else(
+        || y.zeros_like(),
+        |t| softmax_rows_backward::forward(y, t, scale),
+    )
 }
 
-fn softmax_rows_vjp<V: ArrayValue>(_x: &V, y: &V, ct: &V) -> V {
-    softmax_rows_backward::forward(y, ct)
+fn softmax_rows_vjp<V: ArrayValue>(_x: &V, y: &V, ct: &V, scale: f64, _causal: bool) -> V {
+    softmax_rows_backward::forward(y, ct, scale)
 }
 
-fn rows_batch<V: ArrayValue>(x: &V, _batched: [bool; 1]) -> V {
-    softmax_rows::forward(x)
+fn rows_batch<V: ArrayValue>(x: &V, _batched: [bool; 1], scale: f64, causal: bool) -> V {
+    softmax_rows::forward(x, scale, causal)
 }
 
-/// The softmax's VJP (and JVP) from its output `y` and a cotangent `g`:
-/// `y ⊙ (g − Σ y ⊙ g)` over the last axis, as one primitive.
+/// The VJP (and JVP) of [`softmax_rows`] from its output `y` and a
+/// cotangent `g`: `scale · y ⊙ (g − Σ y ⊙ g)` over the last axis, as one
+/// primitive (masked entries have `y = 0`).
 ///
 /// ```
 /// use nabla::{Array, composite::rows::softmax_rows_backward};
 /// let y = Array::from_vec(vec![0.5f64, 0.5], &[2]);
 /// let g = Array::from_vec(vec![1.0f64, 0.0], &[2]);
-/// assert_eq!(softmax_rows_backward(&y, &g).to_vec::<f64>(), vec![0.25, -0.25]);
+/// assert_eq!(softmax_rows_backward(&y, &g, 1.0).to_vec::<f64>(), vec![0.25, -0.25]);
 /// ```
 #[custom_op(jvp = softmax_backward_jvp, vjp = softmax_backward_vjp, batch = elementwise, crate = crate)]
-pub fn softmax_rows_backward(y: &Array, g: &Array) -> Array {
+pub fn softmax_rows_backward(y: &Array, g: &Array, scale: f64) -> Array {
     on_gpus!("softmax backward", [y, g], |v| {
-        nabla_kernels::cuda::softmax_backward_rows(&v[0], &v[1])
+        nabla_kernels::cuda::softmax_backward_rows(&v[0], &v[1], scale)
     });
     Array::from_data(float_map2!(
         &*y.data,
         &*g.data,
-        |a, b| kernels::softmax_backward(a.view(), b.view()),
+        |a, b| kernels::softmax_backward(a.view(), b.view(), scale),
         mixed("softmax backward", y, g)
     ))
 }
@@ -93,18 +105,81 @@ pub fn softmax_rows_backward(y: &Array, g: &Array) -> Array {
 /// [`softmax_rows_backward`] as `#[differentiable]` code: what its
 /// derivatives are taken from.
 #[differentiable(crate = crate)]
-fn softmax_backward_composite(y: &Array, g: &Array) -> Array {
+fn softmax_backward_composite(y: &Array, g: &Array, #[nondiff] scale: f64) -> Array {
     let last = [y.ndim() as isize - 1];
-    y * &(g - &(y * g).sum_axes(&last, true))
+    y * &(g - &(y * g).sum_axes(&last, true)) * scale
 }
 
-fn softmax_backward_jvp<V: ArrayValue>(y: &V, g: &V, _o: &V, dy: Option<&V>, dg: Option<&V>) -> V {
-    softmax_backward_composite::jvp::<V>(y, g, dy, dg).1
+fn softmax_backward_jvp<V: ArrayValue>(
+    y: &V,
+    g: &V,
+    _o: &V,
+    dy: Option<&V>,
+    dg: Option<&V>,
+    scale: f64,
+) -> V {
+    softmax_backward_composite::jvp::<V>(y, g, scale, dy, dg).1
 }
 
-fn softmax_backward_vjp<V: ArrayValue>(y: &V, g: &V, _o: &V, ct: &V) -> (V, V) {
-    let (_, pullback) = softmax_backward_composite::vjp::<V>(y, g);
-    pullback(ct.clone())
+fn softmax_backward_vjp<V: ArrayValue>(y: &V, g: &V, _o: &V, ct: &V, scale: f64) -> (V, V) {
+    let (_, pullback) = softmax_backward_composite::vjp::<V>(y, g, scale);
+    let (cy, cg, _) = pullback(ct.clone());
+    (cy, cg)
+}
+
+/// Attention's softmax: `softmax(scale · scores + mask)` over the last
+/// axis, with `mask` attention's causal mask (`−∞` above the diagonal of
+/// each `[T, S]` block) when `causal`, as one row primitive
+/// ([`softmax_rows`]); as the composite with the mask added when
+/// `NABLA_ROW_KERNELS=0`.
+///
+/// ```
+/// use nabla::{Array, composite::rows::attention_softmax};
+/// let s = Array::from_vec(vec![3.0f64, 7.0, 2.0, 2.0], &[2, 2]);
+/// assert_eq!(attention_softmax(&s, 0.5, true).to_vec::<f64>(), vec![1.0, 0.0, 0.5, 0.5]);
+/// ```
+#[differentiable(crate = crate)]
+pub fn attention_softmax(scores: &Array, #[nondiff] scale: f64, causal: bool) -> Array {
+    if enabled() {
+        softmax_rows(scores, scale, causal)
+    } else if causal {
+        let mask = causal_mask(scores.shape(), scores.dtype(), scores.device());
+        (scores * scale + mask).softmax(-1)
+    } else {
+        (scores * scale).softmax(-1)
+    }
+}
+
+/// The `[T, S]` causal mask of scores of shape `shape` (its last two
+/// axes): 0 where column ≤ row, `−∞` elsewhere, on `device`.
+///
+/// ```
+/// use nabla::{DType, Device, composite::rows::causal_mask};
+/// let m = causal_mask([2, 2], DType::F64, Device::Cpu);
+/// assert_eq!(m.to_vec::<f64>(), vec![0.0, f64::NEG_INFINITY, 0.0, 0.0]);
+/// ```
+pub fn causal_mask(
+    shape: impl AsRef<[usize]>,
+    dtype: crate::DType,
+    device: crate::Device,
+) -> Array {
+    let shape = shape.as_ref();
+    let nd = shape.len();
+    assert!(
+        nd >= 2,
+        "causal_mask: scores of shape {shape:?} need two axes [T, S]"
+    );
+    let (t, s) = (shape[nd - 2], shape[nd - 1]);
+    let v: Vec<f64> = (0..t * s)
+        .map(|i| {
+            if i % s <= i / s {
+                0.0
+            } else {
+                f64::NEG_INFINITY
+            }
+        })
+        .collect();
+    Array::from_vec(v, &[t, s]).cast(dtype).to_device(device)
 }
 
 /// `(x − mean) / √(var + eps)` over the last axis (biased variance), as
