@@ -243,26 +243,6 @@ impl GpuArray {
         true
     }
 
-    /// The view of this buffer with `shape`, `strides` (in elements) and
-    /// `offset`; the caller keeps it inside the buffer.
-    pub(crate) fn strided_view(
-        &self,
-        shape: &[usize],
-        strides: &[isize],
-        offset: usize,
-    ) -> GpuArray {
-        self.view(shape.to_vec(), strides.to_vec(), offset)
-    }
-
-    /// [`GpuArray::reshape`] when it needs no copy, else `None`.
-    pub(crate) fn reshape_view(&self, shape: &[usize]) -> Option<GpuArray> {
-        if self.is_contiguous() {
-            return Some(self.view(shape.to_vec(), row_major(shape), self.offset));
-        }
-        reshaped_strides(&self.shape, &self.strides, shape)
-            .map(|st| self.view(shape.to_vec(), st, self.offset))
-    }
-
     fn view(&self, shape: Vec<usize>, strides: Vec<isize>, offset: usize) -> GpuArray {
         GpuArray {
             buf: self.buf.clone(),

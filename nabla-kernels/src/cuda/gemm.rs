@@ -98,63 +98,6 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
     out
 }
 
-/// `a @ b` for `a`: [b0, b1, m, k] and `b`: [b0, b1, k, n] (each already
-/// broadcast to the batch axes; stride 0 where broadcast): one
-/// strided-batched GEMM when each operand's two batch axes merge into one
-/// stride, else one per index of the shorter batch axis (attention's
-/// heads of a `[batch, time, heads, dim]` array read as `[batch, heads,
-/// time, dim]`), writing into one contiguous [b0, b1, m, n] output, with
-/// no copy of the operands.
-///
-/// ```no_run
-/// use nabla_kernels::cuda::{Gpu, GpuArray, matmul_batch2};
-/// let gpu = Gpu::get(0).unwrap();
-/// let a = GpuArray::from_host(&gpu, &[1.0f64, 2.0, 3.0, 4.0], &[2, 2, 1, 1]);
-/// assert_eq!(matmul_batch2(&a, &a).to_host::<f64>(), vec![1.0, 4.0, 9.0, 16.0]);
-/// ```
-#[track_caller]
-pub fn matmul_batch2(a: &GpuArray, b: &GpuArray) -> GpuArray {
-    let (sa, sb) = (a.shape(), b.shape());
-    assert!(
-        sa.len() == 4 && sb.len() == 4 && sa[..2] == sb[..2],
-        "cuda matmul_batch2: operands [b0, b1, m, k] and [b0, b1, k, n], got {sa:?} and {sb:?}"
-    );
-    let (b0, b1, m, k, n) = (sa[0], sa[1], sa[2], sa[3], sb[3]);
-    let merged = |x: &GpuArray| {
-        let s = x.shape();
-        x.reshape_view(&[s[0] * s[1], s[2], s[3]])
-    };
-    if let (Some(a3), Some(b3)) = (merged(a), merged(b)) {
-        return matmul(&a3, &b3).reshape(&[b0, b1, m, n]);
-    }
-    let gpu = a.gpu().clone();
-    if b0 * b1 * m * n == 0 || k == 0 {
-        return super::launch::fill(&gpu, a.elem(), &[b0, b1, m, n], 0.0);
-    }
-    let mut out = GpuArray::alloc(&gpu, a.elem(), &[b0, b1, m, n]);
-    // Loop over the shorter batch axis; the other is cuBLAS's batch.
-    let (outer, inner) = if b1 <= b0 { (1, 0) } else { (0, 1) };
-    let pick = |x: &GpuArray, j: usize| {
-        let (s, st) = (x.shape(), x.strides());
-        let off = x.offset() as isize + j as isize * st[outer];
-        x.strided_view(
-            &[s[inner], s[2], s[3]],
-            &[st[inner], st[2], st[3]],
-            off as usize,
-        )
-    };
-    let c_stride = if inner == 0 { b1 * m * n } else { m * n };
-    for j in 0..sa[outer] {
-        let c_off = if inner == 0 {
-            j * m * n
-        } else {
-            j * b1 * m * n
-        };
-        gemm_into(&pick(a, j), &pick(b, j), &mut out, c_off, c_stride as i64);
-    }
-    out
-}
-
 /// One strided-batched GEMM of `a` [batch, m, k] by `b` [batch, k, n]
 /// into `out`'s buffer from element `c_off`, the batch entries
 /// `c_stride` elements apart (rows of `n`, contiguous).

@@ -30,7 +30,7 @@ pub use device::{
     Gpu, GpuError, KERNEL_SOURCE, compile_kernels, compile_source, device_count, is_available,
 };
 pub use fused::{FusedBody, fused_map, fused_source, fused_sum};
-pub use gemm::{matmul, matmul_batch2};
+pub use gemm::matmul;
 pub use launch::{
     UserLaunch, add_into_region, arange, binary, cast, compare, concat, contiguous, fill,
     index_add, index_select, launch_user, slice_place, unary, where_select,

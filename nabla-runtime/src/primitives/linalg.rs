@@ -198,23 +198,11 @@ pub mod matmul {
         let batch = &out_shape[..out_shape.len() - 2];
         let bsize: usize = batch.iter().product();
         crate::dtype::on_gpus!("matmul", [a, b], |g| {
-            if batch.len() == 2 {
-                // Two batch axes (attention's batch and heads) need not
-                // merge into one stride: no copy of a permuted operand.
-                let full = |x: &nabla_kernels::cuda::GpuArray| {
-                    let nd = x.shape().len();
-                    let mut s = batch.to_vec();
-                    s.extend(&x.shape()[nd - 2..]);
-                    x.broadcast_to(&s)
-                };
-                nabla_kernels::cuda::matmul_batch2(&full(&g[0]), &full(&g[1]))
-            } else {
-                let (a3, b3) = (
-                    gpu_batch3(&g[0], batch, bsize),
-                    gpu_batch3(&g[1], batch, bsize),
-                );
-                nabla_kernels::cuda::matmul(&a3, &b3).reshape(&out_shape)
-            }
+            let (a3, b3) = (
+                gpu_batch3(&g[0], batch, bsize),
+                gpu_batch3(&g[1], batch, bsize),
+            );
+            nabla_kernels::cuda::matmul(&a3, &b3).reshape(&out_shape)
         });
         Array::from_data(float_map2!(
             &*a.data,
