@@ -86,16 +86,7 @@ impl Layout {
 /// elements), then broadcast axes only; `None` otherwise, or when the
 /// indices do not fit 32 bits.
 fn periodic(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
-    if out.iter().product::<usize>() > u32::MAX as usize {
-        return None;
-    }
-    let axes: Vec<(i64, i64)> = out
-        .iter()
-        .zip(strides)
-        .filter(|(n, _)| **n != 1)
-        .map(|(&n, &s)| (n as i64, s))
-        .rev()
-        .collect();
+    let axes = axes_from_last(out, strides)?;
     let mut k = 0;
     let mut inner = 1;
     while k < axes.len() && axes[k].1 == 0 {
@@ -118,16 +109,7 @@ fn periodic(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
 /// the leading ones merging into one uniform stride); `None` otherwise,
 /// or when the indices do not fit 32 bits.
 fn strided_rows(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
-    if out.iter().product::<usize>() > u32::MAX as usize {
-        return None;
-    }
-    let axes: Vec<(i64, i64)> = out
-        .iter()
-        .zip(strides)
-        .filter(|(n, _)| **n != 1)
-        .map(|(&n, &s)| (n as i64, s))
-        .rev()
-        .collect();
+    let axes = axes_from_last(out, strides)?;
     let mut k = 0;
     let mut row = 1;
     while k < axes.len() && axes[k].1 == row {
@@ -146,6 +128,22 @@ fn strided_rows(out: &[usize], strides: &[i64]) -> Option<(i64, i64)> {
         expect *= n;
     }
     Some((row, stride))
+}
+
+/// `(length, stride)` of the axes of `out` longer than 1, last axis
+/// first; `None` when the indices do not fit 32 bits.
+fn axes_from_last(out: &[usize], strides: &[i64]) -> Option<Vec<(i64, i64)>> {
+    if out.iter().product::<usize>() > u32::MAX as usize {
+        return None;
+    }
+    Some(
+        out.iter()
+            .zip(strides)
+            .filter(|(n, _)| **n != 1)
+            .map(|(&n, &s)| (n as i64, s))
+            .rev()
+            .collect(),
+    )
 }
 
 /// Row-major strides of `shape`.
