@@ -228,7 +228,9 @@ fn gpt_loss(model: &Gpt, #[nondiff] idx: &Array, #[nondiff] targets: &Array) -> 
     model.loss(idx, targets)
 }
 
-fn gpt(c: &mut Criterion) {
+/// The benchmarked GPT on the device, its optimizer, and random token ids
+/// and targets.
+fn gpt_setup() -> (Gpt, AdamW, Array, Array) {
     let mut model = Gpt::new(&GPT, Key::new(0));
     model.for_each_leaf_mut(&mut |p| *p = p.to_device(DEV));
     let opt = AdamW::new(3e-4).weight_decay(0.01);
@@ -239,7 +241,11 @@ fn gpt(c: &mut Criterion) {
         Array::from_vec(v, &[GPT_BATCH, GPT.context]).to_device(DEV)
     };
     let [ki, kt] = Key::new(1).split2();
-    let (idx, targets) = (ids(ki), ids(kt));
+    (model, opt, ids(ki), ids(kt))
+}
+
+fn gpt(c: &mut Criterion) {
+    let (mut model, opt, idx, targets) = gpt_setup();
     let mut g = c.benchmark_group("gpu_gpt_step");
     g.sampling_mode(criterion::SamplingMode::Flat)
         .sample_size(10)
@@ -274,17 +280,7 @@ fn gpt_profile() -> bool {
     if std::env::var("NABLA_GPU_PROFILE").as_deref() != Ok("1") {
         return false;
     }
-    let mut model = Gpt::new(&GPT, Key::new(0));
-    model.for_each_leaf_mut(&mut |p| *p = p.to_device(DEV));
-    let opt = AdamW::new(3e-4).weight_decay(0.01);
-    let n = GPT_BATCH * GPT.context;
-    let v: Vec<i64> = (0..n).map(|i| (i * 7 % GPT.vocab) as i64).collect();
-    let idx = Array::from_vec(v.clone(), &[GPT_BATCH, GPT.context]).to_device(DEV);
-    let targets = Array::from_vec(
-        v[1..].iter().chain(&v[..1]).copied().collect(),
-        &[GPT_BATCH, GPT.context],
-    )
-    .to_device(DEV);
+    let (mut model, opt, idx, targets) = gpt_setup();
     let mut state = opt.init(&model);
     for step in 0..5 {
         if step == 2 {

@@ -95,26 +95,30 @@ fn combine<T: Float>(op: ReduceOp, a: T, b: T) -> T {
     }
 }
 
-/// Reduces one contiguous slice. Sums use eight independent accumulators so
-/// the loop vectorises (a single accumulator would serialise on latency).
+/// Reduces one contiguous slice.
 fn reduce_slice<T: Float>(s: &[T], op: ReduceOp) -> T {
     if op == ReduceOp::Sum {
-        let mut acc = [T::ZERO; 8];
-        let chunks = s.chunks_exact(8);
-        let rest = chunks.remainder();
-        for c in chunks {
-            for i in 0..8 {
-                acc[i] += c[i];
-            }
-        }
-        let mut t =
-            ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-        for &v in rest {
-            t += v;
-        }
-        return t;
+        return sum_slice(s);
     }
     s.iter().fold(identity(op), |a, &b| combine(op, a, b))
+}
+
+/// `Σ s` in eight independent accumulators, so the loop vectorises (a
+/// single accumulator would serialise on latency).
+pub(crate) fn sum_slice<T: Float>(s: &[T]) -> T {
+    let mut acc = [T::ZERO; 8];
+    let chunks = s.chunks_exact(8);
+    let rest = chunks.remainder();
+    for c in chunks {
+        for i in 0..8 {
+            acc[i] += c[i];
+        }
+    }
+    let mut t = ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
+    for &v in rest {
+        t += v;
+    }
+    t
 }
 
 fn rows<T: Float>(s: &[T], n: usize, outer: usize, op: ReduceOp) -> Vec<T> {

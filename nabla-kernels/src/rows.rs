@@ -16,6 +16,7 @@
 //! ```
 
 use crate::Float;
+use crate::reduce::sum_slice as sum;
 use ndarray::{ArrayD, ArrayViewD};
 
 /// `exp(x − max) / Σ exp(x − max)` along the last axis.
@@ -155,19 +156,6 @@ fn moments<T: Float>(row: &[T], eps: f64) -> (T, T) {
     }
     let r = T::ONE / (var * inv_d + T::from_f64(eps)).sqrt();
     (mean, r)
-}
-
-/// `Σ v`, in eight interleaved partial sums (vectorised).
-fn sum<T: Float>(v: &[T]) -> T {
-    let mut acc = [T::ZERO; 8];
-    let chunks = v.chunks_exact(8);
-    let tail = chunks.remainder().iter().copied().sum::<T>();
-    for c in chunks {
-        for (a, &x) in acc.iter_mut().zip(c) {
-            *a += x;
-        }
-    }
-    acc.iter().copied().sum::<T>() + tail
 }
 
 /// `Σ a ⊙ b`, in eight interleaved partial sums.

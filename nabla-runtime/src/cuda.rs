@@ -88,7 +88,7 @@ pub fn synchronize(n: usize) {
 /// ```
 pub fn profile_report(n: usize) -> Option<String> {
     #[cfg(feature = "cuda")]
-    if std::env::var("NABLA_GPU_PROFILE").is_ok_and(|v| v == "1")
+    if nabla_kernels::cuda::profiling()
         && let Ok(g) = nabla_kernels::cuda::Gpu::get(n)
     {
         return Some(g.profile_report());

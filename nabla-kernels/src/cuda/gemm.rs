@@ -3,6 +3,7 @@
 use super::array::{Buf, GpuArray, GpuElem, check};
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
+use cudarc::driver::CudaSlice;
 
 /// How cuBLAS reads one row-major matrix operand of `rows × cols`.
 struct Operand {
@@ -93,44 +94,17 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
     if batch * m * n == 0 || k == 0 {
         return super::launch::fill(&gpu, a.elem(), &[batch, m, n], 0.0);
     }
-    let mut out = GpuArray::alloc(&gpu, a.elem(), &[batch, m, n]);
-    gemm_into(a, b, &mut out, 0, (m * n) as i64);
-    out
-}
-
-/// One strided-batched GEMM of `a` [batch, m, k] by `b` [batch, k, n]
-/// into `out`'s buffer from element `c_off`, the batch entries
-/// `c_stride` elements apart (rows of `n`, contiguous).
-#[track_caller]
-fn gemm_into(a: &GpuArray, b: &GpuArray, out: &mut GpuArray, c_off: usize, c_stride: i64) {
-    let (batch, m, k, n) = (
-        a.shape()[0].max(b.shape()[0]),
-        a.shape()[1],
-        a.shape()[2],
-        b.shape()[2],
-    );
-    let gpu = a.gpu().clone();
     let (ob, oa) = (operand(b), operand(a));
-    // A batch against one shared `b` (a layer's weight) whose rows follow
-    // each other from one batch entry to the next is one product of
-    // `batch · m` rows when the output's entries follow each other too:
-    // one larger GEMM tiles better than many small ones.
-    let fold = batch > 1
-        && ob.batch_stride == 0
-        && oa.op == cublasOperation_t::CUBLAS_OP_N
-        && oa.batch_stride == m as i64 * oa.ld as i64
-        && c_stride == (m * n) as i64
-        && batch * m <= i32::MAX as usize;
-    let (gb, gm) = if fold { (1, batch * m) } else { (batch, m) };
-    let buf = std::sync::Arc::get_mut(&mut out.buf).expect("a fresh output buffer");
     macro_rules! run {
         ($t:ty, $variant:ident) => {{
+            // SAFETY: every element is written by the GEMM (beta = 0).
+            let mut c: CudaSlice<$t> = check(unsafe { gpu.stream.alloc(batch * m * n) });
             let cfg = StridedBatchedConfig {
                 gemm: GemmConfig {
                     transa: ob.op,
                     transb: oa.op,
                     m: n as i32,
-                    n: gm as i32,
+                    n: m as i32,
                     k: k as i32,
                     alpha: 1.0 as $t,
                     lda: ob.ld,
@@ -138,33 +112,25 @@ fn gemm_into(a: &GpuArray, b: &GpuArray, out: &mut GpuArray, c_off: usize, c_str
                     beta: 0.0 as $t,
                     ldc: n as i32,
                 },
-                batch_size: gb as i32,
+                batch_size: batch as i32,
                 stride_a: ob.batch_stride,
                 stride_b: oa.batch_stride,
-                stride_c: c_stride,
+                stride_c: (m * n) as i64,
             };
-            let (Buf::$variant(sb), Buf::$variant(sa), Buf::$variant(c)) =
-                (&*ob.x.buf, &*oa.x.buf, buf)
-            else {
-                panic!(
-                    "cuda matmul: operands of one float type, got {} and {}",
-                    a.elem().name(),
-                    b.elem().name()
-                )
+            let (Buf::$variant(sb), Buf::$variant(sa)) = (&*ob.x.buf, &*oa.x.buf) else {
+                unreachable!("dtypes checked above")
             };
             let vb = sb.slice(ob.x.offset()..);
             let va = sa.slice(oa.x.offset()..);
-            let mut vc = c.slice_mut(c_off..);
             // cuBLAS runs in the calling thread's current context.
             check(gpu.stream.context().bind_to_thread());
             let span = gpu.span();
             // SAFETY: shapes, leading dimensions and batch strides describe
-            // memory inside the operands' buffers (checked by `operand`)
-            // and inside `out` (sized by the callers); beta = 0, so every
-            // element of the output is written.
-            unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut vc) }
+            // memory inside the operands' buffers (checked by `operand`).
+            unsafe { gpu.blas().gemm_strided_batched(cfg, &vb, &va, &mut c) }
                 .unwrap_or_else(|e| panic!("cuBLAS gemm failed: {e:?}"));
-            gpu.close(span, &format!("gemm {gb}x{gm}x{n}x{k}"));
+            gpu.close(span, &format!("gemm {batch}x{m}x{n}x{k}"));
+            GpuArray::from_buf(&gpu, Buf::$variant(c), &[batch, m, n])
         }};
     }
     match a.elem() {

@@ -63,7 +63,7 @@ plain_arg!(Layout, i64, i32, f64);
 macro_rules! launch {
     ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?]) => {{
         let at = std::panic::Location::caller();
-        launch!($gpu, $name, $cfg, [$($arg),*], label = || format!("{} @ {}:{}", $name, at.file(), at.line()))
+        launch!($gpu, $name, $cfg, [$($arg),*], label = || format!("{} @ {at}", $name))
     }};
     ($gpu:expr, $name:expr, $cfg:expr, [$($arg:expr),* $(,)?], label = $label:expr) => {{
         let gpu: &std::sync::Arc<$crate::cuda::Gpu> = $gpu;
@@ -121,12 +121,7 @@ pub fn unary(x: &GpuArray, op: UnaryOp) -> GpuArray {
             format!("unary_{t}"),
             grid_ilp(n as usize),
             [*x.buf, lx, *out.buf, n, code, p, q],
-            label = || format!(
-                "unary_{t}({code}) {:?} @ {}:{}",
-                x.shape(),
-                at.file(),
-                at.line()
-            )
+            label = || format!("unary_{t}({code}) {:?} @ {at}", x.shape(),)
         );
     }
     out
@@ -159,13 +154,7 @@ pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
             format!("binary_{t}"),
             grid_ilp(n as usize),
             [*a.buf, la, *b.buf, lb, *out.buf, n, code],
-            label = || format!(
-                "binary_{t}({code}) {:?} {:?} @ {}:{}",
-                a.shape(),
-                b.shape(),
-                at.file(),
-                at.line()
-            )
+            label = || format!("binary_{t}({code}) {:?} {:?} @ {at}", a.shape(), b.shape(),)
         );
     }
     out
@@ -261,11 +250,9 @@ fn copy_into(src: &GpuArray, dst: &GpuArray) {
             grid(n as usize),
             [*src.buf, ls, *dst.buf, ld, n],
             label = || format!(
-                "{name} {:?} strides {:?} @ {}:{}",
+                "{name} {:?} strides {:?} @ {at}",
                 src.shape(),
                 src.strides(),
-                at.file(),
-                at.line()
             )
         );
     }

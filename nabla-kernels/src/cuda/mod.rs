@@ -36,6 +36,7 @@ pub use launch::{
     index_add, index_select, launch_user, slice_place, unary, where_select,
 };
 pub use layout::MAX_DIMS;
+pub use profile::profiling;
 pub use reduce::{arg_reduce, cumsum, reduce};
 pub use rows::{normalize_backward_rows, normalize_rows, softmax_backward_rows, softmax_rows};
 

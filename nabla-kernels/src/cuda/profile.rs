@@ -18,7 +18,11 @@ use cudarc::driver::sys::CUevent_flags;
 use std::collections::HashMap;
 
 /// Whether launches are timed (`NABLA_GPU_PROFILE=1`, read once).
-pub(crate) fn enabled() -> bool {
+///
+/// ```
+/// let _ = nabla_kernels::cuda::profiling();
+/// ```
+pub fn profiling() -> bool {
     static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     *ON.get_or_init(|| std::env::var("NABLA_GPU_PROFILE").is_ok_and(|v| v == "1"))
 }
@@ -32,7 +36,7 @@ pub(crate) struct Span(Option<CudaEvent>);
 impl Gpu {
     /// Marks the start of a launch on this device's stream.
     pub(crate) fn span(&self) -> Span {
-        Span(enabled().then(|| self.timing_event()).flatten())
+        Span(profiling().then(|| self.timing_event()).flatten())
     }
 
     /// Marks the end of the launch started at `span`, as kernel `name`.

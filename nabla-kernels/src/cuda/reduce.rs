@@ -137,12 +137,7 @@ pub fn reduce(x: &GpuArray, axes: &[usize], op: ReduceOp) -> GpuArray {
         format!("reduce_{t}"),
         cfg,
         [*v.buf, lx, *partial.buf, r, c, k, kl, code],
-        label = || format!(
-            "reduce_{t} {:?} axes {axes:?} @ {}:{}",
-            x.shape(),
-            at.file(),
-            at.line()
-        )
+        label = || format!("reduce_{t} {:?} axes {axes:?} @ {at}", x.shape(),)
     );
     if chunks == 1 {
         partial.reshape(&out_shape)

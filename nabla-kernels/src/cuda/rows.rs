@@ -20,10 +20,10 @@ fn rows_of(x: &GpuArray) -> (i64, i64) {
 }
 
 /// Runs row kernel `name` on same-shaped float inputs into a fresh array,
-/// with the trailing scalar (`eps`, `scale`) when given and, with
-/// `causal`, the causal block height.
+/// with its scalar (`eps` or `scale`) and, for softmax, the causal block
+/// height (0: no mask).
 #[track_caller]
-fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>, causal: Option<i64>) -> GpuArray {
+fn run(name: &str, ins: &[&GpuArray], scalar: f64, causal: Option<i64>) -> GpuArray {
     let t = float(name, ins[0]);
     for x in ins {
         assert!(
@@ -41,13 +41,12 @@ fn run(name: &str, ins: &[&GpuArray], eps: Option<f64>, causal: Option<i64>) -> 
     }
     let cfg = grid(rows as usize * 32);
     let f = format!("{name}_{t}");
-    match (&ins[..], eps, causal) {
-        ([x], Some(e), Some(t)) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e, t]),
-        ([x], Some(e), None) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e]),
-        ([x, g], Some(e), None) => {
-            launch!(x.gpu(), f, cfg, [*x.buf, *g.buf, *out.buf, rows, d, e])
-        }
-        _ => unreachable!("row kernels take one or two arrays and a scalar"),
+    let e = scalar;
+    match (&ins[..], causal) {
+        ([x], Some(t)) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e, t]),
+        ([x], None) => launch!(x.gpu(), f, cfg, [*x.buf, *out.buf, rows, d, e]),
+        ([x, g], None) => launch!(x.gpu(), f, cfg, [*x.buf, *g.buf, *out.buf, rows, d, e]),
+        _ => unreachable!("row kernels take one or two arrays"),
     }
     out
 }
@@ -62,25 +61,25 @@ pub fn softmax_rows(x: &GpuArray, scale: f64, causal: bool) -> GpuArray {
     } else {
         0
     };
-    run("softmax_rows", &[x], Some(scale), Some(t))
+    run("softmax_rows", &[x], scale, Some(t))
 }
 
 /// `scale · y ⊙ (g − Σ y ⊙ g)` over the last axis, like
 /// [`crate::rows::softmax_backward`].
 #[track_caller]
 pub fn softmax_backward_rows(y: &GpuArray, g: &GpuArray, scale: f64) -> GpuArray {
-    run("softmax_backward_rows", &[y, g], Some(scale), None)
+    run("softmax_backward_rows", &[y, g], scale, None)
 }
 
 /// `(x − mean) / √(var + eps)` over the last axis, like
 /// [`crate::rows::normalize`].
 #[track_caller]
 pub fn normalize_rows(x: &GpuArray, eps: f64) -> GpuArray {
-    run("normalize_rows", &[x], Some(eps), None)
+    run("normalize_rows", &[x], eps, None)
 }
 
 /// The VJP of [`normalize_rows`], like [`crate::rows::normalize_backward`].
 #[track_caller]
 pub fn normalize_backward_rows(x: &GpuArray, g: &GpuArray, eps: f64) -> GpuArray {
-    run("normalize_backward_rows", &[x, g], Some(eps), None)
+    run("normalize_backward_rows", &[x, g], eps, None)
 }
