@@ -19,6 +19,7 @@
 
 #[cfg(feature = "cuda")]
 pub mod cuda;
+mod dots;
 pub mod elementwise;
 pub mod fastmath;
 pub mod float;

@@ -1,4 +1,5 @@
-//! Batched matrix multiplication through the `gemm` crate.
+//! Batched matrix multiplication through the `gemm` crate, and through
+//! [`crate::dots`] for small outputs with a long inner dimension.
 
 use crate::parallel;
 use crate::{Float, PARALLEL_THRESHOLD};
@@ -34,6 +35,12 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     // starts uninitialised instead of being zero-filled first.
     let mut out = Array3::<T>::uninit((batch, m, n));
     let work = m * n * k;
+    if rows_meet_rows(&a, &b) {
+        let dst = out.as_slice_mut().expect("a fresh array is contiguous");
+        dot_products(a, b, dst);
+        // SAFETY: every product's m×n block was written.
+        return unsafe { out.assume_init() };
+    }
     let threads = rayon::current_num_threads();
     if batch > 1 && work < (1 << 18) && batch * work >= PARALLEL_THRESHOLD {
         // Many small products: one thread per product.
@@ -108,6 +115,55 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
     unsafe { out.assume_init() }
+}
+
+/// Whether every product is better computed as dot products of rows
+/// ([`crate::dots`]): `a`'s rows and `b`'s columns contiguous, at most
+/// 64 × 64 outputs and an inner dimension of 256 or more. Measured on 32
+/// products (AMD EPYC, AVX-512): 32×27 by 1024 0.39 ms against the `gemm`
+/// crate's 2.39, 64×64 by 256 0.52 against 0.79, but 64×64 by 128 0.36
+/// against 0.31.
+fn rows_meet_rows<T>(a: &ArrayView3<'_, T>, b: &ArrayView3<'_, T>) -> bool {
+    let ((_, m, k), n) = (a.dim(), b.dim().2);
+    let (sa, sb) = (a.strides(), b.strides());
+    let shape = sa[2] == 1 && sb[1] == 1 && sa[1] >= 0 && sb[2] >= 0;
+    shape && m * n <= 64 * 64 && k >= 256 && crate::dots::vectorised()
+}
+
+/// `out[b] = a[b] · b[b]` by [`crate::dots`], in blocks of 16 rows of each
+/// product spread over the threads.
+fn dot_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>, dst: &mut [MaybeUninit<T>]) {
+    let ((batch, m, k), n) = (a.dim(), b.dim().2);
+    let (lda, ldb) = (a.strides()[1] as usize, b.strides()[2] as usize);
+    let blocks = m.div_ceil(16);
+    let base = dst.as_mut_ptr() as usize;
+    let run = |item: usize| {
+        let (i, lo) = (item / blocks, item % blocks * 16);
+        let rows = (m - lo).min(16);
+        let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
+        // SAFETY: item `item` owns rows `lo..lo + rows` of product `i`,
+        // disjoint from every other item's and inside `dst`; it reads live
+        // views whose inner strides were checked to be 1.
+        unsafe {
+            let o = (base as *mut T).add(i * m * n + lo * n);
+            crate::dots::dots(
+                rows,
+                n,
+                k,
+                ai.as_ptr().add(lo * lda),
+                lda,
+                bi.as_ptr(),
+                ldb,
+                o,
+                n,
+            )
+        }
+    };
+    if batch * m * n * k >= PARALLEL_THRESHOLD {
+        parallel::for_each(batch * blocks, run);
+    } else {
+        (0..batch * blocks).for_each(run);
+    }
 }
 
 /// The `k = 1` case: every product is an outer product,
@@ -270,6 +326,39 @@ mod tests {
             let c = matmul(a.view(), b);
             let want = a.index_axis(Axis(0), 0).dot(&b.index_axis(Axis(0), 0));
             assert_eq!(c.index_axis(Axis(0), 0), want, "{m}x{k}x{n}");
+        }
+    }
+
+    #[test]
+    fn dot_product_path_matches_ndarray() {
+        // Small outputs with a long inner dimension and both operands
+        // running along it take `crate::dots`: odd sizes, a broadcast
+        // batch of `a`, f32 and f64, serial and parallel.
+        for (batch, m, n, k) in [(1, 5, 7, 300), (3, 32, 27, 1024), (40, 17, 3, 257)] {
+            let a = ndarray::Array::from_shape_fn((1, m, k), |(_, i, l)| {
+                ((i * 3 + l * 7) % 13) as f64 - 6.0
+            });
+            let bt = ndarray::Array::from_shape_fn((batch, n, k), |(x, j, l)| {
+                ((x + j * 5 + l) % 11) as f64 * 0.5
+            });
+            let ab = a.broadcast((batch, m, k)).unwrap();
+            let b = bt.view().permuted_axes([0, 2, 1]);
+            assert!(rows_meet_rows(&ab, &b));
+            let c = matmul(ab, b);
+            let (af, bf) = (a.mapv(|v| v as f32), bt.mapv(|v| v as f32));
+            let cf = matmul(
+                af.broadcast((batch, m, k)).unwrap(),
+                bf.view().permuted_axes([0, 2, 1]),
+            );
+            for i in 0..batch {
+                let want = a.index_axis(Axis(0), 0).dot(&b.index_axis(Axis(0), i));
+                assert_eq!(c.index_axis(Axis(0), i), want, "{batch}x{m}x{n}x{k}");
+                assert_eq!(
+                    cf.index_axis(Axis(0), i).mapv(|v| v as f64),
+                    want,
+                    "f32 {batch}x{m}x{n}x{k}"
+                );
+            }
         }
     }
 

@@ -49,6 +49,15 @@ pub fn reduce<T: Float>(x: ArrayViewD<'_, T>, axes: &[usize], op: ReduceOp) -> A
         let v = rows(s, n, outer, op);
         return crate::owned(IxDyn(&out_shape), v);
     }
+    // A contiguous array reduced over its trailing axes and others: the
+    // trailing run first (whole rows, no copy), then the rest of the
+    // smaller result (a bias gradient's `[N, C, H, W] → [C]` reads the
+    // input once instead of transposing it).
+    let run = (0..nd).rev().take_while(|a| axes.contains(a)).count();
+    if run > 0 && x.is_standard_layout() {
+        let inner = reduce(x, &axes[axes.len() - run..], op);
+        return reduce(inner.view(), &axes[..axes.len() - run], op);
+    }
     let mut perm = kept.clone();
     perm.extend_from_slice(axes);
     let p = x.permuted_axes(IxDyn(&perm));
@@ -265,6 +274,28 @@ mod tests {
                 .cloned()
                 .fold(f64::MIN, f64::max)
         );
+    }
+
+    #[test]
+    fn trailing_runs_then_the_rest() {
+        // `[N, C, H, W] → [C]` (a bias gradient) and `[1, 3]` reduce their
+        // trailing run first, then the rest of the smaller result.
+        let x = ndarray::Array::from_shape_fn(IxDyn(&[3, 4, 5, 6]), |i| {
+            ((i[0] * 7 + i[1] * 5 + i[2] * 3 + i[3]) % 17) as f64 - 8.0
+        });
+        for axes in [vec![0, 2, 3], vec![1, 3], vec![0, 3]] {
+            for op in [ReduceOp::Sum, ReduceOp::Max] {
+                let r = reduce(x.view(), &axes, op);
+                let mut naive = x.clone();
+                for &a in axes.iter().rev() {
+                    naive = match op {
+                        ReduceOp::Sum => naive.sum_axis(Axis(a)),
+                        _ => naive.fold_axis(Axis(a), f64::MIN, |m, &v| m.max(v)),
+                    };
+                }
+                assert_eq!(r, naive, "{axes:?} {op:?}");
+            }
+        }
     }
 
     #[test]

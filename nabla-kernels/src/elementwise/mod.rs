@@ -36,6 +36,6 @@ pub use map::{MapSource, map};
 pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
 pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
-pub(crate) use simd::has_avx2;
+pub(crate) use simd::{has_avx2, has_avx512};
 pub(crate) use strided::{MAX_ROW_AXES, each_row2, merged_axes, stride_along};
 pub use zip::{ZipSource, zip_map};

@@ -12,6 +12,8 @@
 use crate::Array;
 use crate::composite::gather::strides;
 use nabla_macros::differentiable;
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
 
 /// The windows of a sliding kernel over a grid: output shape, and for each
 /// output position and kernel offset (layout `[out positions, kernel
@@ -96,8 +98,20 @@ pub struct ConvPlan {
     pub out: Vec<usize>,
 }
 
+/// The shapes and parameters a [`ConvPlan`] is built from.
+type ConvKey = (
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    usize,
+);
+
 impl ConvPlan {
-    /// Checks the shapes and builds the plan.
+    /// Checks the shapes and returns the plan, built once per shapes and
+    /// parameters (a training loop's convolutions reuse theirs: building
+    /// the window table costs about a tenth of a small layer's step).
     #[track_caller]
     pub fn new(
         x: impl AsRef<[usize]>,
@@ -106,8 +120,44 @@ impl ConvPlan {
         padding: &[usize],
         dilation: &[usize],
         groups: usize,
-    ) -> ConvPlan {
+    ) -> Arc<ConvPlan> {
+        static PLANS: Mutex<Option<HashMap<ConvKey, Arc<ConvPlan>>>> = Mutex::new(None);
         let (x, w) = (x.as_ref(), w.as_ref());
+        let key = (
+            x.to_vec(),
+            w.to_vec(),
+            stride.to_vec(),
+            padding.to_vec(),
+            dilation.to_vec(),
+            groups,
+        );
+        if let Some(p) = PLANS
+            .lock()
+            .ok()
+            .and_then(|m| m.as_ref()?.get(&key).cloned())
+        {
+            return p;
+        }
+        let plan = Arc::new(ConvPlan::build(x, w, stride, padding, dilation, groups));
+        if let Ok(mut m) = PLANS.lock() {
+            let m = m.get_or_insert_with(HashMap::new);
+            if m.len() >= 64 {
+                m.clear();
+            }
+            m.insert(key, plan.clone());
+        }
+        plan
+    }
+
+    #[track_caller]
+    fn build(
+        x: &[usize],
+        w: &[usize],
+        stride: &[usize],
+        padding: &[usize],
+        dilation: &[usize],
+        groups: usize,
+    ) -> ConvPlan {
         assert!(
             (3..=5).contains(&x.len()) && w.len() == x.len(),
             "conv: x must be [N, C, *spatial] with 1 to 3 spatial axes and w [O, C / groups, *kernel] \
