@@ -24,6 +24,7 @@ pub mod elementwise;
 pub mod fastmath;
 pub mod float;
 pub mod index;
+pub mod linalg;
 pub mod matmul;
 pub mod ops;
 pub mod optim;

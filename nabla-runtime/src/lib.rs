@@ -27,6 +27,7 @@ pub mod functions;
 pub mod fused;
 mod interp;
 pub mod io;
+pub mod linalg;
 pub mod optim;
 pub mod primitives;
 pub mod random;

@@ -29,6 +29,7 @@ mod fused_ops;
 mod imperative;
 mod io;
 mod language;
+mod linalg;
 mod nn;
 mod nn_layers;
 mod optim;
