@@ -1,0 +1,82 @@
+//! `llsq`: least squares of a polynomial fit to a sign function,
+//! `½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)²` with `tᵢ = −1 + 2i/(n − 1)`, and its gradient.
+
+use super::{Job, field, int, list, nums, unknown};
+use nabla::prelude::*;
+use serde_json::Value as Json;
+
+/// The objective for the powers `t [n, m]` (`tᵢʲ`) and signs `s [n]`.
+#[differentiable]
+fn llsq(x: &Array, t: &Array, s: &Array) -> Array {
+    let r = s - &t.matmul(x);
+    nabla::sum(&(&r * &r)) * 0.5
+}
+
+/// The sample points' powers and signs (part of the timed work).
+fn design(n: usize, m: usize) -> (Array, Array) {
+    let mut t = Vec::with_capacity(n * m);
+    let mut s = Vec::with_capacity(n);
+    for i in 0..n {
+        let ti = -1.0 + (i as f64 * 2.0) / (n as f64 - 1.0);
+        s.push(if ti > 0.0 {
+            1.0
+        } else if ti < 0.0 {
+            -1.0
+        } else {
+            0.0
+        });
+        let mut p = 1.0;
+        for _ in 0..m {
+            t.push(p);
+            p *= ti;
+        }
+    }
+    (Array::from_vec(t, &[n, m]), Array::from_vec(s, &[n]))
+}
+
+struct Llsq {
+    x: Array,
+    n: usize,
+    gradient: bool,
+    out: Option<Array>,
+}
+
+impl Job for Llsq {
+    fn run(&mut self) {
+        let (t, s) = design(self.n, self.x.shape()[0]);
+        self.out = Some(if self.gradient {
+            grad(llsq)(&self.x, &t, &s)
+        } else {
+            llsq(&self.x, &t, &s)
+        });
+    }
+    fn output(&self) -> Json {
+        let out = self.out.as_ref().expect("run first");
+        if self.gradient {
+            list(out)
+        } else {
+            Json::from(out.item())
+        }
+    }
+}
+
+pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
+    let gradient = match function {
+        "primal" => false,
+        "gradient" => true,
+        f => return Err(unknown("llsq", f)),
+    };
+    let x = nums(field(input, "x")?, "x")?;
+    let n = int(field(input, "n")?, "n")?;
+    if n < 2 {
+        return Err(format!(
+            "llsq: n = {n}; at least 2 sample points are needed"
+        ));
+    }
+    Ok(Box::new(Llsq {
+        x: Array::from_vec(x.clone(), &[x.len()]),
+        n,
+        gradient,
+        out: None,
+    }))
+}

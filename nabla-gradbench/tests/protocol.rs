@@ -1,0 +1,286 @@
+//! The tool as GradBench drives it: recorded message sequences on stdin,
+//! every reply's JSON keys checked exactly, and the answers checked
+//! against closed forms and finite differences (through the tool itself).
+
+use serde_json::{Value as Json, json};
+use std::io::Write;
+use std::process::{Command, Stdio};
+
+/// Runs one session of `messages` (one per line) and returns the replies.
+fn session(messages: &[String]) -> Vec<Json> {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_nabla-gradbench"))
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("the tool starts");
+    let mut stdin = child.stdin.take().unwrap();
+    for m in messages {
+        writeln!(stdin, "{m}").unwrap();
+    }
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "the tool exits cleanly at EOF");
+    let text = String::from_utf8(out.stdout).unwrap();
+    let replies: Vec<Json> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON value per line"))
+        .collect();
+    assert_eq!(
+        replies.len(),
+        messages.len(),
+        "one reply per message:\n{text}"
+    );
+    replies
+}
+
+fn keys(j: &Json) -> Vec<&str> {
+    let mut k: Vec<&str> = j.as_object().unwrap().keys().map(String::as_str).collect();
+    k.sort();
+    k
+}
+
+fn evaluate(id: usize, module: &str, function: &str, input: Json) -> String {
+    json!({"id": id, "kind": "evaluate", "module": module, "function": function, "input": input})
+        .to_string()
+}
+
+/// The outputs of `module.function` on each input, in one session.
+fn outputs(module: &str, function: &str, inputs: &[Json]) -> Vec<Json> {
+    let msgs: Vec<String> = inputs
+        .iter()
+        .enumerate()
+        .map(|(i, x)| evaluate(i, module, function, x.clone()))
+        .collect();
+    session(&msgs)
+        .into_iter()
+        .map(|r| {
+            assert_eq!(r["success"], true, "{r}");
+            r["output"].clone()
+        })
+        .collect()
+}
+
+fn close(a: f64, b: f64, tol: f64, what: &str) {
+    assert!((a - b).abs() <= tol * (1.0 + b.abs()), "{what}: {a} vs {b}");
+}
+
+#[test]
+fn hello_session_replies_have_exactly_the_protocol_keys() {
+    let msgs = vec![
+        json!({"id": 0, "kind": "start", "eval": "hello"}).to_string(),
+        json!({"id": 1, "kind": "define", "module": "hello"}).to_string(),
+        evaluate(2, "hello", "square", json!(3.0)),
+        json!({"id": 3, "kind": "analysis", "of": 2, "valid": true}).to_string(),
+        evaluate(4, "hello", "double", json!(3.0)),
+        json!({"id": 5, "kind": "something new"}).to_string(),
+    ];
+    let r = session(&msgs);
+    assert_eq!(r[0], json!({"id": 0, "tool": "nabla"}));
+    assert_eq!(r[1], json!({"id": 1, "success": true}));
+    assert_eq!(keys(&r[2]), ["id", "output", "success", "timings"]);
+    assert_eq!(
+        (r[2]["id"].clone(), r[2]["output"].clone()),
+        (json!(2), json!(9.0))
+    );
+    let t = r[2]["timings"].as_array().unwrap();
+    assert_eq!(t.len(), 1, "hello has no min_runs: one run");
+    assert_eq!(keys(&t[0]), ["name", "nanoseconds"]);
+    assert_eq!(t[0]["name"], "evaluate");
+    assert!(t[0]["nanoseconds"].is_u64());
+    assert_eq!(r[3], json!({"id": 3}));
+    assert_eq!(r[4]["output"], json!(6.0));
+    assert_eq!(r[5], json!({"id": 5}));
+}
+
+#[test]
+fn runs_follow_min_runs_and_min_seconds() {
+    let x = json!({"x": [1.0, 2.0], "min_runs": 3, "min_seconds": 0});
+    let r = session(&[evaluate(0, "lse", "primal", x)]);
+    assert_eq!(r[0]["timings"].as_array().unwrap().len(), 3);
+    // min_seconds may arrive as an integer; runs go on until it has passed.
+    let x = json!({"x": [1.0, 2.0], "min_runs": 1, "min_seconds": 0.05});
+    let r = session(&[evaluate(0, "lse", "primal", x)]);
+    let total: u64 = r[0]["timings"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["nanoseconds"].as_u64().unwrap())
+        .sum();
+    assert!(total >= 50_000_000 || r[0]["timings"].as_array().unwrap().len() > 1);
+}
+
+#[test]
+fn bad_messages_fail_and_the_tool_keeps_serving() {
+    let msgs = vec![
+        "this is not json".to_string(),
+        json!({"id": 1, "kind": "define", "module": "no-such-eval"}).to_string(),
+        evaluate(2, "lse", "primal", json!({"y": [1.0]})),
+        evaluate(3, "lse", "no_such_function", json!({"x": [1.0]})),
+        evaluate(4, "det", "primal", json!({"A": [1.0, 2.0, 3.0], "ell": 2})),
+        evaluate(
+            5,
+            "lse",
+            "gradient",
+            json!({"x": [0.0, 0.0], "min_runs": 1, "min_seconds": 0}),
+        ),
+    ];
+    let r = session(&msgs);
+    for (i, want) in [
+        (0, "not JSON"),
+        (1, "unknown module"),
+        (2, "\"x\""),
+        (3, "unknown function"),
+        (4, "ell = 2 needs 4"),
+    ] {
+        assert_eq!(r[i]["success"], false, "{}", r[i]);
+        assert_eq!(keys(&r[i]), ["error", "id", "success"]);
+        assert!(r[i]["error"].as_str().unwrap().contains(want), "{}", r[i]);
+    }
+    assert_eq!(r[5]["output"], json!([0.5, 0.5]));
+}
+
+#[test]
+fn closed_forms() {
+    let run = |x: Json| {
+        let mut x = x;
+        x["min_runs"] = json!(1);
+        x["min_seconds"] = json!(0);
+        x
+    };
+    // lse of equal entries: ln n, gradient 1/n.
+    let o = outputs("lse", "primal", &[run(json!({"x": [0.5, 0.5, 0.5, 0.5]}))]);
+    close(o[0].as_f64().unwrap(), 0.5 + 4f64.ln(), 1e-12, "lse");
+    // det of a diagonal matrix and its cofactors.
+    let a = run(json!({"A": [2.0, 0.0, 0.0, 0.0, 3.0, 0.0, 0.0, 0.0, 4.0], "ell": 3}));
+    assert_eq!(
+        outputs("det", "primal", std::slice::from_ref(&a))[0],
+        json!(24.0)
+    );
+    let g: Vec<f64> = serde_json::from_value(outputs("det", "gradient", &[a])[0].clone()).unwrap();
+    for (k, want) in [12.0, 0.0, 0.0, 0.0, 8.0, 0.0, 0.0, 0.0, 6.0]
+        .iter()
+        .enumerate()
+    {
+        close(g[k], *want, 1e-12, "det gradient");
+    }
+    // ode with n ≤ 4: RK4 is exact for the last component, y = Π x · 2ⁿ / n!.
+    let x = [0.5, 0.6, 0.7, 0.8];
+    let o = outputs("ode", "gradient", &[run(json!({"x": x, "s": 3}))]);
+    let y: f64 = x.iter().product::<f64>() * 16.0 / 24.0;
+    for (k, g) in o[0].as_array().unwrap().iter().enumerate() {
+        close(g.as_f64().unwrap(), y / x[k], 1e-12, "ode gradient");
+    }
+    // kmeans: every point at its own centroid costs 0 and moves nothing;
+    // two points sharing a centroid pull it to their mean.
+    let km = run(
+        json!({"points": [[0.0, 0.0], [2.0, 0.0], [10.0, 10.0]], "centroids": [[1.0, 1.0], [10.0, 10.0]]}),
+    );
+    close(
+        outputs("kmeans", "cost", std::slice::from_ref(&km))[0]
+            .as_f64()
+            .unwrap(),
+        4.0,
+        1e-12,
+        "kmeans cost",
+    );
+    assert_eq!(
+        outputs("kmeans", "dir", &[km])[0],
+        json!([[0.0, 1.0], [0.0, 0.0]])
+    );
+}
+
+/// Central differences of a scalar function of the tool, perturbing
+/// `input[path]` entry by entry.
+fn fd(module: &str, function: &str, input: &Json, key: &str, eps: f64) -> Vec<f64> {
+    let flat: Vec<(usize, Option<usize>)> = match &input[key] {
+        Json::Array(rows) if rows.first().is_some_and(Json::is_array) => rows
+            .iter()
+            .enumerate()
+            .flat_map(|(i, r)| (0..r.as_array().unwrap().len()).map(move |j| (i, Some(j))))
+            .collect(),
+        Json::Array(v) => (0..v.len()).map(|i| (i, None)).collect(),
+        _ => panic!("{key} is not a list"),
+    };
+    let mut inputs = Vec::new();
+    for &(i, j) in &flat {
+        for s in [eps, -eps] {
+            let mut x = input.clone();
+            let e = match j {
+                Some(j) => &mut x[key][i][j],
+                None => &mut x[key][i],
+            };
+            *e = json!(e.as_f64().unwrap() + s);
+            inputs.push(x);
+        }
+    }
+    let o = outputs(module, function, &inputs);
+    o.chunks(2)
+        .map(|p| (p[0].as_f64().unwrap() - p[1].as_f64().unwrap()) / (2.0 * eps))
+        .collect()
+}
+
+fn flat(j: &Json) -> Vec<f64> {
+    match j {
+        Json::Array(v) => v.iter().flat_map(flat).collect(),
+        n => vec![n.as_f64().unwrap()],
+    }
+}
+
+#[test]
+fn derivatives_match_finite_differences_of_the_values() {
+    let gmm = json!({
+        "d": 3, "k": 2, "n": 4, "m": 2, "gamma": 0.7, "min_runs": 1, "min_seconds": 0,
+        "x": [[0.1, -0.4, 0.9], [1.2, 0.3, -0.5], [-0.7, 0.8, 0.2], [0.3, 0.3, 0.3]],
+        "alpha": [0.3, -0.2], "mu": [[0.1, 0.2, 0.3], [-0.3, 0.5, 0.0]],
+        "q": [[0.1, -0.2, 0.3], [0.0, 0.4, -0.1]], "l": [[0.5, -0.3, 0.2], [0.1, 0.2, -0.4]]
+    });
+    let jac = outputs("gmm", "jacobian", std::slice::from_ref(&gmm)).remove(0);
+    assert_eq!(keys(&jac), ["alpha", "l", "mu", "q"]);
+    for key in ["alpha", "mu", "q", "l"] {
+        let want = fd("gmm", "objective", &gmm, key, 1e-6);
+        for (g, w) in flat(&jac[key]).iter().zip(&want) {
+            close(*g, *w, 1e-6, &format!("gmm d/d{key}"));
+        }
+    }
+    let llsq = json!({"x": [0.1, 0.2, 0.3, -0.4], "n": 7, "min_runs": 1, "min_seconds": 0});
+    let g = flat(&outputs("llsq", "gradient", std::slice::from_ref(&llsq))[0]);
+    for (g, w) in g.iter().zip(fd("llsq", "primal", &llsq, "x", 1e-6)) {
+        close(*g, w, 1e-6, "llsq");
+    }
+    let lse = json!({"x": [0.3, -1.0, 2.5], "min_runs": 1, "min_seconds": 0});
+    let g = flat(&outputs("lse", "gradient", std::slice::from_ref(&lse))[0]);
+    for (g, w) in g.iter().zip(fd("lse", "primal", &lse, "x", 1e-6)) {
+        close(*g, w, 1e-6, "lse");
+    }
+}
+
+#[test]
+fn gradbench_protocol_example_values() {
+    // The `gmm` example of GradBench's protocol (copied from a recorded
+    // run of its JAX tool): objective −16.52493032205487 and its gradient.
+    let input = json!({"d": 2, "k": 2, "n": 2, "x": [[1.215408162057621, -1.2955735712157117], [0.8203896032126184, 0.8674399791734169]], "m": 0, "gamma": 1.0, "alpha": [0.45094682107320144, 0.6885456552696072], "mu": [[0.025459713597800637, 0.4313841222686283], [0.50207334256556, 0.0703451230577341]], "q": [[0.4548605276626972, 0.5843511655939126], [0.7726779404226064, -0.6405889536481759]], "l": [[0.7584684910855557], [0.4779235743831309]], "min_runs": 1, "min_seconds": 0.0});
+    close(
+        outputs("gmm", "objective", std::slice::from_ref(&input))[0]
+            .as_f64()
+            .unwrap(),
+        -16.52493032205487,
+        1e-12,
+        "gmm objective",
+    );
+    let j = outputs("gmm", "jacobian", &[input]).remove(0);
+    let want = json!({"alpha": [-0.44720894855525556, 0.4472089485552557], "mu": [[1.1466052600493717, 0.4581956654991429], [4.027652586108248, 0.019331900270456448]], "q": [[-2.919519154928106, -3.8073483340702774], [-5.59424760015856, 0.8822363333113564]], "l": [[-0.8775990134698539], [-0.35441370848150977]]});
+    for key in ["alpha", "mu", "q", "l"] {
+        for (g, w) in flat(&j[key]).iter().zip(flat(&want[key])) {
+            close(*g, w, 1e-10, &format!("gmm {key}"));
+        }
+    }
+    // lse from the same document.
+    let x = json!({"x": [0.7218521074240813, 0.9664407992811007, 0.28904906882680115, 0.17134622674002598], "min_runs": 1, "min_seconds": 0.0});
+    close(
+        outputs("lse", "primal", &[x])[0].as_f64().unwrap(),
+        1.9753126004238646,
+        1e-12,
+        "lse",
+    );
+}
