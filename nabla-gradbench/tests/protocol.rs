@@ -284,3 +284,24 @@ fn gradbench_protocol_example_values() {
         "lse",
     );
 }
+
+#[test]
+fn nested_derivatives_reach_gradbench_constants() {
+    // GradBench's hard-coded answers (its particle and saddle evals).
+    let p = outputs(
+        "particle",
+        "rr",
+        &[json!({"w": 0.0, "min_runs": 1, "min_seconds": 0})],
+    );
+    close(p[0].as_f64().unwrap(), 0.2071918746486116, 1e-9, "particle");
+    let s = outputs(
+        "saddle",
+        "fr",
+        &[json!({"start": [1.0, 1.0], "min_runs": 1, "min_seconds": 0})],
+    );
+    for v in s[0].as_array().unwrap() {
+        close(v.as_f64().unwrap(), 8.246324826140356e-06, 1e-12, "saddle");
+    }
+    let bad = session(&[evaluate(0, "saddle", "rx", json!({"start": [1.0, 1.0]}))]);
+    assert_eq!(bad[0]["success"], false);
+}

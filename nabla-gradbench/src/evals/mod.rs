@@ -9,13 +9,18 @@ mod hello;
 mod kmeans;
 mod llsq;
 mod lse;
+mod nested;
 mod ode;
+mod particle;
+mod saddle;
 
 use nabla::prelude::*;
 use serde_json::Value as Json;
 
 /// The modules `define` accepts.
-pub const MODULES: &[&str] = &["hello", "lse", "gmm", "ode", "llsq", "det", "kmeans"];
+pub const MODULES: &[&str] = &[
+    "hello", "lse", "gmm", "ode", "llsq", "det", "kmeans", "particle", "saddle",
+];
 
 /// One evaluation: run it (timed, repeatedly), then read its output.
 pub trait Job {
@@ -35,6 +40,8 @@ pub fn job(module: &str, function: &str, input: &Json) -> Result<Box<dyn Job>, S
         "llsq" => llsq::job(function, input),
         "det" => det::job(function, input),
         "kmeans" => kmeans::job(function, input),
+        "particle" => particle::job(function, input),
+        "saddle" => saddle::job(function, input),
         _ => Err(format!("unknown module {module:?}")),
     }
 }
