@@ -248,6 +248,28 @@ fn derivatives_match_finite_differences_of_the_values() {
     for (g, w) in g.iter().zip(fd("llsq", "primal", &llsq, "x", 1e-6)) {
         close(*g, w, 1e-6, "llsq");
     }
+    // lstm's gradient entries are mostly below 1e-4, where GradBench's
+    // check is loose: compare them tightly here.
+    let lstm = json!({
+        "main_params": [[0.1, 0.2, 0.3, 0.4, 0.5, 0.6, 0.7, 0.8, 0.9, 1.0, 1.1, 1.2],
+                        [0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4, 0.45, 0.5, 0.55, 0.6],
+                        [0.3, 0.1, 0.4, 0.1, 0.5, 0.9, 0.2, 0.6, 0.5, 0.3, 0.5, 0.8],
+                        [0.9, 0.7, 0.9, 0.3, 0.2, 0.3, 0.8, 0.4, 0.6, 0.2, 0.6, 0.4]],
+        "extra_params": [[0.6, 0.7, 0.8], [0.3, 0.2, 0.1], [0.5, 0.4, 0.3]],
+        "state": [[0.1, 0.2, 0.3], [0.4, 0.5, 0.6], [0.7, 0.8, 0.9], [0.2, 0.4, 0.6]],
+        "sequence": [[1, 0, 1], [0, 1, 1], [1, 1, 0], [0, 0, 1]],
+        "min_runs": 1, "min_seconds": 0
+    });
+    let g = flat(&outputs("lstm", "jacobian", std::slice::from_ref(&lstm))[0]);
+    let want = [
+        fd("lstm", "objective", &lstm, "main_params", 1e-6),
+        fd("lstm", "objective", &lstm, "extra_params", 1e-6),
+    ]
+    .concat();
+    assert_eq!(g.len(), want.len());
+    for (g, w) in g.iter().zip(&want) {
+        assert!((g - w).abs() < 1e-9, "lstm: {g} vs {w}");
+    }
     let lse = json!({"x": [0.3, -1.0, 2.5], "min_runs": 1, "min_seconds": 0});
     let g = flat(&outputs("lse", "gradient", std::slice::from_ref(&lse))[0]);
     for (g, w) in g.iter().zip(fd("lse", "primal", &lse, "x", 1e-6)) {

@@ -9,6 +9,7 @@ mod hello;
 mod kmeans;
 mod llsq;
 mod lse;
+mod lstm;
 mod nested;
 mod ode;
 mod particle;
@@ -19,7 +20,7 @@ use serde_json::Value as Json;
 
 /// The modules `define` accepts.
 pub const MODULES: &[&str] = &[
-    "hello", "lse", "gmm", "ode", "llsq", "det", "kmeans", "particle", "saddle",
+    "hello", "lse", "gmm", "ode", "llsq", "det", "kmeans", "lstm", "particle", "saddle",
 ];
 
 /// One evaluation: run it (timed, repeatedly), then read its output.
@@ -40,6 +41,7 @@ pub fn job(module: &str, function: &str, input: &Json) -> Result<Box<dyn Job>, S
         "llsq" => llsq::job(function, input),
         "det" => det::job(function, input),
         "kmeans" => kmeans::job(function, input),
+        "lstm" => lstm::job(function, input),
         "particle" => particle::job(function, input),
         "saddle" => saddle::job(function, input),
         _ => Err(format!("unknown module {module:?}")),
