@@ -327,3 +327,73 @@ fn nested_derivatives_reach_gradbench_constants() {
     let bad = session(&[evaluate(0, "saddle", "rx", json!({"start": [1.0, 1.0]}))]);
     assert_eq!(bad[0]["success"], false);
 }
+
+#[test]
+fn bundle_adjustment_jacobian_matches_finite_differences() {
+    // Observation 0's errors depend on camera 0, point 0 and weight 0
+    // alone, so perturbing the (shared) camera, point and weight of the
+    // input moves them as perturbing those would: central differences of
+    // the objective's reported elements give the Jacobian's first two rows.
+    for r in [[0.1, -0.2, 0.3], [0.0, 0.0, 0.0]] {
+        let input = json!({
+            "n": 2, "m": 3, "p": 20,
+            "cam": [r[0], r[1], r[2], 1.0, 2.0, -3.0, 400.0, 5.0, -8.0, 0.08, 0.003],
+            "x": [0.5, -1.0, 4.0], "w": 0.4, "feat": [270.0, -80.0],
+            "min_runs": 1, "min_seconds": 0
+        });
+        let jac = outputs("ba", "jacobian", std::slice::from_ref(&input)).remove(0);
+        assert_eq!(keys(&jac), ["cols", "rows", "vals"]);
+        let rows: Vec<u64> = serde_json::from_value(jac["rows"].clone()).unwrap();
+        let cols: Vec<u64> = serde_json::from_value(jac["cols"].clone()).unwrap();
+        assert_eq!(
+            (rows.len(), rows[1], rows[29], rows[30]),
+            (31, 15, 435, 31 * 20)
+        );
+        assert_eq!(&cols[10..15], &[10, 22, 23, 24, 31]);
+        assert_eq!(cols[30], 22 + 9 + 19);
+        let vals = flat(&jac["vals"]);
+        close(vals[30], -0.8, 1e-12, "d(1 - w²)/dw");
+        let elements = |x: &Json| flat(&x["reproj_error"]["elements"]);
+        let mut want = vec![vec![0.0; 15]; 2];
+        for (k, (key, i)) in (0..11)
+            .map(|i| ("cam", i))
+            .chain((0..3).map(|i| ("x", i)))
+            .chain([("w", 0)])
+            .enumerate()
+        {
+            let h = 1e-6
+                * (1.0
+                    + input[key]
+                        .get(i)
+                        .unwrap_or(&input[key])
+                        .as_f64()
+                        .unwrap()
+                        .abs());
+            let moved = |s: f64| {
+                let mut x = input.clone();
+                let e = if key == "w" {
+                    &mut x[key]
+                } else {
+                    &mut x[key][i]
+                };
+                *e = json!(e.as_f64().unwrap() + s);
+                x
+            };
+            let o = outputs("ba", "objective", &[moved(h), moved(-h)]);
+            let (ep, em) = (elements(&o[0]), elements(&o[1]));
+            for row in 0..2 {
+                want[row][k] = (ep[row] - em[row]) / (2.0 * h);
+            }
+        }
+        for row in 0..2 {
+            for k in 0..15 {
+                close(
+                    vals[15 * row + k],
+                    want[row][k],
+                    1e-6,
+                    &format!("ba r = {r:?}, row {row}, entry {k}"),
+                );
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 //! parsing happens once, [`Job::run`] is the timed computation, and
 //! [`Job::output`] converts the last run's result to JSON.
 
+mod ba;
 mod det;
 mod gmm;
 mod hello;
@@ -20,7 +21,7 @@ use serde_json::Value as Json;
 
 /// The modules `define` accepts.
 pub const MODULES: &[&str] = &[
-    "hello", "lse", "gmm", "ode", "llsq", "det", "kmeans", "lstm", "particle", "saddle",
+    "hello", "lse", "gmm", "ba", "ode", "llsq", "det", "kmeans", "lstm", "particle", "saddle",
 ];
 
 /// One evaluation: run it (timed, repeatedly), then read its output.
@@ -40,6 +41,7 @@ pub fn job(module: &str, function: &str, input: &Json) -> Result<Box<dyn Job>, S
         "ode" => ode::job(function, input),
         "llsq" => llsq::job(function, input),
         "det" => det::job(function, input),
+        "ba" => ba::job(function, input),
         "kmeans" => kmeans::job(function, input),
         "lstm" => lstm::job(function, input),
         "particle" => particle::job(function, input),

@@ -1,0 +1,215 @@
+//! `ba`: bundle adjustment. GradBench sends one camera, one point, one
+//! weight and one feature and asks for the problem of `n` cameras, `m`
+//! points and `p` observations built from copies of them (observation `i`
+//! sees point `i mod m` from camera `i mod n`): every observation is
+//! computed, none is skipped for being a copy. `objective` gives the
+//! reprojection errors `w (proj − feat)` and weight errors `1 − w²`
+//! (GradBench reports observation 0's and the count); `jacobian` the
+//! sparse Jacobian, each observation's 2 × 15 block by 15 forward-mode
+//! passes over all observations at once (one per camera, point and weight
+//! parameter; observations do not share parameters), reported as
+//! GradBench's 31-entry summary of the CSR arrays.
+
+use super::{Job, field, int, num, nums, unknown};
+use nabla::prelude::*;
+use serde_json::{Value as Json, json};
+
+/// Camera parameters: rotation (Rodrigues) 0..3, centre 3..6, focal length
+/// 6, principal point 7..9, radial distortion 9..11.
+const CAM: usize = 11;
+
+/// `a × b` for rows of three.
+#[differentiable]
+fn cross(a: &Array, b: &Array) -> Array {
+    let (a0, a1, a2) = (
+        a.slice_axis(1, 0..1),
+        a.slice_axis(1, 1..2),
+        a.slice_axis(1, 2..3),
+    );
+    let (b0, b1, b2) = (
+        b.slice_axis(1, 0..1),
+        b.slice_axis(1, 1..2),
+        b.slice_axis(1, 2..3),
+    );
+    nabla::concat(
+        &[
+            &a1 * &b2 - &a2 * &b1,
+            &a2 * &b0 - &a0 * &b2,
+            &a0 * &b1 - &a1 * &b0,
+        ],
+        1,
+    )
+}
+
+/// The reprojection errors `[p, 2]` of observations with cameras `[p, 11]`,
+/// points `[p, 3]`, weights `[p, 1]` and features `[p, 2]`; `still [p, 1]`
+/// marks cameras with no rotation (`r = 0`), which take the first-order
+/// formula `X + r × X` as GradBench's reference does.
+#[differentiable]
+fn reprojection(
+    cams: &Array,
+    xs: &Array,
+    w: &Array,
+    feats: &Array,
+    #[nondiff] still: &Array,
+) -> Array {
+    let r = cams.slice_axis(1, 0..3);
+    let xo = xs - &cams.slice_axis(1, 3..6);
+    let t2 = nabla::sum_axes(&r.square(), &[1], true);
+    // The rotation with θ = ‖r‖ (θ² replaced by 1 where it is 0, so that
+    // branch's derivatives stay finite where it is not taken).
+    let theta = nabla::where_(still, &t2.ones_like(), &t2).sqrt();
+    let axis = &r / &theta;
+    let (c, s) = (theta.cos(), theta.sin());
+    let along = nabla::sum_axes(&(&axis * &xo), &[1], true);
+    let rotated = &xo * &c + cross(&axis, &xo) * &s + &axis * &along * (-(&c) + 1.0);
+    let xcam = nabla::where_(still, &(&xo + &cross(&r, &xo)), &rotated);
+    let pt = xcam.slice_axis(1, 0..2) / xcam.slice_axis(1, 2..3);
+    let rho = nabla::sum_axes(&pt.square(), &[1], true);
+    let distortion =
+        &rho * &cams.slice_axis(1, 9..10) + rho.square() * cams.slice_axis(1, 10..11) + 1.0;
+    let proj = pt * distortion * cams.slice_axis(1, 6..7) + cams.slice_axis(1, 7..9);
+    (proj - feats) * w
+}
+
+/// The weight errors `1 − w²`.
+#[differentiable]
+fn weight_error(w: &Array) -> Array {
+    -w.square() + 1.0
+}
+
+struct Ba {
+    n: usize,
+    m: usize,
+    cams: Array,
+    xs: Array,
+    w: Array,
+    feats: Array,
+    still: Array,
+    jacobian: bool,
+    errors: Option<(Array, Array)>,
+    /// ∂e/∂(camera, point, weight) for every observation: `[15, p, 2]`.
+    blocks: Option<Array>,
+    /// ∂(1 − wᵢ²)/∂wᵢ for every observation.
+    weight_slopes: Option<Array>,
+}
+
+impl Ba {
+    fn p(&self) -> usize {
+        self.w.shape()[0]
+    }
+}
+
+impl Job for Ba {
+    fn run(&mut self) {
+        if !self.jacobian {
+            let e = reprojection(&self.cams, &self.xs, &self.w, &self.feats, &self.still);
+            self.errors = Some((e, weight_error(&self.w)));
+            return;
+        }
+        let p = self.p();
+        let zero = |a: &Array| a.zeros_like();
+        let unit = |shape: &[usize], col: usize| {
+            let cols = shape[1];
+            let v: Vec<f64> = (0..shape[0] * cols)
+                .map(|k| if k % cols == col { 1.0 } else { 0.0 })
+                .collect();
+            Array::from_vec(v, shape)
+        };
+        let mut columns = Vec::with_capacity(CAM + 4);
+        for k in 0..CAM + 4 {
+            let (tc, tx, tw) = match k {
+                k if k < CAM => (unit(&[p, CAM], k), zero(&self.xs), zero(&self.w)),
+                k if k < CAM + 3 => (zero(&self.cams), unit(&[p, 3], k - CAM), zero(&self.w)),
+                _ => (zero(&self.cams), zero(&self.xs), self.w.ones_like()),
+            };
+            let (_, t) = jvp(reprojection)(
+                (&self.cams, &self.xs, &self.w, &self.feats, &self.still),
+                (&tc, &tx, &tw, &zero(&self.feats)),
+            );
+            columns.push(t);
+        }
+        self.blocks = Some(nabla::stack(&columns, 0));
+        // Each weight error depends on its own weight only: one JVP with
+        // ones gives every derivative.
+        self.weight_slopes = Some(jvp(weight_error)((&self.w,), (&self.w.ones_like(),)).1);
+    }
+
+    fn output(&self) -> Json {
+        let p = self.p();
+        if !self.jacobian {
+            let (e, we) = self.errors.as_ref().expect("run first");
+            let e0 = e.slice_axis(0, 0..1).to_vec::<f64>();
+            return json!({
+                "reproj_error": {"elements": e0, "repeated": p},
+                "w_err": {"element": we.to_vec::<f64>()[0], "repeated": p},
+            });
+        }
+        // Observation 0's two rows (15 entries each) and the last weight
+        // row, as GradBench's summary of the CSR arrays.
+        let blocks = self.blocks.as_ref().expect("run first").to_vec::<f64>();
+        let at = |k: usize, row: usize| blocks[k * p * 2 + row];
+        let (n, m) = (self.n, self.m);
+        let mut cols: Vec<usize> = (0..CAM).collect();
+        cols.extend([11 * n, 11 * n + 1, 11 * n + 2, 11 * n + 3 * m]);
+        let cols: Vec<usize> = [cols.clone(), cols, vec![11 * n + 3 * m + p - 1]].concat();
+        let mut vals: Vec<f64> = Vec::with_capacity(31);
+        for row in 0..2 {
+            vals.extend((0..CAM + 4).map(|k| at(k, row)));
+        }
+        let dw = self.weight_slopes.as_ref().expect("run first");
+        vals.push(dw.to_vec::<f64>()[p - 1]);
+        let mut rows: Vec<usize> = (0..30).map(|r| 15 * r).collect();
+        rows.push(31 * p);
+        json!({"rows": rows, "cols": cols, "vals": vals})
+    }
+}
+
+pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
+    let jacobian = match function {
+        "objective" => false,
+        "jacobian" => true,
+        f => return Err(unknown("ba", f)),
+    };
+    let (n, m, p) = (
+        int(field(input, "n")?, "n")?,
+        int(field(input, "m")?, "m")?,
+        int(field(input, "p")?, "p")?,
+    );
+    let cam = nums(field(input, "cam")?, "cam")?;
+    let x = nums(field(input, "x")?, "x")?;
+    let w = num(field(input, "w")?, "w")?;
+    let feat = nums(field(input, "feat")?, "feat")?;
+    if cam.len() != CAM || x.len() != 3 || feat.len() != 2 || n == 0 || m == 0 || p < 15 {
+        return Err(format!(
+            "ba: needs cam of 11, x of 3, feat of 2 numbers, n, m ≥ 1 and p ≥ 15 (GradBench's summary reads 30 Jacobian rows); got {}, {}, {}, n = {n}, m = {m}, p = {p}",
+            cam.len(),
+            x.len(),
+            feat.len()
+        ));
+    }
+    // The full problem: n cameras, m points, p observations.
+    let cameras = Array::from_vec(cam.repeat(n), &[n, CAM]);
+    let points = Array::from_vec(x.repeat(m), &[m, 3]);
+    let cam_of: Vec<usize> = (0..p).map(|i| i % n).collect();
+    let point_of: Vec<usize> = (0..p).map(|i| i % m).collect();
+    let cams = cameras.index_select(0, &cam_of);
+    let still: Vec<bool> = cams
+        .to_vec::<f64>()
+        .chunks(CAM)
+        .map(|c| c[..3].iter().all(|&r| r == 0.0))
+        .collect();
+    Ok(Box::new(Ba {
+        n,
+        m,
+        cams,
+        xs: points.index_select(0, &point_of),
+        w: Array::from_vec(vec![w; p], &[p, 1]),
+        feats: Array::from_vec(feat.repeat(p), &[p, 2]),
+        still: Array::from_vec(still, &[p, 1]),
+        jacobian,
+        errors: None,
+        blocks: None,
+        weight_slopes: None,
+    }))
+}
