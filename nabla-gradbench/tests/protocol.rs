@@ -397,3 +397,176 @@ fn bundle_adjustment_jacobian_matches_finite_differences() {
         }
     }
 }
+
+/// A small hand: GradBench's 22-bone skeleton with each bone offset from
+/// its parent by a translation, the inverse base absolutes the inverses of
+/// the chained offsets (so the rest pose maps every vertex to itself),
+/// and six vertices with mixed weights.
+fn toy_hand(theta: &[f64], us: Json, corr: &[usize]) -> Json {
+    let parents: Vec<i64> = (0..22)
+        .map(|b| match b {
+            0 => -1,
+            1 | 5 | 9 | 13 | 17 | 21 => 0,
+            _ => b - 1,
+        })
+        .collect();
+    let offset = |b: usize| {
+        [
+            0.1 * (b % 3) as f64,
+            0.2 + 0.05 * b as f64,
+            -0.03 * b as f64,
+        ]
+    };
+    let translation = |t: [f64; 3]| {
+        json!([
+            [1.0, 0.0, 0.0, t[0]],
+            [0.0, 1.0, 0.0, t[1]],
+            [0.0, 0.0, 1.0, t[2]],
+            [0.0, 0.0, 0.0, 1.0]
+        ])
+    };
+    let mut absolute = vec![[0.0; 3]; 22];
+    for b in 0..22 {
+        let o = offset(b);
+        let base = if parents[b] < 0 {
+            [0.0; 3]
+        } else {
+            absolute[parents[b] as usize]
+        };
+        absolute[b] = [base[0] + o[0], base[1] + o[1], base[2] + o[2]];
+    }
+    let relatives: Vec<Json> = (0..22).map(|b| translation(offset(b))).collect();
+    let inverses: Vec<Json> = absolute
+        .iter()
+        .map(|a| translation([-a[0], -a[1], -a[2]]))
+        .collect();
+    let positions: Vec<Json> = (0..6)
+        .map(|v| {
+            json!([
+                0.3 * v as f64,
+                1.0 - 0.2 * v as f64,
+                0.1 * (v * v) as f64,
+                1.0
+            ])
+        })
+        .collect();
+    let weights: Vec<Json> = (0..6)
+        .map(|v| {
+            let mut w = vec![0.0; 22];
+            w[(3 * v + 2) % 22] = 0.7;
+            w[(5 * v + 7) % 22] += 0.3;
+            json!(w)
+        })
+        .collect();
+    let points: Vec<Json> = corr
+        .iter()
+        .enumerate()
+        .map(|(i, _)| json!([0.2 * i as f64, -0.5, 0.4]))
+        .collect();
+    json!({
+        "theta": theta, "us": us, "min_runs": 1, "min_seconds": 0,
+        "data": {
+            "model": {
+                "bone_count": 22, "parents": parents, "base_relatives": relatives,
+                "inverse_base_absolutes": inverses, "base_positions": positions, "weights": weights,
+                "triangles": [[0, 1, 2], [3, 4, 5], [1, 3, 5]], "is_mirrored": false
+            },
+            "correspondences": corr, "points": points
+        }
+    })
+}
+
+#[test]
+fn hand_tracking_rest_pose_and_jacobian() {
+    // At rest (no angles, no global rotation) the model points are the
+    // vertices moved by the translation θ[3..6].
+    let mut theta = vec![0.0; 26];
+    theta[3..6].copy_from_slice(&[0.5, -0.25, 1.0]);
+    let corr = [4, 0, 5];
+    let e = flat(&outputs("ht", "objective", &[toy_hand(&theta, json!([]), &corr)])[0]);
+    for (i, &v) in corr.iter().enumerate() {
+        let rest = [0.3 * v as f64, 1.0 - 0.2 * v as f64, 0.1 * (v * v) as f64];
+        let point = [0.2 * i as f64, -0.5, 0.4];
+        for j in 0..3 {
+            close(
+                e[3 * i + j],
+                point[j] - rest[j] - theta[3 + j],
+                1e-12,
+                "ht rest pose",
+            );
+        }
+    }
+    // Away from rest, both variants' Jacobians against central differences.
+    let theta: Vec<f64> = (0..26)
+        .map(|c| 0.1 * ((c * 7) % 11) as f64 - 0.45)
+        .collect();
+    let us = json!([[0.2, 0.3], [0.5, 0.1], [0.25, 0.25]]);
+    for (us, corr) in [(json!([]), [4, 0, 5]), (us, [1, 2, 0])] {
+        let input = toy_hand(&theta, us.clone(), &corr);
+        let jac: Vec<Vec<f64>> = serde_json::from_value(
+            outputs("ht", "jacobian", std::slice::from_ref(&input)).remove(0),
+        )
+        .unwrap();
+        let complicated = !us.as_array().unwrap().is_empty();
+        let extra = if complicated { 2 } else { 0 };
+        assert_eq!((jac.len(), jac[0].len()), (9, 26 + extra));
+        let dtheta = fd_columns(&input, "theta");
+        for r in 0..9 {
+            for c in 0..26 {
+                close(
+                    jac[r][extra + c],
+                    dtheta[c][r],
+                    1e-6,
+                    &format!("ht row {r}, theta {c}"),
+                );
+            }
+        }
+        if complicated {
+            // Column k is ∂err_i/∂us[i][k]: perturb every point's us[k] at once.
+            for k in 0..2 {
+                let moved = |s: f64| {
+                    let mut x = input.clone();
+                    for i in 0..3 {
+                        let e = &mut x["us"][i][k];
+                        *e = json!(e.as_f64().unwrap() + s);
+                    }
+                    x
+                };
+                let o = outputs("ht", "objective", &[moved(1e-6), moved(-1e-6)]);
+                let (p, m) = (flat(&o[0]), flat(&o[1]));
+                for r in 0..9 {
+                    close(
+                        jac[r][k],
+                        (p[r] - m[r]) / 2e-6,
+                        1e-6,
+                        &format!("ht row {r}, us {k}"),
+                    );
+                }
+            }
+        }
+    }
+}
+
+/// Central differences of `ht`'s objective in every entry of `key`
+/// (`[entry][row]`).
+fn fd_columns(input: &Json, key: &str) -> Vec<Vec<f64>> {
+    let n = input[key].as_array().unwrap().len();
+    let mut inputs = Vec::new();
+    for c in 0..n {
+        for s in [1e-6, -1e-6] {
+            let mut x = input.clone();
+            x[key][c] = json!(x[key][c].as_f64().unwrap() + s);
+            inputs.push(x);
+        }
+    }
+    let o = outputs("ht", "objective", &inputs);
+    o.chunks(2)
+        .map(|p| {
+            flat(&p[0])
+                .iter()
+                .zip(flat(&p[1]))
+                .map(|(a, b)| (a - b) / 2e-6)
+                .collect()
+        })
+        .collect()
+}

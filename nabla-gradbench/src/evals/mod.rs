@@ -7,6 +7,7 @@ mod ba;
 mod det;
 mod gmm;
 mod hello;
+mod ht;
 mod kmeans;
 mod llsq;
 mod lse;
@@ -21,7 +22,7 @@ use serde_json::Value as Json;
 
 /// The modules `define` accepts.
 pub const MODULES: &[&str] = &[
-    "hello", "lse", "gmm", "ba", "ode", "llsq", "det", "kmeans", "lstm", "particle", "saddle",
+    "hello", "lse", "gmm", "ba", "ode", "llsq", "det", "kmeans", "ht", "lstm", "particle", "saddle",
 ];
 
 /// One evaluation: run it (timed, repeatedly), then read its output.
@@ -43,6 +44,7 @@ pub fn job(module: &str, function: &str, input: &Json) -> Result<Box<dyn Job>, S
         "det" => det::job(function, input),
         "ba" => ba::job(function, input),
         "kmeans" => kmeans::job(function, input),
+        "ht" => ht::job(function, input),
         "lstm" => lstm::job(function, input),
         "particle" => particle::job(function, input),
         "saddle" => saddle::job(function, input),
