@@ -5,10 +5,10 @@
 //! computed, none is skipped for being a copy. `objective` gives the
 //! reprojection errors `w (proj − feat)` and weight errors `1 − w²`
 //! (GradBench reports observation 0's and the count); `jacobian` the
-//! sparse Jacobian, each observation's 2 × 15 block by 15 forward-mode
-//! passes over all observations at once (one per camera, point and weight
-//! parameter; observations do not share parameters), reported as
-//! GradBench's 31-entry summary of the CSR arrays.
+//! sparse Jacobian, every observation's 2 × 15 block by two reverse passes
+//! over all observations at once (observations share no parameters, so
+//! the pullback of one error row of every observation is each one's row),
+//! reported as GradBench's 31-entry summary of the CSR arrays.
 
 use super::{Job, field, int, num, nums, unknown};
 use nabla::prelude::*;
@@ -88,7 +88,7 @@ struct Ba {
     still: Array,
     jacobian: bool,
     errors: Option<(Array, Array)>,
-    /// ∂e/∂(camera, point, weight) for every observation: `[15, p, 2]`.
+    /// ∂e/∂(camera, point, weight) for every observation: `[2, p, 15]`.
     blocks: Option<Array>,
     /// ∂(1 − wᵢ²)/∂wᵢ for every observation.
     weight_slopes: Option<Array>,
@@ -107,29 +107,20 @@ impl Job for Ba {
             self.errors = Some((e, weight_error(&self.w)));
             return;
         }
+        // Observation i's errors depend on its own camera, point and weight
+        // only, so the pullback of "row r of every observation" gives every
+        // observation's row r: two reverse passes for all 2 × 15 blocks.
         let p = self.p();
-        let zero = |a: &Array| a.zeros_like();
-        let unit = |shape: &[usize], col: usize| {
-            let cols = shape[1];
-            let v: Vec<f64> = (0..shape[0] * cols)
-                .map(|k| if k % cols == col { 1.0 } else { 0.0 })
+        let rows = [0, 1].map(|r| {
+            let (_, pullback) =
+                vjp(reprojection)(&self.cams, &self.xs, &self.w, &self.feats, &self.still);
+            let ct: Vec<f64> = (0..2 * p)
+                .map(|k| if k % 2 == r { 1.0 } else { 0.0 })
                 .collect();
-            Array::from_vec(v, shape)
-        };
-        let mut columns = Vec::with_capacity(CAM + 4);
-        for k in 0..CAM + 4 {
-            let (tc, tx, tw) = match k {
-                k if k < CAM => (unit(&[p, CAM], k), zero(&self.xs), zero(&self.w)),
-                k if k < CAM + 3 => (zero(&self.cams), unit(&[p, 3], k - CAM), zero(&self.w)),
-                _ => (zero(&self.cams), zero(&self.xs), self.w.ones_like()),
-            };
-            let (_, t) = jvp(reprojection)(
-                (&self.cams, &self.xs, &self.w, &self.feats, &self.still),
-                (&tc, &tx, &tw, &zero(&self.feats)),
-            );
-            columns.push(t);
-        }
-        self.blocks = Some(nabla::stack(&columns, 0));
+            let (dc, dx, dw, _) = pullback(&Array::from_vec(ct, &[p, 2]));
+            nabla::concat(&[dc, dx, dw], 1)
+        });
+        self.blocks = Some(nabla::stack(&rows, 0));
         // Each weight error depends on its own weight only: one JVP with
         // ones gives every derivative.
         self.weight_slopes = Some(jvp(weight_error)((&self.w,), (&self.w.ones_like(),)).1);
@@ -148,7 +139,7 @@ impl Job for Ba {
         // Observation 0's two rows (15 entries each) and the last weight
         // row, as GradBench's summary of the CSR arrays.
         let blocks = self.blocks.as_ref().expect("run first").to_vec::<f64>();
-        let at = |k: usize, row: usize| blocks[k * p * 2 + row];
+        let at = |k: usize, row: usize| blocks[row * p * 15 + k];
         let (n, m) = (self.n, self.m);
         let mut cols: Vec<usize> = (0..CAM).collect();
         cols.extend([11 * n, 11 * n + 1, 11 * n + 2, 11 * n + 3 * m]);

@@ -1,7 +1,7 @@
 //! `llsq`: least squares of a polynomial fit to a sign function,
 //! `½ Σᵢ (sᵢ − Σⱼ xⱼ tᵢʲ)²` with `tᵢ = −1 + 2i/(n − 1)`, and its gradient.
 
-use super::{Job, field, int, list, nums, unknown};
+use super::{Job, field, int, nums, value_or_gradient};
 use nabla::prelude::*;
 use serde_json::Value as Json;
 
@@ -34,38 +34,7 @@ fn design(n: usize, m: usize) -> (Array, Array) {
     (Array::from_vec(t, &[n, m]), Array::from_vec(s, &[n]))
 }
 
-struct Llsq {
-    x: Array,
-    n: usize,
-    gradient: bool,
-    out: Option<Array>,
-}
-
-impl Job for Llsq {
-    fn run(&mut self) {
-        let (t, s) = design(self.n, self.x.shape()[0]);
-        self.out = Some(if self.gradient {
-            grad(llsq)(&self.x, &t, &s)
-        } else {
-            llsq(&self.x, &t, &s)
-        });
-    }
-    fn output(&self) -> Json {
-        let out = self.out.as_ref().expect("run first");
-        if self.gradient {
-            list(out)
-        } else {
-            Json::from(out.item())
-        }
-    }
-}
-
 pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
-    let gradient = match function {
-        "primal" => false,
-        "gradient" => true,
-        f => return Err(unknown("llsq", f)),
-    };
     let x = nums(field(input, "x")?, "x")?;
     let n = int(field(input, "n")?, "n")?;
     if n < 2 {
@@ -73,10 +42,20 @@ pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
             "llsq: n = {n}; at least 2 sample points are needed"
         ));
     }
-    Ok(Box::new(Llsq {
-        x: Array::from_vec(x.clone(), &[x.len()]),
-        n,
-        gradient,
-        out: None,
-    }))
+    let m = x.len();
+    let x = Array::from_vec(x, &[m]);
+    let x2 = x.clone();
+    value_or_gradient(
+        "llsq",
+        function,
+        ("primal", "gradient"),
+        move || {
+            let (t, s) = design(n, m);
+            llsq(&x, &t, &s)
+        },
+        move || {
+            let (t, s) = design(n, m);
+            grad(llsq)(&x2, &t, &s)
+        },
+    )
 }

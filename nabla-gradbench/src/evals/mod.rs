@@ -52,6 +52,54 @@ pub fn job(module: &str, function: &str, input: &Json) -> Result<Box<dyn Job>, S
     }
 }
 
+/// A job computing one array with `compute` each run: a scalar value
+/// (reported as a number) or a vector (reported as a list).
+struct Computed<F: FnMut() -> Array> {
+    compute: F,
+    vector: bool,
+    out: Option<Array>,
+}
+
+impl<F: FnMut() -> Array> Job for Computed<F> {
+    fn run(&mut self) {
+        self.out = Some((self.compute)());
+    }
+    fn output(&self) -> Json {
+        let out = self.out.as_ref().expect("run first");
+        if self.vector {
+            list(out)
+        } else {
+            Json::from(out.item())
+        }
+    }
+}
+
+/// The job of a module whose two functions are a scalar function
+/// (`names.0`, by `value`) and its gradient (`names.1`, by `gradient`).
+fn value_or_gradient(
+    module: &str,
+    function: &str,
+    names: (&str, &str),
+    value: impl FnMut() -> Array + 'static,
+    gradient: impl FnMut() -> Array + 'static,
+) -> Result<Box<dyn Job>, String> {
+    if function == names.0 {
+        Ok(Box::new(Computed {
+            compute: value,
+            vector: false,
+            out: None,
+        }))
+    } else if function == names.1 {
+        Ok(Box::new(Computed {
+            compute: gradient,
+            vector: true,
+            out: None,
+        }))
+    } else {
+        Err(unknown(module, function))
+    }
+}
+
 /// An unknown function of a module.
 fn unknown(module: &str, function: &str) -> String {
     format!("{module}: unknown function {function:?}")
