@@ -10,10 +10,15 @@
 //! Hessian of Rosenbrock at n = 100 were kernel page-fault time, and the run
 //! time swung 4× with the heap's history. XLA and PyTorch's GPU allocator
 //! keep freed buffers for the same reason; on glibc we ask malloc to do it:
-//! on the first array, buffers up to 32 MiB (glibc's largest setting) come
-//! from the heap, and up to 256 MiB of freed heap stays with the process.
-//! The price is memory held after a peak; set `NABLA_MALLOC_DEFAULTS=1`
-//! before the first array is made to keep glibc's defaults.
+//! on the first array, every buffer comes from the heap (no separate
+//! mappings, whatever its size: glibc's largest threshold, 32 MiB, left
+//! `kmeans`' 80 MB distance matrices page-faulting on every call, half of
+//! its run time), and up to 256 MiB of freed heap at its top stays with
+//! the process. The price is memory held after a peak (freed buffers below
+//! the top of the heap stay until reused); set `NABLA_MALLOC_DEFAULTS=1`
+//! before the first array is made to keep glibc's defaults. Threads other
+//! than the main one allocate from glibc's per-thread heaps, which still
+//! map buffers over 64 MiB separately.
 //!
 //! ```
 //! // Happens on the first array; calling it again does nothing.
@@ -22,7 +27,8 @@
 
 use std::sync::Once;
 
-/// The largest allocation served from the heap (glibc's maximum on 64-bit).
+/// The largest allocation served from the heap while mappings are allowed
+/// (glibc's maximum on 64-bit).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD: i32 = 32 << 20;
 /// Freed heap memory kept before the heap is trimmed.
@@ -42,6 +48,7 @@ pub fn keep_freed_buffers() {
         // are within glibc's documented ranges. A failure keeps the default.
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
+            libc::mallopt(libc::M_MMAP_MAX, 0);
             libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
         }
     });

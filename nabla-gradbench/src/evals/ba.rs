@@ -18,18 +18,18 @@ use serde_json::{Value as Json, json};
 /// 6, principal point 7..9, radial distortion 9..11.
 const CAM: usize = 11;
 
-/// `a × b` for rows of three.
+/// `a × b` for columns of three (`[3, p]`).
 #[differentiable]
 fn cross(a: &Array, b: &Array) -> Array {
     let (a0, a1, a2) = (
-        a.slice_axis(1, 0..1),
-        a.slice_axis(1, 1..2),
-        a.slice_axis(1, 2..3),
+        a.slice_axis(0, 0..1),
+        a.slice_axis(0, 1..2),
+        a.slice_axis(0, 2..3),
     );
     let (b0, b1, b2) = (
-        b.slice_axis(1, 0..1),
-        b.slice_axis(1, 1..2),
-        b.slice_axis(1, 2..3),
+        b.slice_axis(0, 0..1),
+        b.slice_axis(0, 1..2),
+        b.slice_axis(0, 2..3),
     );
     nabla::concat(
         &[
@@ -37,14 +37,16 @@ fn cross(a: &Array, b: &Array) -> Array {
             &a2 * &b0 - &a0 * &b2,
             &a0 * &b1 - &a1 * &b0,
         ],
-        1,
+        0,
     )
 }
 
-/// The reprojection errors `[p, 2]` of observations with cameras `[p, 11]`,
-/// points `[p, 3]`, weights `[p, 1]` and features `[p, 2]`; `still [p, 1]`
+/// The reprojection errors `[2, p]` of observations with cameras `[11, p]`,
+/// points `[3, p]`, weights `[1, p]` and features `[2, p]`; `still [1, p]`
 /// marks cameras with no rotation (`r = 0`), which take the first-order
-/// formula `X + r × X` as GradBench's reference does.
+/// formula `X + r × X` as GradBench's reference does. Observations run
+/// along the last axis, so every parameter's values are one contiguous
+/// row and each step is a pass over rows.
 #[differentiable]
 fn reprojection(
     cams: &Array,
@@ -53,22 +55,22 @@ fn reprojection(
     feats: &Array,
     #[nondiff] still: &Array,
 ) -> Array {
-    let r = cams.slice_axis(1, 0..3);
-    let xo = xs - &cams.slice_axis(1, 3..6);
-    let t2 = nabla::sum_axes(&r.square(), &[1], true);
+    let r = cams.slice_axis(0, 0..3);
+    let xo = xs - &cams.slice_axis(0, 3..6);
+    let t2 = nabla::sum_axes(&r.square(), &[0], true);
     // The rotation with θ = ‖r‖ (θ² replaced by 1 where it is 0, so that
     // branch's derivatives stay finite where it is not taken).
     let theta = nabla::where_(still, &t2.ones_like(), &t2).sqrt();
     let axis = &r / &theta;
     let (c, s) = (theta.cos(), theta.sin());
-    let along = nabla::sum_axes(&(&axis * &xo), &[1], true);
+    let along = nabla::sum_axes(&(&axis * &xo), &[0], true);
     let rotated = &xo * &c + cross(&axis, &xo) * &s + &axis * &along * (-(&c) + 1.0);
     let xcam = nabla::where_(still, &(&xo + &cross(&r, &xo)), &rotated);
-    let pt = xcam.slice_axis(1, 0..2) / xcam.slice_axis(1, 2..3);
-    let rho = nabla::sum_axes(&pt.square(), &[1], true);
+    let pt = xcam.slice_axis(0, 0..2) / xcam.slice_axis(0, 2..3);
+    let rho = nabla::sum_axes(&pt.square(), &[0], true);
     let distortion =
-        &rho * &cams.slice_axis(1, 9..10) + rho.square() * cams.slice_axis(1, 10..11) + 1.0;
-    let proj = pt * distortion * cams.slice_axis(1, 6..7) + cams.slice_axis(1, 7..9);
+        &rho * &cams.slice_axis(0, 9..10) + rho.square() * cams.slice_axis(0, 10..11) + 1.0;
+    let proj = pt * distortion * cams.slice_axis(0, 6..7) + cams.slice_axis(0, 7..9);
     (proj - feats) * w
 }
 
@@ -88,7 +90,7 @@ struct Ba {
     still: Array,
     jacobian: bool,
     errors: Option<(Array, Array)>,
-    /// ∂e/∂(camera, point, weight) for every observation: `[2, p, 15]`.
+    /// ∂e/∂(camera, point, weight) for every observation: `[2, 15, p]`.
     blocks: Option<Array>,
     /// ∂(1 − wᵢ²)/∂wᵢ for every observation.
     weight_slopes: Option<Array>,
@@ -96,7 +98,7 @@ struct Ba {
 
 impl Ba {
     fn p(&self) -> usize {
-        self.w.shape()[0]
+        self.w.shape()[1]
     }
 }
 
@@ -115,10 +117,10 @@ impl Job for Ba {
             let (_, pullback) =
                 vjp(reprojection)(&self.cams, &self.xs, &self.w, &self.feats, &self.still);
             let ct: Vec<f64> = (0..2 * p)
-                .map(|k| if k % 2 == r { 1.0 } else { 0.0 })
+                .map(|k| if k / p == r { 1.0 } else { 0.0 })
                 .collect();
-            let (dc, dx, dw, _) = pullback(&Array::from_vec(ct, &[p, 2]));
-            nabla::concat(&[dc, dx, dw], 1)
+            let (dc, dx, dw, _) = pullback(&Array::from_vec(ct, &[2, p]));
+            nabla::concat(&[dc, dx, dw], 0)
         });
         self.blocks = Some(nabla::stack(&rows, 0));
         // Each weight error depends on its own weight only: one JVP with
@@ -130,7 +132,7 @@ impl Job for Ba {
         let p = self.p();
         if !self.jacobian {
             let (e, we) = self.errors.as_ref().expect("run first");
-            let e0 = e.slice_axis(0, 0..1).to_vec::<f64>();
+            let e0 = e.slice_axis(1, 0..1).to_vec::<f64>();
             return json!({
                 "reproj_error": {"elements": e0, "repeated": p},
                 "w_err": {"element": we.to_vec::<f64>()[0], "repeated": p},
@@ -139,7 +141,7 @@ impl Job for Ba {
         // Observation 0's two rows (15 entries each) and the last weight
         // row, as GradBench's summary of the CSR arrays.
         let blocks = self.blocks.as_ref().expect("run first").to_vec::<f64>();
-        let at = |k: usize, row: usize| blocks[row * p * 15 + k];
+        let at = |k: usize, row: usize| blocks[(row * 15 + k) * p];
         let (n, m) = (self.n, self.m);
         let mut cols: Vec<usize> = (0..CAM).collect();
         cols.extend([11 * n, 11 * n + 1, 11 * n + 2, 11 * n + 3 * m]);
@@ -179,25 +181,30 @@ pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
             feat.len()
         ));
     }
-    // The full problem: n cameras, m points, p observations.
-    let cameras = Array::from_vec(cam.repeat(n), &[n, CAM]);
-    let points = Array::from_vec(x.repeat(m), &[m, 3]);
+    // The full problem: n cameras, m points, p observations; each
+    // observation's camera and point gathered into columns.
+    let cameras = cam.repeat(n);
+    let points = x.repeat(m);
     let cam_of: Vec<usize> = (0..p).map(|i| i % n).collect();
     let point_of: Vec<usize> = (0..p).map(|i| i % m).collect();
-    let cams = cameras.index_select(0, &cam_of);
-    let still: Vec<bool> = cams
-        .to_vec::<f64>()
-        .chunks(CAM)
-        .map(|c| c[..3].iter().all(|&r| r == 0.0))
+    let columns = |table: &[f64], width: usize, of: &[usize]| {
+        let values = (0..width)
+            .flat_map(|k| of.iter().map(move |&j| table[j * width + k]))
+            .collect();
+        Array::from_vec(values, &[width, of.len()])
+    };
+    let still: Vec<bool> = cam_of
+        .iter()
+        .map(|&j| cameras[j * CAM..j * CAM + 3].iter().all(|&r| r == 0.0))
         .collect();
     Ok(Box::new(Ba {
         n,
         m,
-        cams,
-        xs: points.index_select(0, &point_of),
-        w: Array::from_vec(vec![w; p], &[p, 1]),
-        feats: Array::from_vec(feat.repeat(p), &[p, 2]),
-        still: Array::from_vec(still, &[p, 1]),
+        cams: columns(&cameras, CAM, &cam_of),
+        xs: columns(&points, 3, &point_of),
+        w: Array::from_vec(vec![w; p], &[1, p]),
+        feats: columns(&feat, 2, &vec![0; p]),
+        still: Array::from_vec(still, &[1, p]),
         jacobian,
         errors: None,
         blocks: None,

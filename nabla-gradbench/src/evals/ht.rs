@@ -20,15 +20,16 @@ struct Hand {
     relative: Array,
     /// `[22, 4, 4]`: each bone's inverse base absolute transform.
     inverse_absolute: Array,
-    /// `[4, nv]`: the rest-pose vertices (homogeneous), as columns.
+    /// `[4, nu]`: the rest-pose vertices (homogeneous) that some point
+    /// corresponds to, as columns.
     rest: Array,
-    /// `[22, 1, nv]`: the skinning weights, bone-major.
+    /// `[22, 1, nu]`: their skinning weights, bone-major.
     weights: Array,
     parents: Vec<i64>,
     mirrored: bool,
     points: Array,
     /// The corresponding vertex (simple) or the triangle's three vertices
-    /// (complicated) of every point.
+    /// (complicated) of every point, as columns of `rest`.
     corners: [Vec<usize>; 3],
 }
 
@@ -128,7 +129,7 @@ fn global_rotation(a: &Array) -> Array {
     r.reshape(&[3, 3])
 }
 
-/// The posed vertices `[nv, 3]` for pose `theta [26]`; `still` when the
+/// The posed vertices `[nu, 3]` (the skinned vertices) for pose `theta [26]`; `still` when the
 /// global rotation is below 1e-4 (then the identity, as GradBench's). The
 /// model's arrays are arguments like `theta` (products need them so);
 /// callers pass no tangent for them.
@@ -164,7 +165,7 @@ fn posed(
         absolute = nabla::concat(&[absolute, next], 0);
     }
     let transforms = absolute.matmul(inverse_absolute);
-    // Σ_b w[v, b] (T_b · rest_v)[0..3], as [3, nv].
+    // Σ_b w[v, b] (T_b · rest_v)[0..3], as [3, nu].
     let moved = transforms.matmul(rest).slice_axis(1, 0..3);
     let mut pos = nabla::sum_axes(&(moved * weights), &[0], false);
     if mirrored {
@@ -224,13 +225,18 @@ struct Ht {
 }
 
 impl Ht {
+    /// Whether the global rotation is below 1e-4 (then the identity).
+    fn still(&self) -> bool {
+        nabla::sum(&self.theta.slice_axis(0, 0..3).square())
+            .item()
+            .sqrt()
+            < 1e-4
+    }
+
     /// The errors and, with tangents, their directional derivative.
     fn errors(&self, dtheta: Option<&Array>, dus: Option<&Array>) -> (Array, Array) {
         let h = &self.hand;
-        let still = nabla::sum(&self.theta.slice_axis(0, 0..3).square())
-            .item()
-            .sqrt()
-            < 1e-4;
+        let still = self.still();
         errors::jvp::<Array>(
             &self.theta,
             &self.us,
@@ -257,28 +263,56 @@ impl Ht {
     }
 }
 
+impl Ht {
+    /// The Jacobian in the pose, `[3 · npts, 26]`, as `jacfwd` computes
+    /// it: one forward pass of `Dual<Batched<Array>>` values whose tangent
+    /// carries all 26 basis directions on a batch axis, so the primal runs
+    /// once. (`jacfwd` itself takes functions of arrays only; `errors`
+    /// also takes the model's index lists and flags.)
+    fn pose_jacobian(&self) -> Array {
+        let h = &self.hand;
+        let constant = |v: &Array| Dual::new(Batched::unbatched(v.clone()), None);
+        let basis = Batched::new(Array::eye(POSE, DType::F64), Some(0));
+        let theta = Dual::new(Batched::unbatched(self.theta.clone()), Some(basis));
+        let y = errors::forward::<Dual<Batched<Array>>>(
+            &theta,
+            &constant(&self.us),
+            &constant(&h.points),
+            &constant(&h.relative),
+            &constant(&h.inverse_absolute),
+            &constant(&h.rest),
+            &constant(&h.weights),
+            &h.parents,
+            &h.corners[0],
+            &h.corners[1],
+            &h.corners[2],
+            self.still(),
+            h.mirrored,
+            self.complicated,
+        );
+        y.tangent_or_zero().materialize(POSE, 1)
+    }
+}
+
 impl Job for Ht {
     fn run(&mut self) {
         if !self.jacobian {
             self.out = Some(self.errors(None, None).0);
             return;
         }
-        let mut columns = Vec::with_capacity(POSE + 2);
+        let mut columns = Vec::with_capacity(3);
         if self.complicated {
             for k in 0..2 {
                 let n = self.us.shape()[0];
                 let v: Vec<f64> = (0..2 * n)
                     .map(|i| if i % 2 == k { 1.0 } else { 0.0 })
                     .collect();
-                columns.push(self.errors(None, Some(&Array::from_vec(v, &[n, 2]))).1);
+                let column = self.errors(None, Some(&Array::from_vec(v, &[n, 2]))).1;
+                columns.push(column.expand_dims(1));
             }
         }
-        for c in 0..POSE {
-            let mut e = vec![0.0; POSE];
-            e[c] = 1.0;
-            columns.push(self.errors(Some(&Array::from_vec(e, &[POSE])), None).1);
-        }
-        self.out = Some(nabla::stack(&columns, 1));
+        columns.push(self.pose_jacobian());
+        self.out = Some(nabla::concat(&columns, 1));
     }
 
     fn output(&self) -> Json {
@@ -403,11 +437,28 @@ pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
     if points.shape() != [npts, 3] || corners[0].len() != npts {
         return Err("ht: points must be [npts, 3] with one correspondence each".into());
     }
+    // Only the vertices some point corresponds to are skinned: the model's
+    // other vertices change no error (GradBench's small inputs use a few of
+    // them, its largest more than the model has).
+    let used: Vec<usize> = {
+        let mut v: Vec<usize> = corners.iter().flatten().copied().collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    };
+    let mut slot = vec![0; nv];
+    for (k, &v) in used.iter().enumerate() {
+        slot[v] = k;
+    }
+    let corners = corners.map(|c| c.iter().map(|&v| slot[v]).collect::<Vec<_>>());
     let hand = Hand {
         relative,
         inverse_absolute,
-        rest: positions.permute(&[1, 0]),
-        weights: weights.permute(&[1, 0]).reshape(&[BONES, 1, nv]),
+        rest: positions.index_select(0, &used).permute(&[1, 0]),
+        weights: weights
+            .index_select(0, &used)
+            .permute(&[1, 0])
+            .reshape(&[BONES, 1, used.len()]),
         parents,
         mirrored,
         points,

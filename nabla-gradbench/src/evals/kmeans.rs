@@ -8,13 +8,15 @@ use super::{Job, field, matrix, rows, unknown};
 use nabla::prelude::*;
 use serde_json::Value as Json;
 
+/// `Σᵢ minⱼ ‖pᵢ − cⱼ‖²` with `‖pᵢ − cⱼ‖² = ‖pᵢ‖² + (‖cⱼ‖² − 2 pᵢ·cⱼ)`: the
+/// cross terms are one matrix product `[n, d] × [d, k]`, and `‖pᵢ‖²`
+/// (the same for every `j`) is added after the minimum.
 #[differentiable]
 fn cost(c: &Array, p: &Array) -> Array {
-    // ‖pᵢ − cⱼ‖² for every pair, [n, k].
-    let d = (p.expand_dims(1) - c.expand_dims(0))
-        .square()
-        .sum_axes(&[2], false);
-    nabla::sum(&d.min_axes(&[1], false))
+    let cc = c.square().sum_axes(&[1], false).expand_dims(0);
+    let cross = p.matmul(&c.permute(&[1, 0]));
+    let nearest = (cc - cross * 2.0).min_axes(&[1], false);
+    nabla::sum(&nearest) + nabla::sum(&p.square())
 }
 
 struct Kmeans {
