@@ -122,8 +122,11 @@ pub fn logsumexp_axes(x: &Array, axes: &[isize], keepdim: bool) -> Array {
 /// ```
 #[differentiable(crate = crate)]
 pub fn logsumexp(x: &Array) -> Array {
+    // `sum` of the whole `exp(x − m)`: one fused map-reduce pass forward
+    // and one pass back (which recomputes the `exp`), nothing stored.
     let axes = crate::composite::all_axes(x.shape());
-    logsumexp_axes(x, &axes, false)
+    let m = crate::stop_gradient(&x.max_axes(&axes, false));
+    crate::sum(&(x - &m).exp()).ln() + &m
 }
 
 /// `exp x / Σ exp x` along `axis`.

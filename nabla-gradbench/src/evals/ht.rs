@@ -3,9 +3,11 @@
 //! observed points to their corresponding model vertices (`simple`) or to
 //! points inside corresponding triangles at barycentric coordinates `us`
 //! (`complicated`, when `us` is not empty). The Jacobian's columns are the
-//! 26 pose parameters (after two for `us` in the complicated variant), each
-//! by one forward-mode pass; every error depends on its own point's `us`
-//! only, so one pass with ones per `us` coordinate gives those columns.
+//! 26 pose parameters (after two for `us` in the complicated variant), all
+//! 26 by one forward pass carrying a batch of tangents; every error depends
+//! on its own point's `us` only, so one pass with ones per `us` coordinate
+//! gives those columns. Only the model vertices that some point
+//! corresponds to are skinned.
 
 use super::{Job, field, matrix, nums, unknown};
 use nabla::prelude::*;

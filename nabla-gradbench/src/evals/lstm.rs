@@ -19,19 +19,15 @@ fn every_other(l: usize, start: usize) -> Vec<usize> {
     (0..l).map(|i| 2 * i + start).collect()
 }
 
-/// Gate `k`'s pre-activation: `x ⊙ w_k + bias_k` (block `k` of `b`).
-#[differentiable]
-fn gate(x: &Array, w: &Array, bias: &Array, #[nondiff] k: usize, #[nondiff] b: usize) -> Array {
-    x * &w.slice_axis(0, k * b..(k + 1) * b) + bias.slice_axis(0, k * b..(k + 1) * b)
-}
-
 /// The objective: `main [2l, 4b]` (layer `i`'s weights in row `2i`, biases
 /// in row `2i + 1`, gates in blocks forget | input | output | change),
 /// `extra [3, b]` (input weight, output weight, output bias), the initial
 /// state `[2l, b]` (hidden in row `2i`, cell in row `2i + 1`) and the
-/// sequence `[c, b]` of 0/1 bits.
+/// sequence `[c, b]` of 0/1 bits. The sequence is data (`#[nondiff]`): the
+/// reverse sweep keeps no cotangent for it (a `[c, b]` cotangent, added
+/// into for each of its `c` rows, made the gradient quadratic in `c`).
 #[differentiable]
-fn objective(main: &Array, extra: &Array, state: &Array, seq: &Array) -> Array {
+fn objective(main: &Array, extra: &Array, state: &Array, #[nondiff] seq: &Array) -> Array {
     let (l, b, c) = (main.shape()[0] / 2, main.shape()[1] / 4, seq.shape()[0]);
     let (in_w, out_w, out_b) = (row(extra, 0), row(extra, 1), row(extra, 2));
     let mut hs = state.index_select(0, &every_other(l, 0));
@@ -44,12 +40,14 @@ fn objective(main: &Array, extra: &Array, state: &Array, seq: &Array) -> Array {
         for i in 0..l {
             let (w, bias) = (row(main, 2 * i), row(main, 2 * i + 1));
             let (h, cell) = (row(&hs, i), row(&cs, i));
-            let forget = gate(&inp, &w, &bias, 0, b).sigmoid();
-            let ingate = gate(&h, &w, &bias, 1, b).sigmoid();
-            let outgate = gate(&inp, &w, &bias, 2, b).sigmoid();
-            let change = gate(&h, &w, &bias, 3, b).tanh();
-            let cell = cell * forget + ingate * change;
-            let h = outgate * cell.tanh();
+            // All four gates' pre-activations at once: the forget and
+            // output gates read the input, the input gate and the change
+            // the hidden state.
+            let pre = nabla::concat(&[&inp, &h, &inp, &h], 0) * &w + &bias;
+            let sig = pre.slice_axis(0, 0..3 * b).sigmoid();
+            let change = pre.slice_axis(0, 3 * b..4 * b).tanh();
+            let cell = cell * sig.slice_axis(0, 0..b) + sig.slice_axis(0, b..2 * b) * change;
+            let h = sig.slice_axis(0, 2 * b..3 * b) * cell.tanh();
             hs_next = nabla::concat(&[hs_next, h.expand_dims(0)], 0);
             cs_next = nabla::concat(&[cs_next, cell.expand_dims(0)], 0);
             inp = h;

@@ -212,11 +212,76 @@ pub fn pad_plan(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> (Vec<usi
 /// ```
 #[differentiable(crate = crate)]
 pub fn pad(x: &Array, pads: &[(usize, usize)], #[nondiff] value: f64) -> Array {
-    let (idx, out) = crate::composite::gather::pad_plan(x.shape(), pads);
-    let flat = x.reshape(&[x.numel()]);
-    crate::composite::gather::with_fill(&flat, value)
-        .index_select(0, &idx)
-        .reshape(&out)
+    if crate::composite::gather::pads_by_blocks(x.shape(), pads) {
+        // Constant blocks concatenated on each padded axis in turn: a copy
+        // per padded axis, no index table.
+        let mut y = x.reshape(&x.shape());
+        for d in 0..pads.len() {
+            y = crate::composite::gather::pad_axis(&y, d, pads[d].0, pads[d].1, value);
+        }
+        y
+    } else {
+        let (idx, out) = crate::composite::gather::pad_plan(x.shape(), pads);
+        let flat = x.reshape(&[x.numel()]);
+        crate::composite::gather::with_fill(&flat, value)
+            .index_select(0, &idx)
+            .reshape(&out)
+    }
+}
+
+/// Whether `pad` builds its result from constant blocks (every axis of `x`
+/// non-empty, so a block can be shaped from a slice of `x`) rather than by
+/// a gather.
+#[doc(hidden)]
+#[track_caller]
+pub fn pads_by_blocks(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> bool {
+    let shape = shape.as_ref();
+    assert!(
+        pads.len() == shape.len(),
+        "pad: {} (before, after) pairs for an array of rank {} (shape {shape:?}); give one pair per axis",
+        pads.len(),
+        shape.len()
+    );
+    !shape.is_empty() && !shape.contains(&0)
+}
+
+/// `shape` with `len` on `axis`.
+#[doc(hidden)]
+pub fn with_len(shape: &[usize], axis: usize, len: usize) -> Vec<usize> {
+    let mut s = shape.to_vec();
+    s[axis] = len;
+    s
+}
+
+/// `x` with `before` and `after` entries holding `value` on `axis` (which
+/// is not empty): `concat` of two constant blocks around `x`.
+///
+/// ```
+/// # use nabla::*;
+/// let x = Array::from_vec(vec![1.0f64, 2.0], &[1, 2]);
+/// let y = nabla::composite::gather::pad_axis(&x, 1, 1, 0, 5.0);
+/// assert_eq!(y.to_vec::<f64>(), vec![5.0, 1.0, 2.0]);
+/// ```
+#[differentiable(crate = crate)]
+pub fn pad_axis(
+    x: &Array,
+    #[nondiff] axis: usize,
+    #[nondiff] before: usize,
+    #[nondiff] after: usize,
+    #[nondiff] value: f64,
+) -> Array {
+    if before + after == 0 {
+        x.reshape(&x.shape())
+    } else {
+        let edge = x.slice_axis(axis as isize, 0..1).zeros_like() + value;
+        let front = edge.broadcast_to(&crate::composite::gather::with_len(
+            &x.shape(),
+            axis,
+            before,
+        ));
+        let back = edge.broadcast_to(&crate::composite::gather::with_len(&x.shape(), axis, after));
+        crate::concat(&[&front, x, &back], axis as isize)
+    }
 }
 
 /// `x` with one more entry at the end of its last axis holding `value`, a
