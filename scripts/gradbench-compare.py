@@ -42,17 +42,17 @@ def main():
     others = logs[1:]
     head = f"{'evaluation':<40}{ours_name + ' s':>12}"
     for name, _ in others:
-        head += f"{name + ' s':>12}{'ratio':>8}"
+        head += f"{name + ' s':>12}{'ratio':>10}"
     print(head)
     ratios = [[] for _ in others]
     for key, t in ours.items():
-        row = f"{' '.join(key)[:39]:<40}{t:>12.6f}"
+        row = f"{' '.join(key)[:39]:<40}{t:>12.3e}"
         for k, (_, other) in enumerate(others):
             if key in other:
                 ratios[k].append(t / other[key])
-                row += f"{other[key]:>12.6f}{t / other[key]:>8.2f}"
+                row += f"{other[key]:>12.3e}{t / other[key]:>10.3g}"
             else:
-                row += f"{'-':>12}{'-':>8}"
+                row += f"{'-':>12}{'-':>10}"
         print(row)
     for (name, _), r in zip(others, ratios):
         if r:

@@ -5,36 +5,42 @@ use super::{Job, field, int, nums, value_or_gradient};
 use nabla::prelude::*;
 use serde_json::Value as Json;
 
-/// The objective for the powers `t [n, m]` (`tᵢʲ`) and signs `s [n]`.
+/// The objective for the powers `tt [m, n]` (`tt[j, i] = tᵢʲ`) and signs
+/// `s [n]`.
 #[differentiable]
-fn llsq(x: &Array, t: &Array, s: &Array) -> Array {
-    let r = s - &t.matmul(x);
+fn llsq(x: &Array, tt: &Array, s: &Array) -> Array {
+    let r = s - &x.matmul(tt);
     nabla::sum(&(&r * &r)) * 0.5
 }
 
-/// The sample points' powers and signs. They depend on the sizes `n` and
-/// `m` only, so they are built with the input, outside the timed runs (as
-/// GradBench's `jax` tool, whose `n` is static under `jit`, lets XLA fold
-/// them into constants).
+/// The sample points' powers, one row per power (each row the previous
+/// times `t`, a loop over independent elements), and signs: part of the
+/// timed work, as in `manual` and the `jax` tool.
 fn design(n: usize, m: usize) -> (Array, Array) {
-    let mut t = Vec::with_capacity(n * m);
-    let mut s = Vec::with_capacity(n);
-    for i in 0..n {
-        let ti = -1.0 + (i as f64 * 2.0) / (n as f64 - 1.0);
-        s.push(if ti > 0.0 {
-            1.0
-        } else if ti < 0.0 {
-            -1.0
-        } else {
-            0.0
-        });
-        let mut p = 1.0;
-        for _ in 0..m {
-            t.push(p);
-            p *= ti;
+    let t: Vec<f64> = (0..n)
+        .map(|i| -1.0 + (i as f64 * 2.0) / (n as f64 - 1.0))
+        .collect();
+    let s: Vec<f64> = t
+        .iter()
+        .map(|&ti| {
+            if ti > 0.0 {
+                1.0
+            } else if ti < 0.0 {
+                -1.0
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut tt = vec![1.0; n * m];
+    for j in 1..m {
+        let (done, row) = tt.split_at_mut(j * n);
+        let prev = &done[(j - 1) * n..];
+        for ((p, q), ti) in row[..n].iter_mut().zip(prev).zip(&t) {
+            *p = q * ti;
         }
     }
-    (Array::from_vec(t, &[n, m]), Array::from_vec(s, &[n]))
+    (Array::from_vec(tt, &[m, n]), Array::from_vec(s, &[n]))
 }
 
 pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
@@ -47,13 +53,18 @@ pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
     }
     let m = x.len();
     let x = Array::from_vec(x, &[m]);
-    let (t, s) = design(n, m);
-    let (x2, t2, s2) = (x.clone(), t.clone(), s.clone());
+    let x2 = x.clone();
     value_or_gradient(
         "llsq",
         function,
         ("primal", "gradient"),
-        move || llsq(&x, &t, &s),
-        move || grad(llsq)(&x2, &t2, &s2),
+        move || {
+            let (t, s) = design(n, m);
+            llsq(&x, &t, &s)
+        },
+        move || {
+            let (t, s) = design(n, m);
+            grad(llsq)(&x2, &t, &s)
+        },
     )
 }

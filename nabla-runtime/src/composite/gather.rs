@@ -211,11 +211,14 @@ pub fn pad_plan(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> (Vec<usi
 /// assert_eq!(nabla::pad(&x, &[(1, 2)], 0.0).to_vec::<f64>(), vec![0.0, 1.0, 2.0, 0.0, 0.0]);
 /// ```
 #[differentiable(crate = crate)]
+// `&x.shape()`: the generated programs' shapes are owned (`Shape`).
+#[allow(clippy::needless_borrow)]
 pub fn pad(x: &Array, pads: &[(usize, usize)], #[nondiff] value: f64) -> Array {
     if crate::composite::gather::pads_by_blocks(x.shape(), pads) {
         // Constant blocks concatenated on each padded axis in turn: a copy
         // per padded axis, no index table.
         let mut y = x.reshape(&x.shape());
+        #[allow(clippy::needless_range_loop)]
         for d in 0..pads.len() {
             y = crate::composite::gather::pad_axis(&y, d, pads[d].0, pads[d].1, value);
         }
@@ -263,6 +266,7 @@ pub fn with_len(shape: &[usize], axis: usize, len: usize) -> Vec<usize> {
 /// assert_eq!(y.to_vec::<f64>(), vec![5.0, 1.0, 2.0]);
 /// ```
 #[differentiable(crate = crate)]
+#[allow(clippy::needless_borrow)] // as in `pad`
 pub fn pad_axis(
     x: &Array,
     #[nondiff] axis: usize,
