@@ -166,17 +166,11 @@ pub fn scatter_plan(
 }
 
 /// Positions `pad` reads from `[x.flatten(), value]`: an element of `x`,
-/// or the last entry (the fill) outside it; and the padded shape.
+/// or the last entry (the fill) outside it; and the padded shape. The
+/// pairs are checked first (`pads_by_blocks`).
 #[doc(hidden)]
-#[track_caller]
 pub fn pad_plan(shape: impl AsRef<[usize]>, pads: &[(usize, usize)]) -> (Vec<usize>, Vec<usize>) {
     let shape = shape.as_ref();
-    assert!(
-        pads.len() == shape.len(),
-        "pad: {} (before, after) pairs for an array of rank {} (shape {shape:?}); give one pair per axis",
-        pads.len(),
-        shape.len()
-    );
     let out: Vec<usize> = shape
         .iter()
         .zip(pads)
