@@ -23,9 +23,7 @@ fn every_other(l: usize, start: usize) -> Vec<usize> {
 /// in row `2i + 1`, gates in blocks forget | input | output | change),
 /// `extra [3, b]` (input weight, output weight, output bias), the initial
 /// state `[2l, b]` (hidden in row `2i`, cell in row `2i + 1`) and the
-/// sequence `[c, b]` of 0/1 bits. The sequence is data (`#[nondiff]`): the
-/// reverse sweep keeps no cotangent for it (a `[c, b]` cotangent, added
-/// into for each of its `c` rows, made the gradient quadratic in `c`).
+/// sequence `[c, b]` of 0/1 bits. The sequence is data (`#[nondiff]`).
 #[differentiable]
 fn objective(main: &Array, extra: &Array, state: &Array, #[nondiff] seq: &Array) -> Array {
     let (l, b, c) = (main.shape()[0] / 2, main.shape()[1] / 4, seq.shape()[0]);

@@ -129,12 +129,41 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
         quote!((#(#cts.take(),)*))
     };
     let updates = arg_updates(f, active, callee, args);
+    let needed = wanted(f, active, args);
     quote! {
         if #any {
-            #recompute
-            let __arg_cts = #pb(#seed);
-            #(#updates)*
+            if #needed {
+                #recompute
+                let __arg_cts = #pb(#seed);
+                #(#updates)*
+            } else {
+                #(let _ = #cts.take();)*
+            }
         }
+    }
+}
+
+/// Whether a call's pullback is needed at all: some active argument is not
+/// a parameter, or is one the caller asked a cotangent for (`__want`). A
+/// call whose only active arguments are unwanted parameters (a row of a
+/// data array read in a loop) is skipped, not run and discarded.
+fn wanted(f: &Function, active: &[bool], args: &[CallArg]) -> TokenStream {
+    let mut flags = Vec::new();
+    for a in args {
+        let v = match a {
+            CallArg::Value(v) if active[*v] => *v,
+            CallArg::Part { tree, .. } if active[*tree] => *tree,
+            _ => continue,
+        };
+        match f.params.iter().position(|p| p.var == Some(v)) {
+            Some(k) => flags.push(quote!(__want[#k])),
+            None => return quote!(true),
+        }
+    }
+    if flags.is_empty() {
+        quote!(true)
+    } else {
+        quote!((#(#flags)||*))
     }
 }
 
