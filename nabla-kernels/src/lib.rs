@@ -17,6 +17,7 @@
 //! assert!((y[[1]] - std::f64::consts::E).abs() < 1e-15);
 //! ```
 
+pub mod chooser;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod dots;

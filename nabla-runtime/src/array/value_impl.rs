@@ -102,6 +102,16 @@ impl ArrayValue for Array {
         self.prod_norm(axes, keepdim)
     }
     #[track_caller]
+    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self {
+        use crate::primitives::reduce::{composite_jvp, pass_jvp};
+        pass_jvp(self, y, axes, dx).unwrap_or_else(|| composite_jvp(self, y, axes, keepdim, dx))
+    }
+    #[track_caller]
+    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self {
+        use crate::primitives::reduce::{composite_vjp, pass_vjp};
+        pass_vjp(self, y, axes, ct).unwrap_or_else(|| composite_vjp(self, y, axes, keepdim, ct))
+    }
+    #[track_caller]
     fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self {
         self.cumsum_norm(axis, reverse)
     }

@@ -213,6 +213,17 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
             reduce::min::jvp(x, y, axes, keepdim, dx)
         })
     }
+    /// The weights are piecewise constant in `x`: the primal and the
+    /// tangent each take the rule at the primal point.
+    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self {
+        let rule = |v: &V| self.primal.chooser_jvp(&y.primal, axes, keepdim, v);
+        Dual::new(rule(&dx.primal), dx.tangent.as_ref().map(rule))
+    }
+    /// As [`Self::chooser_jvp`].
+    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self {
+        let rule = |v: &V| self.primal.chooser_vjp(&y.primal, axes, keepdim, v);
+        Dual::new(rule(&ct.primal), ct.tangent.as_ref().map(rule))
+    }
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.unary(self.primal.prod_axes(axes, keepdim), |x, y, dx| {
             reduce::prod::jvp(x, y, axes, keepdim, dx)

@@ -220,6 +220,22 @@ pub trait ArrayValue: Value {
     fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self;
     fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self;
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self;
+    /// `max`/`min`'s JVP at `self` with extreme `y`: the tangent `dx`
+    /// averaged over the positions that attain `y` (reduced over `axes`).
+    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self
+    where
+        Self: Sized,
+    {
+        crate::primitives::reduce::composite_jvp(self, y, axes, keepdim, dx)
+    }
+    /// `max`/`min`'s VJP at `self` with extreme `y`: the cotangent `ct`
+    /// (shaped like `y`) sent to the positions that attain `y`.
+    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self
+    where
+        Self: Sized,
+    {
+        crate::primitives::reduce::composite_vjp(self, y, axes, keepdim, ct)
+    }
     fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self;
     /// `slices` has one entry per axis.
     fn slice(&self, slices: &[ndarray::Slice]) -> Self;

@@ -109,74 +109,9 @@ pub mod sum {
     }
 }
 
-/// Where `x` attains its reduced extreme `y`, normalised so tied positions
-/// share the derivative equally (JAX's rule).
-fn chooser_weights<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool) -> V {
-    let shape = x.shape_vec();
-    let hit = x.cmp_mask(&to_keep(y, &shape, axes, keepdim), CompareOp::Eq);
-    let count = hit.sum_axes(axes, true);
-    hit.div(&count)
-}
-
-macro_rules! chooser {
-    ($(#[$doc:meta])* $name:ident, $op:expr) => {
-        $(#[$doc])*
-        pub mod $name {
-            use super::*;
-            /// Forward.
-            ///
-            /// ```
-            /// use nabla::{primitives::reduce::{max, min}, Array};
-            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 2.0], &[2, 2]);
-            /// assert_eq!(max::forward(&x, &[1], false).to_vec::<f64>(), vec![4.0, 3.0]);
-            /// assert_eq!(min::forward(&x, &[1], false).to_vec::<f64>(), vec![1.0, 2.0]);
-            /// ```
-            #[track_caller]
-            pub fn forward(x: &Array, axes: &[usize], keepdim: bool) -> Array {
-                super::forward(x, axes, keepdim, $op, stringify!($name))
-            }
-            /// JVP rule: the tangent averaged over the arg-extreme positions.
-            ///
-            /// ```
-            /// use nabla::{primitives::reduce::{max, min}, Array};
-            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 3.0], &[2, 2]); // a tie in row 1
-            /// let dx = Array::from_vec(vec![10.0f64, 20.0, 30.0, 50.0], &[2, 2]);
-            /// let y = max::forward(&x, &[1], false);
-            /// assert_eq!(max::jvp(&x, &y, &[1], false, &dx).to_vec::<f64>(), vec![20.0, 40.0]);
-            /// let y = min::forward(&x, &[1], false);
-            /// assert_eq!(min::jvp(&x, &y, &[1], false, &dx).to_vec::<f64>(), vec![10.0, 40.0]);
-            /// ```
-            pub fn jvp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, dx: &V) -> V {
-                dx.mul(&chooser_weights(x, y, axes, keepdim)).sum_axes(axes, keepdim)
-            }
-            /// VJP rule: the cotangent sent to the arg-extreme positions.
-            ///
-            /// ```
-            /// use nabla::{primitives::reduce::{max, min}, Array, DType};
-            /// let x = Array::from_vec(vec![1.0f64, 4.0, 3.0, 3.0], &[2, 2]); // a tie in row 1
-            /// let ct = Array::ones(&[2], DType::F64);
-            /// let y = max::forward(&x, &[1], false);
-            /// assert_eq!(max::vjp(&x, &y, &[1], false, &ct).to_vec::<f64>(), vec![0.0, 1.0, 0.5, 0.5]);
-            /// let y = min::forward(&x, &[1], false);
-            /// assert_eq!(min::vjp(&x, &y, &[1], false, &ct).to_vec::<f64>(), vec![1.0, 0.0, 0.5, 0.5]);
-            /// ```
-            pub fn vjp<V: ArrayValue>(x: &V, y: &V, axes: &[usize], keepdim: bool, ct: &V) -> V {
-                to_keep(ct, &x.shape_vec(), axes, keepdim).mul(&chooser_weights(x, y, axes, keepdim))
-            }
-        }
-    };
-}
-
-chooser!(
-    /// Maximum over axes.
-    max,
-    ReduceOp::Max
-);
-chooser!(
-    /// Minimum over axes.
-    min,
-    ReduceOp::Min
-);
+mod chooser;
+pub(crate) use chooser::{composite_jvp, composite_vjp, pass_jvp, pass_vjp};
+pub use chooser::{max, min};
 
 /// For every element of `x`, the product of the *other* elements of its
 /// reduced slice (`∂y/∂x`), in `x`'s shape. Exact at zeros and to every
