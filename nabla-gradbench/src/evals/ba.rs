@@ -203,7 +203,12 @@ pub fn job(function: &str, input: &Json) -> Result<Box<dyn Job>, String> {
         cams: columns(&cameras, CAM, &cam_of),
         xs: columns(&points, 3, &point_of),
         w: Array::from_vec(vec![w; p], &[1, p]),
-        feats: columns(&feat, 2, &vec![0; p]),
+        feats: Array::from_vec(
+            feat.iter()
+                .flat_map(|&f| std::iter::repeat_n(f, p))
+                .collect(),
+            &[2, p],
+        ),
         still: Array::from_vec(still, &[1, p]),
         jacobian,
         errors: None,

@@ -263,9 +263,7 @@ impl Ht {
             None,
         )
     }
-}
 
-impl Ht {
     /// The Jacobian in the pose, `[3 · npts, 26]`, as `jacfwd` computes
     /// it: one forward pass of `Dual<Batched<Array>>` values whose tangent
     /// carries all 26 basis directions on a batch axis, so the primal runs
