@@ -262,6 +262,8 @@
 // also inside it (`nn`).
 extern crate self as nabla;
 
+#[cfg(feature = "mpi")]
+pub mod dist;
 pub mod nn;
 
 pub use nabla_macros::{

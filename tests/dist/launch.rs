@@ -1,0 +1,92 @@
+//! Starting `mpirun` on this test binary and judging the job.
+
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// Runs the ignored test `worker` on `n` ranks; its exit success and
+/// output (stdout and stderr together), or a failure after `limit`.
+fn mpirun(n: usize, worker: &str, limit: Duration) -> (bool, String) {
+    let exe = std::env::current_exe().expect("the test binary");
+    let out = std::env::temp_dir().join(format!(
+        "nabla-dist-{worker}-{n}-{}.log",
+        std::process::id()
+    ));
+    let log = std::fs::File::create(&out).expect("a log file");
+    let mut child = Command::new("mpirun")
+        .args(["-n", &n.to_string(), "--oversubscribe"])
+        .arg(&exe)
+        .args([
+            "--ignored",
+            "--exact",
+            worker,
+            "--nocapture",
+            "--test-threads",
+            "1",
+        ])
+        // As root (containers, CI), and without the cross-memory attach
+        // that containers forbid.
+        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
+        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
+        .env("OMPI_MCA_btl_vader_single_copy_mechanism", "none")
+        .env("RAYON_NUM_THREADS", "1")
+        .stdout(log.try_clone().expect("log"))
+        .stderr(log)
+        .stdin(Stdio::null())
+        .spawn()
+        .expect("mpirun on the PATH (apt-get install openmpi-bin)");
+    let start = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().expect("wait") {
+            break Some(s);
+        }
+        if start.elapsed() > limit {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let _ = std::fs::remove_file(&out);
+    match status {
+        Some(s) => (s.success(), text),
+        None => panic!("{worker} on {n} ranks did not end within {limit:?}:\n{text}"),
+    }
+}
+
+#[test]
+fn collectives_and_their_gradients_on_two_and_three_ranks() {
+    for n in [2, 3] {
+        let (ok, text) = mpirun(n, "worker::collectives", Duration::from_secs(120));
+        assert!(ok, "collectives on {n} ranks failed:\n{text}");
+        // Every rank ran the whole worker.
+        assert_eq!(
+            text.matches("test result: ok. 1 passed").count(),
+            n,
+            "{text}"
+        );
+    }
+}
+
+#[test]
+fn a_rank_that_panics_ends_the_job_within_thirty_seconds() {
+    let start = Instant::now();
+    let (ok, text) = mpirun(3, "worker::one_rank_panics", Duration::from_secs(30));
+    assert!(!ok, "the job should fail:\n{text}");
+    assert!(
+        text.contains("rank 1 gives up here"),
+        "the panic's message:\n{text}"
+    );
+    assert!(text.contains("aborting every rank"), "{text}");
+    assert!(start.elapsed() < Duration::from_secs(30));
+}
+
+#[test]
+fn shapes_that_differ_across_ranks_are_an_error_on_every_rank() {
+    let (ok, text) = mpirun(2, "worker::shapes_differ", Duration::from_secs(30));
+    assert!(!ok, "the job should fail:\n{text}");
+    assert!(
+        text.contains("the ranks passed arrays of different dtypes or shapes"),
+        "{text}"
+    );
+}

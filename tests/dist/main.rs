@@ -1,0 +1,11 @@
+//! `nabla::dist` under `mpirun` (feature `mpi`). The launcher tests run
+//! this binary's ignored worker tests under `mpirun -n 2` and `-n 3` and
+//! check how the job ends; each worker compares, on every rank, the
+//! collectives and their gradients with the same computation done in one
+//! process from every rank's inputs (which each rank can build), and with
+//! finite differences in f64.
+
+#![cfg(feature = "mpi")]
+
+mod launch;
+mod worker;
