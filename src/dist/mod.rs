@@ -18,6 +18,8 @@
 
 mod collectives;
 mod comm;
+mod data_parallel;
 
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
 pub use comm::{Comm, Mpi, init, rank, world_size};
+pub use data_parallel::DataParallel;

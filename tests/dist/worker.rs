@@ -1,7 +1,8 @@
 //! What each rank runs (ignored tests, started by `launch.rs` under
 //! `mpirun`).
 
-use nabla::dist::{self, Comm, Reduce};
+use nabla::dist::{self, Comm, DataParallel, Reduce};
+use nabla::optim::{Adam, Optimizer};
 use nabla::prelude::*;
 
 /// Rank `q`'s input: every rank can build every rank's.
@@ -298,6 +299,70 @@ fn transforms() {
     close(&t, &want, 1e-12, "jvp through all_reduce");
 }
 
+#[derive(Clone, Tree)]
+struct Mlp {
+    w1: Array,
+    b1: Array,
+    w2: Array,
+}
+
+#[differentiable]
+fn mlp_loss(p: &Mlp, x: &Array, y: &Array) -> Array {
+    let h = (x.matmul(&p.w1) + &p.b1).tanh();
+    nabla::mse_loss(&h.matmul(&p.w2), y)
+}
+
+/// 50 Adam steps: data-parallel (each rank a shard of the 12-row batch,
+/// gradients averaged in buckets of one leaf) against the same steps on
+/// the full batch in one process; every rank's parameters bitwise equal.
+fn data_parallel_training() {
+    let (r, w) = (dist::rank(), Comm::world());
+    let x = data(1, &[12, 3], DType::F64);
+    let y = data(2, &[12, 2], DType::F64);
+    // Rank-dependent starting points: `sync` must replace them by rank 0's.
+    let init = |q: usize| Mlp {
+        w1: data(10 + q, &[3, 8], DType::F64),
+        b1: data(20 + q, &[8], DType::F64),
+        w2: data(30 + q, &[8, 2], DType::F64),
+    };
+    let dp = DataParallel::new(w).bucket_bytes(8 * 24);
+    let mut p = dp.sync(&init(r));
+    let (xs, ys) = (dp.shard(&x), dp.shard(&y));
+    let mut whole = init(0);
+    let opt = Adam::new(0.01);
+    let (mut sp, mut sw) = (opt.init(&p), opt.init(&whole));
+    for _ in 0..50 {
+        let g = dp.mean(&grad(mlp_loss)(&p, &xs, &ys));
+        opt.update(&mut p, &g, &mut sp);
+        let gw = grad(mlp_loss)(&whole, &x, &y);
+        opt.update(&mut whole, &gw, &mut sw);
+    }
+    for (a, b) in nabla::tree::leaves(&p)
+        .iter()
+        .zip(nabla::tree::leaves(&whole))
+    {
+        close(a, &b, 1e-6, "data-parallel vs full-batch training");
+        // Bitwise the same on every rank: every rank's copy gathered.
+        let flat = a.reshape(&[a.numel()]);
+        let all = dist::all_gather(&flat, w).to_vec::<f64>();
+        let mine = flat.to_vec::<f64>();
+        for chunk in all.chunks(mine.len()) {
+            assert!(
+                chunk
+                    .iter()
+                    .zip(&mine)
+                    .all(|(u, v)| u.to_bits() == v.to_bits()),
+                "parameters differ across ranks"
+            );
+        }
+    }
+    let l = mlp_loss(&p, &x, &y).item();
+    assert!(
+        l < mlp_loss(&init(0), &x, &y).item(),
+        "training lowers the loss"
+    );
+}
+
 #[test]
 #[ignore = "run under mpirun by the launcher tests"]
 fn collectives() {
@@ -306,6 +371,7 @@ fn collectives() {
     values(DType::F32, 1e-5);
     gradients();
     transforms();
+    data_parallel_training();
     // Sub-groups: the even and the odd ranks each sum their own.
     let world = Comm::world();
     let (r, n) = (world.rank(), world.size());
