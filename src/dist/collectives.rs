@@ -10,6 +10,7 @@
 //! `all_to_all` is `all_to_all`).
 
 use super::comm::{Comm, with};
+use crate::custom::cpu_kernel;
 use crate::{Array, ArrayValue, DType, Device, Element, Value};
 use mpi::collective::SystemOperation;
 use mpi::datatype::Equivalence;
@@ -29,26 +30,30 @@ pub enum Reduce {
 }
 
 /// The element types the collectives move.
-trait Wire: Element + Equivalence + Default {}
+trait Wire: Element + Equivalence {}
 impl Wire for f32 {}
 impl Wire for f64 {}
 
 /// One collective on row-major elements.
 trait Exchange {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T>;
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]);
 }
 
 /// Checks that every rank passes the same dtype and shape (a clear panic
 /// on every rank otherwise), then runs `ex` on `x`'s elements on the host
-/// and returns `shape` on `x`'s device.
+/// (read in place when contiguous) and returns `shape` on `x`'s device.
 #[track_caller]
 fn exchange(name: &str, x: &Array, comm: Comm, shape: &[usize], ex: &impl Exchange) -> Array {
     agree(name, x, comm);
     let device = x.device();
     let host = x.to_device(Device::Cpu);
     let out = match x.dtype() {
-        DType::F32 => Array::from_vec(with(comm, |c| ex.run(c, &host.to_vec::<f32>())), shape),
-        DType::F64 => Array::from_vec(with(comm, |c| ex.run(c, &host.to_vec::<f64>())), shape),
+        DType::F32 => cpu_kernel::<f32>(&[&host], shape, |ins, out| {
+            with(comm, |c| ex.run(c, ins[0].as_slice(), out))
+        }),
+        DType::F64 => cpu_kernel::<f64>(&[&host], shape, |ins, out| {
+            with(comm, |c| ex.run(c, ins[0].as_slice(), out))
+        }),
         d => panic!(
             "nabla::dist::{name}: takes f32 or f64 arrays, got {d:?}; cast first (x.cast(DType::F32))"
         ),
@@ -108,47 +113,37 @@ fn system(op: Reduce) -> SystemOperation {
 
 struct AllReduce(Reduce);
 impl Exchange for AllReduce {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T> {
-        let mut out = vec![T::default(); v.len()];
-        c.all_reduce_into(v, &mut out[..], system(self.0));
-        out
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+        c.all_reduce_into(v, out, system(self.0));
     }
 }
 
 struct AllGather;
 impl Exchange for AllGather {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T> {
-        let mut out = vec![T::default(); v.len() * c.size() as usize];
-        c.all_gather_into(v, &mut out[..]);
-        out
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+        c.all_gather_into(v, out);
     }
 }
 
 struct ReduceScatter;
 impl Exchange for ReduceScatter {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T> {
-        let mut out = vec![T::default(); v.len() / c.size() as usize];
-        c.reduce_scatter_block_into(v, &mut out[..], SystemOperation::sum());
-        out
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+        c.reduce_scatter_block_into(v, out, SystemOperation::sum());
     }
 }
 
 struct AllToAll;
 impl Exchange for AllToAll {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T> {
-        let mut out = vec![T::default(); v.len()];
-        c.all_to_all_into(v, &mut out[..]);
-        out
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+        c.all_to_all_into(v, out);
     }
 }
 
 struct Broadcast(usize);
 impl Exchange for Broadcast {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T]) -> Vec<T> {
-        let mut out = v.to_vec();
-        c.process_at_rank(self.0 as i32)
-            .broadcast_into(&mut out[..]);
-        out
+    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+        out.copy_from_slice(v);
+        c.process_at_rank(self.0 as i32).broadcast_into(out);
     }
 }
 
