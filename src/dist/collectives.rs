@@ -155,7 +155,7 @@ fn blocks(name: &str, x: &Array, parts: usize) -> Vec<usize> {
             "nabla::dist::{name}: needs an array with at least one axis, got a scalar; reshape it to [1]"
         )
     };
-    if d0 % parts != 0 {
+    if !d0.is_multiple_of(parts) {
         panic!(
             "nabla::dist::{name}: the first axis ({d0}, shape {:?}) must split evenly over the {parts} ranks; pad it to a multiple of {parts}",
             x.shape()

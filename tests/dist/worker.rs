@@ -1,7 +1,8 @@
 //! What each rank runs (ignored tests, started by `launch.rs` under
 //! `mpirun`).
 
-use nabla::dist::{self, Comm, DataParallel, Reduce};
+use nabla::dist::{self, Comm, DataParallel, ParallelMlp, Reduce};
+use nabla::nn::{self, Linear};
 use nabla::optim::{Adam, Optimizer};
 use nabla::prelude::*;
 
@@ -363,6 +364,68 @@ fn data_parallel_training() {
     );
 }
 
+#[differentiable]
+fn tp_loss(m: &ParallelMlp, x: &Array, #[nondiff] comm: Comm) -> Array {
+    nabla::sum(&m.forward(x, comm).sin())
+}
+
+#[differentiable]
+fn full_loss(m: &nn::Mlp, x: &Array) -> Array {
+    nabla::sum(&m.forward(x).sin())
+}
+
+/// The tensor-parallel MLP against the unsharded one: values, the input's
+/// gradient (whole on every rank) and each rank's parameter gradients
+/// (its blocks of the unsharded ones).
+fn tensor_parallel_mlp() {
+    let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
+    let layer = |seed: usize, i: usize, o: usize| Linear {
+        weight: data(seed, &[o, i], DType::F64),
+        bias: Some(data(seed + 1, &[o], DType::F64)),
+    };
+    let full = nn::Mlp {
+        fc: layer(50, 5, 12),
+        proj: layer(60, 12, 5),
+    };
+    let tp = ParallelMlp::shard(&full, w);
+    let x = data(70, &[4, 5], DType::F64);
+    close(
+        &tp.forward(&x, w),
+        &full.forward(&x),
+        1e-12,
+        "tensor-parallel MLP: value",
+    );
+    let (gm, gx) = grad!(tp_loss, argnums = (0, 1))(&tp, &x, w);
+    let (fm, fx) = grad!(full_loss, argnums = (0, 1))(&full, &x);
+    close(&gx, &fx, 1e-12, "tensor-parallel MLP: input gradient");
+    let rows = |a: &Array| block(a, r, n);
+    let cols = |a: &Array| block(&a.transpose(), r, n).transpose();
+    close(
+        &gm.fc.local.weight,
+        &rows(&fm.fc.weight),
+        1e-12,
+        "fc weight gradient",
+    );
+    close(
+        gm.fc.local.bias.as_ref().unwrap(),
+        &rows(fm.fc.bias.as_ref().unwrap()),
+        1e-12,
+        "fc bias gradient",
+    );
+    close(
+        &gm.proj.weight,
+        &cols(&fm.proj.weight),
+        1e-12,
+        "proj weight gradient",
+    );
+    close(
+        gm.proj.bias.as_ref().unwrap(),
+        fm.proj.bias.as_ref().unwrap(),
+        1e-12,
+        "proj bias gradient",
+    );
+}
+
 #[test]
 #[ignore = "run under mpirun by the launcher tests"]
 fn collectives() {
@@ -372,6 +435,7 @@ fn collectives() {
     gradients();
     transforms();
     data_parallel_training();
+    tensor_parallel_mlp();
     // Sub-groups: the even and the odd ranks each sum their own.
     let world = Comm::world();
     let (r, n) = (world.rank(), world.size());
