@@ -20,6 +20,7 @@ mod collectives;
 mod comm;
 mod data_parallel;
 mod tensor_parallel;
+mod zero;
 
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
 pub use comm::{Comm, Mpi, init, rank, world_size};
@@ -27,3 +28,4 @@ pub use data_parallel::DataParallel;
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelMlp, RowParallelLinear, copy_to_ranks, sum_partials,
 };
+pub use zero::Zero1;

@@ -1,7 +1,7 @@
 //! What each rank runs (ignored tests, started by `launch.rs` under
 //! `mpirun`).
 
-use nabla::dist::{self, Comm, DataParallel, ParallelMlp, Reduce};
+use nabla::dist::{self, Comm, DataParallel, ParallelMlp, Reduce, Zero1};
 use nabla::nn::{self, Linear};
 use nabla::optim::{Adam, Optimizer};
 use nabla::prelude::*;
@@ -332,11 +332,31 @@ fn data_parallel_training() {
     let mut whole = init(0);
     let opt = Adam::new(0.01);
     let (mut sp, mut sw) = (opt.init(&p), opt.init(&whole));
+    // ZeRO-1: the same steps with Adam's moments split over the ranks.
+    let mut pz = p.clone();
+    let mut zero = Zero1::new(dp, Adam::new(0.01), &pz);
     for _ in 0..50 {
         let g = dp.mean(&grad(mlp_loss)(&p, &xs, &ys));
         opt.update(&mut p, &g, &mut sp);
         let gw = grad(mlp_loss)(&whole, &x, &y);
         opt.update(&mut whole, &gw, &mut sw);
+        let gz = grad(mlp_loss)(&pz, &xs, &ys);
+        zero.update(&mut pz, &gz);
+    }
+    for (z, a) in nabla::tree::leaves(&pz).iter().zip(nabla::tree::leaves(&p)) {
+        close(z, &a, 1e-9, "ZeRO-1 vs data-parallel training");
+        let flat = z.reshape(&[z.numel()]);
+        let all = dist::all_gather(&flat, w).to_vec::<f64>();
+        let mine = flat.to_vec::<f64>();
+        for chunk in all.chunks(mine.len()) {
+            assert!(
+                chunk
+                    .iter()
+                    .zip(&mine)
+                    .all(|(u, v)| u.to_bits() == v.to_bits()),
+                "ZeRO-1 parameters differ across ranks"
+            );
+        }
     }
     for (a, b) in nabla::tree::leaves(&p)
         .iter()
