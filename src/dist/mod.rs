@@ -26,6 +26,7 @@ pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, red
 pub use comm::{Comm, Mpi, init, rank, world_size};
 pub use data_parallel::DataParallel;
 pub use tensor_parallel::{
-    ColumnParallelLinear, ParallelMlp, RowParallelLinear, copy_to_ranks, sum_partials,
+    ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,
+    sum_partials,
 };
 pub use zero::Zero1;

@@ -216,3 +216,87 @@ impl ParallelMlp {
         self.proj.forward(&self.fc.forward(x, comm).gelu(), comm)
     }
 }
+
+/// [`crate::nn::MultiHeadAttention`] over the ranks, by heads: rank `r`
+/// holds heads `r·h/n ..` (their rows of the query, key and value blocks of
+/// `qkv`, column-parallel) and the matching columns of `proj`
+/// (row-parallel), so attention runs on the rank's heads alone and the
+/// block costs one all-reduce each way.
+#[derive(Clone, Debug, crate::Tree)]
+pub struct ParallelAttention {
+    /// `C → 3C/n`: this rank's heads' query, key and value rows.
+    pub qkv: ColumnParallelLinear,
+    /// `C/n → C`: this rank's heads' columns.
+    pub proj: RowParallelLinear,
+    /// The heads on this rank.
+    pub heads: crate::tree::Setting<usize>,
+    /// Whether a position attends to earlier positions only.
+    pub causal: crate::tree::Setting<bool>,
+}
+
+impl ParallelAttention {
+    /// This rank's heads of `full` (the head count must split evenly).
+    ///
+    /// ```standalone_crate
+    /// use nabla::{dist::{self, Comm, ParallelAttention}, nn::MultiHeadAttention, random::Key};
+    /// let _mpi = dist::init();
+    /// let n = dist::world_size();
+    /// let att = ParallelAttention::shard(&MultiHeadAttention::new(4 * n, 2 * n, true, Key::new(0)), Comm::world());
+    /// assert_eq!((*att.heads, att.qkv.local.weight.shape()), (2, &[12, 4 * n][..]));
+    /// ```
+    #[track_caller]
+    pub fn shard(full: &crate::nn::MultiHeadAttention, comm: Comm) -> ParallelAttention {
+        let (r, n) = (comm.rank(), comm.size());
+        let heads = *full.heads;
+        if !heads.is_multiple_of(n) {
+            panic!(
+                "nabla::dist::ParallelAttention: {heads} heads do not split over {n} ranks; use a head count divisible by {n}"
+            );
+        }
+        let c = full.proj.weight.shape()[0];
+        // Rows r·c/n .. of each of the query, key and value blocks.
+        let pick = |a: &Array| {
+            let parts: Vec<Array> = (0..3)
+                .map(|k| {
+                    block(
+                        &a.slice_axis(0, k * c..(k + 1) * c),
+                        0,
+                        r,
+                        n,
+                        "ParallelAttention",
+                    )
+                })
+                .collect();
+            crate::concat(&parts, 0)
+        };
+        ParallelAttention {
+            qkv: ColumnParallelLinear {
+                local: Linear {
+                    weight: pick(&full.qkv.weight),
+                    bias: full.qkv.bias.as_ref().map(pick),
+                },
+            },
+            proj: RowParallelLinear::shard(&full.proj, comm),
+            heads: crate::tree::Setting(heads / n),
+            causal: full.causal,
+        }
+    }
+
+    /// Attention over `x` `[B, T, C]` (the same on every rank), the same on
+    /// every rank as the unsharded block.
+    ///
+    /// ```standalone_crate
+    /// use nabla::{dist::{self, Comm, ParallelAttention}, nn::MultiHeadAttention, random::Key, DType};
+    /// let _mpi = dist::init();
+    /// let n = dist::world_size();
+    /// let full = MultiHeadAttention::new(4 * n, 2 * n, true, Key::new(0));
+    /// let x = Key::new(1).normal(&[2, 3, 4 * n], DType::F32);
+    /// let y = ParallelAttention::shard(&full, Comm::world()).forward(&x, Comm::world());
+    /// assert!((&y - &full.forward(&x)).abs().to_vec::<f32>().iter().all(|d| *d < 1e-5));
+    /// ```
+    #[crate::differentiable]
+    pub fn forward(&self, x: &Array, #[nondiff] comm: Comm) -> Array {
+        let y = crate::nn::attend(&self.qkv.forward(x, comm), *self.heads, *self.causal);
+        self.proj.forward(&y, comm)
+    }
+}

@@ -251,30 +251,37 @@ impl MultiHeadAttention {
     #[track_caller]
     #[differentiable]
     pub fn forward(&self, x: &Array) -> Array {
-        let dims = attention_dims("MultiHeadAttention::forward", x.shape(), *self.heads);
-        let (b, t, c, h, d) = (dims[0], dims[1], dims[2], dims[3], dims[4]);
-        let qkv = self.qkv.forward(x);
-        let q = qkv
-            .slice_axis(-1, 0..c)
-            .reshape(&[b, t, h, d])
-            .permute(&[0, 2, 1, 3]);
-        let k = qkv
-            .slice_axis(-1, c..2 * c)
-            .reshape(&[b, t, h, d])
-            .permute(&[0, 2, 1, 3]);
-        let v = qkv
-            .slice_axis(-1, 2 * c..3 * c)
-            .reshape(&[b, t, h, d])
-            .permute(&[0, 2, 1, 3]);
-        let scores = q.matmul(&k.permute(&[0, 1, 3, 2]));
-        let att = nabla::composite::rows::attention_softmax(
-            &scores,
-            1.0 / (d as f64).sqrt(),
-            *self.causal,
-        );
-        let y = att.matmul(&v).permute(&[0, 2, 1, 3]).reshape(&[b, t, c]);
+        let heads = attention_dims("MultiHeadAttention::forward", x.shape(), *self.heads)[3];
+        let y = attend(&self.qkv.forward(x), heads, *self.causal);
         self.proj.forward(&y)
     }
+}
+
+/// Scaled dot-product attention from the stacked projections `qkv`
+/// `[B, T, 3C]` (query, key and value blocks of width `C`, each `heads`
+/// heads of `C / heads`), to `[B, T, C]`: the part of
+/// [`MultiHeadAttention`] between its two linear layers, shared with the
+/// tensor-parallel block (`dist::ParallelAttention`, a rank's heads).
+#[track_caller]
+#[differentiable]
+pub(crate) fn attend(qkv: &Array, #[nondiff] heads: usize, #[nondiff] causal: bool) -> Array {
+    let (b, t, c) = (qkv.shape()[0], qkv.shape()[1], qkv.shape()[2] / 3);
+    let (h, d) = (heads, c / heads);
+    let q = qkv
+        .slice_axis(-1, 0..c)
+        .reshape(&[b, t, h, d])
+        .permute(&[0, 2, 1, 3]);
+    let k = qkv
+        .slice_axis(-1, c..2 * c)
+        .reshape(&[b, t, h, d])
+        .permute(&[0, 2, 1, 3]);
+    let v = qkv
+        .slice_axis(-1, 2 * c..3 * c)
+        .reshape(&[b, t, h, d])
+        .permute(&[0, 2, 1, 3]);
+    let scores = q.matmul(&k.permute(&[0, 1, 3, 2]));
+    let att = nabla::composite::rows::attention_softmax(&scores, 1.0 / (d as f64).sqrt(), causal);
+    att.matmul(&v).permute(&[0, 2, 1, 3]).reshape(&[b, t, c])
 }
 
 /// `[B, T, C, heads, C / heads]` of attention over an input of `shape`, or

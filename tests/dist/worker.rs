@@ -1,7 +1,7 @@
 //! What each rank runs (ignored tests, started by `launch.rs` under
 //! `mpirun`).
 
-use nabla::dist::{self, Comm, DataParallel, ParallelMlp, Reduce, Zero1};
+use nabla::dist::{self, Comm, DataParallel, ParallelAttention, ParallelMlp, Reduce, Zero1};
 use nabla::nn::{self, Linear};
 use nabla::optim::{Adam, Optimizer};
 use nabla::prelude::*;
@@ -446,6 +446,76 @@ fn tensor_parallel_mlp() {
     );
 }
 
+#[differentiable]
+fn tp_attention_loss(m: &ParallelAttention, x: &Array, #[nondiff] comm: Comm) -> Array {
+    nabla::sum(&m.forward(x, comm).sin())
+}
+
+#[differentiable]
+fn full_attention_loss(m: &nn::MultiHeadAttention, x: &Array) -> Array {
+    nabla::sum(&m.forward(x).sin())
+}
+
+/// The tensor-parallel attention block against the unsharded one (causal,
+/// six heads: two or three per rank on 2 or 3 ranks).
+fn tensor_parallel_attention() {
+    let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
+    let c = 12;
+    let layer = |seed: usize, i: usize, o: usize| Linear {
+        weight: data(seed, &[o, i], DType::F64),
+        bias: Some(data(seed + 1, &[o], DType::F64)),
+    };
+    let full = nn::MultiHeadAttention {
+        qkv: layer(80, c, 3 * c),
+        proj: layer(90, c, c),
+        heads: nabla::tree::Setting(6),
+        causal: nabla::tree::Setting(true),
+    };
+    let tp = ParallelAttention::shard(&full, w);
+    let x = data(95, &[2, 5, c], DType::F64);
+    close(
+        &tp.forward(&x, w),
+        &full.forward(&x),
+        1e-12,
+        "tensor-parallel attention: value",
+    );
+    let (gm, gx) = grad!(tp_attention_loss, argnums = (0, 1))(&tp, &x, w);
+    let (fm, fx) = grad!(full_attention_loss, argnums = (0, 1))(&full, &x);
+    close(&gx, &fx, 1e-12, "tensor-parallel attention: input gradient");
+    // This rank's rows of each of the query, key and value blocks.
+    let pick = |a: &Array| {
+        let parts: Vec<Array> = (0..3)
+            .map(|k| block(&a.slice_axis(0, k * c..(k + 1) * c), r, n))
+            .collect();
+        nabla::concat(&parts, 0)
+    };
+    close(
+        &gm.qkv.local.weight,
+        &pick(&fm.qkv.weight),
+        1e-12,
+        "qkv weight gradient",
+    );
+    close(
+        gm.qkv.local.bias.as_ref().unwrap(),
+        &pick(fm.qkv.bias.as_ref().unwrap()),
+        1e-12,
+        "qkv bias gradient",
+    );
+    let cols = |a: &Array| block(&a.transpose(), r, n).transpose();
+    close(
+        &gm.proj.weight,
+        &cols(&fm.proj.weight),
+        1e-12,
+        "attention proj weight gradient",
+    );
+    close(
+        gm.proj.bias.as_ref().unwrap(),
+        fm.proj.bias.as_ref().unwrap(),
+        1e-12,
+        "attention proj bias gradient",
+    );
+}
+
 #[test]
 #[ignore = "run under mpirun by the launcher tests"]
 fn collectives() {
@@ -456,6 +526,7 @@ fn collectives() {
     transforms();
     data_parallel_training();
     tensor_parallel_mlp();
+    tensor_parallel_attention();
     // Sub-groups: the even and the odd ranks each sum their own.
     let world = Comm::world();
     let (r, n) = (world.rank(), world.size());
