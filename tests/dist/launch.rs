@@ -90,3 +90,11 @@ fn shapes_that_differ_across_ranks_are_an_error_on_every_rank() {
         "{text}"
     );
 }
+
+#[test]
+fn a_rank_that_exits_early_ends_the_job_within_thirty_seconds() {
+    let (ok, text) = mpirun(2, "worker::one_rank_exits", Duration::from_secs(30));
+    assert!(!ok, "the job should fail:\n{text}");
+    // mpirun names the rank and its exit code.
+    assert!(text.contains("Exit code:    3"), "{text}");
+}

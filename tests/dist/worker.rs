@@ -562,3 +562,15 @@ fn shapes_differ() {
     let x = Array::ones(&[2 + dist::rank()], DType::F64);
     let _ = dist::all_reduce(&x, Reduce::Sum, Comm::world());
 }
+
+#[test]
+#[ignore = "run under mpirun by the launcher tests"]
+fn one_rank_exits() {
+    let _mpi = dist::init();
+    if dist::rank() == 1 {
+        std::process::exit(3);
+    }
+    let x = Array::ones(&[3], DType::F64);
+    let _ = dist::all_reduce(&x, Reduce::Sum, Comm::world());
+    std::thread::sleep(std::time::Duration::from_secs(120));
+}
