@@ -8,4 +8,5 @@
 #![cfg(feature = "mpi")]
 
 mod launch;
+mod parallel;
 mod worker;

@@ -1,13 +1,11 @@
 //! What each rank runs (ignored tests, started by `launch.rs` under
 //! `mpirun`).
 
-use nabla::dist::{self, Comm, DataParallel, ParallelAttention, ParallelMlp, Reduce, Zero1};
-use nabla::nn::{self, Linear};
-use nabla::optim::{Adam, Optimizer};
+use nabla::dist::{self, Comm, Reduce};
 use nabla::prelude::*;
 
 /// Rank `q`'s input: every rank can build every rank's.
-fn data(q: usize, shape: &[usize], dtype: DType) -> Array {
+pub(crate) fn data(q: usize, shape: &[usize], dtype: DType) -> Array {
     let n: usize = shape.iter().product();
     let v = (0..n)
         .map(|i| (1.0 + 0.37 * i as f64 + 1.3 * q as f64).sin())
@@ -15,7 +13,7 @@ fn data(q: usize, shape: &[usize], dtype: DType) -> Array {
     Array::from_vec(v, shape).cast(dtype)
 }
 
-fn close(got: &Array, want: &Array, tol: f64, what: &str) {
+pub(crate) fn close(got: &Array, want: &Array, tol: f64, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     assert_eq!(got.dtype(), want.dtype(), "{what}: dtype");
     for (i, (a, b)) in got
@@ -33,7 +31,7 @@ fn close(got: &Array, want: &Array, tol: f64, what: &str) {
 }
 
 /// Block `j` of `n` along the first axis.
-fn block(x: &Array, j: usize, n: usize) -> Array {
+pub(crate) fn block(x: &Array, j: usize, n: usize) -> Array {
     let b = x.shape()[0] / n;
     x.slice_axis(0, j * b..(j + 1) * b)
 }
@@ -300,222 +298,6 @@ fn transforms() {
     close(&t, &want, 1e-12, "jvp through all_reduce");
 }
 
-#[derive(Clone, Tree)]
-struct Mlp {
-    w1: Array,
-    b1: Array,
-    w2: Array,
-}
-
-#[differentiable]
-fn mlp_loss(p: &Mlp, x: &Array, y: &Array) -> Array {
-    let h = (x.matmul(&p.w1) + &p.b1).tanh();
-    nabla::mse_loss(&h.matmul(&p.w2), y)
-}
-
-/// 50 Adam steps: data-parallel (each rank a shard of the 12-row batch,
-/// gradients averaged in buckets of one leaf) against the same steps on
-/// the full batch in one process; every rank's parameters bitwise equal.
-fn data_parallel_training() {
-    let (r, w) = (dist::rank(), Comm::world());
-    let x = data(1, &[12, 3], DType::F64);
-    let y = data(2, &[12, 2], DType::F64);
-    // Rank-dependent starting points: `sync` must replace them by rank 0's.
-    let init = |q: usize| Mlp {
-        w1: data(10 + q, &[3, 8], DType::F64),
-        b1: data(20 + q, &[8], DType::F64),
-        w2: data(30 + q, &[8, 2], DType::F64),
-    };
-    let dp = DataParallel::new(w).bucket_bytes(8 * 24);
-    let mut p = dp.sync(&init(r));
-    let (xs, ys) = (dp.shard(&x), dp.shard(&y));
-    let mut whole = init(0);
-    let opt = Adam::new(0.01);
-    let (mut sp, mut sw) = (opt.init(&p), opt.init(&whole));
-    // ZeRO-1: the same steps with Adam's moments split over the ranks.
-    let mut pz = p.clone();
-    let mut zero = Zero1::new(dp, Adam::new(0.01), &pz);
-    for _ in 0..50 {
-        let g = dp.mean(&grad(mlp_loss)(&p, &xs, &ys));
-        opt.update(&mut p, &g, &mut sp);
-        let gw = grad(mlp_loss)(&whole, &x, &y);
-        opt.update(&mut whole, &gw, &mut sw);
-        let gz = grad(mlp_loss)(&pz, &xs, &ys);
-        zero.update(&mut pz, &gz);
-    }
-    for (z, a) in nabla::tree::leaves(&pz).iter().zip(nabla::tree::leaves(&p)) {
-        close(z, &a, 1e-9, "ZeRO-1 vs data-parallel training");
-        let flat = z.reshape(&[z.numel()]);
-        let all = dist::all_gather(&flat, w).to_vec::<f64>();
-        let mine = flat.to_vec::<f64>();
-        for chunk in all.chunks(mine.len()) {
-            assert!(
-                chunk
-                    .iter()
-                    .zip(&mine)
-                    .all(|(u, v)| u.to_bits() == v.to_bits()),
-                "ZeRO-1 parameters differ across ranks"
-            );
-        }
-    }
-    for (a, b) in nabla::tree::leaves(&p)
-        .iter()
-        .zip(nabla::tree::leaves(&whole))
-    {
-        close(a, &b, 1e-6, "data-parallel vs full-batch training");
-        // Bitwise the same on every rank: every rank's copy gathered.
-        let flat = a.reshape(&[a.numel()]);
-        let all = dist::all_gather(&flat, w).to_vec::<f64>();
-        let mine = flat.to_vec::<f64>();
-        for chunk in all.chunks(mine.len()) {
-            assert!(
-                chunk
-                    .iter()
-                    .zip(&mine)
-                    .all(|(u, v)| u.to_bits() == v.to_bits()),
-                "parameters differ across ranks"
-            );
-        }
-    }
-    let l = mlp_loss(&p, &x, &y).item();
-    assert!(
-        l < mlp_loss(&init(0), &x, &y).item(),
-        "training lowers the loss"
-    );
-}
-
-#[differentiable]
-fn tp_loss(m: &ParallelMlp, x: &Array, #[nondiff] comm: Comm) -> Array {
-    nabla::sum(&m.forward(x, comm).sin())
-}
-
-#[differentiable]
-fn full_loss(m: &nn::Mlp, x: &Array) -> Array {
-    nabla::sum(&m.forward(x).sin())
-}
-
-/// The tensor-parallel MLP against the unsharded one: values, the input's
-/// gradient (whole on every rank) and each rank's parameter gradients
-/// (its blocks of the unsharded ones).
-fn tensor_parallel_mlp() {
-    let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
-    let layer = |seed: usize, i: usize, o: usize| Linear {
-        weight: data(seed, &[o, i], DType::F64),
-        bias: Some(data(seed + 1, &[o], DType::F64)),
-    };
-    let full = nn::Mlp {
-        fc: layer(50, 5, 12),
-        proj: layer(60, 12, 5),
-    };
-    let tp = ParallelMlp::shard(&full, w);
-    let x = data(70, &[4, 5], DType::F64);
-    close(
-        &tp.forward(&x, w),
-        &full.forward(&x),
-        1e-12,
-        "tensor-parallel MLP: value",
-    );
-    let (gm, gx) = grad!(tp_loss, argnums = (0, 1))(&tp, &x, w);
-    let (fm, fx) = grad!(full_loss, argnums = (0, 1))(&full, &x);
-    close(&gx, &fx, 1e-12, "tensor-parallel MLP: input gradient");
-    let rows = |a: &Array| block(a, r, n);
-    let cols = |a: &Array| block(&a.transpose(), r, n).transpose();
-    close(
-        &gm.fc.local.weight,
-        &rows(&fm.fc.weight),
-        1e-12,
-        "fc weight gradient",
-    );
-    close(
-        gm.fc.local.bias.as_ref().unwrap(),
-        &rows(fm.fc.bias.as_ref().unwrap()),
-        1e-12,
-        "fc bias gradient",
-    );
-    close(
-        &gm.proj.weight,
-        &cols(&fm.proj.weight),
-        1e-12,
-        "proj weight gradient",
-    );
-    close(
-        gm.proj.bias.as_ref().unwrap(),
-        fm.proj.bias.as_ref().unwrap(),
-        1e-12,
-        "proj bias gradient",
-    );
-}
-
-#[differentiable]
-fn tp_attention_loss(m: &ParallelAttention, x: &Array, #[nondiff] comm: Comm) -> Array {
-    nabla::sum(&m.forward(x, comm).sin())
-}
-
-#[differentiable]
-fn full_attention_loss(m: &nn::MultiHeadAttention, x: &Array) -> Array {
-    nabla::sum(&m.forward(x).sin())
-}
-
-/// The tensor-parallel attention block against the unsharded one (causal,
-/// six heads: two or three per rank on 2 or 3 ranks).
-fn tensor_parallel_attention() {
-    let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
-    let c = 12;
-    let layer = |seed: usize, i: usize, o: usize| Linear {
-        weight: data(seed, &[o, i], DType::F64),
-        bias: Some(data(seed + 1, &[o], DType::F64)),
-    };
-    let full = nn::MultiHeadAttention {
-        qkv: layer(80, c, 3 * c),
-        proj: layer(90, c, c),
-        heads: nabla::tree::Setting(6),
-        causal: nabla::tree::Setting(true),
-    };
-    let tp = ParallelAttention::shard(&full, w);
-    let x = data(95, &[2, 5, c], DType::F64);
-    close(
-        &tp.forward(&x, w),
-        &full.forward(&x),
-        1e-12,
-        "tensor-parallel attention: value",
-    );
-    let (gm, gx) = grad!(tp_attention_loss, argnums = (0, 1))(&tp, &x, w);
-    let (fm, fx) = grad!(full_attention_loss, argnums = (0, 1))(&full, &x);
-    close(&gx, &fx, 1e-12, "tensor-parallel attention: input gradient");
-    // This rank's rows of each of the query, key and value blocks.
-    let pick = |a: &Array| {
-        let parts: Vec<Array> = (0..3)
-            .map(|k| block(&a.slice_axis(0, k * c..(k + 1) * c), r, n))
-            .collect();
-        nabla::concat(&parts, 0)
-    };
-    close(
-        &gm.qkv.local.weight,
-        &pick(&fm.qkv.weight),
-        1e-12,
-        "qkv weight gradient",
-    );
-    close(
-        gm.qkv.local.bias.as_ref().unwrap(),
-        &pick(fm.qkv.bias.as_ref().unwrap()),
-        1e-12,
-        "qkv bias gradient",
-    );
-    let cols = |a: &Array| block(&a.transpose(), r, n).transpose();
-    close(
-        &gm.proj.weight,
-        &cols(&fm.proj.weight),
-        1e-12,
-        "attention proj weight gradient",
-    );
-    close(
-        gm.proj.bias.as_ref().unwrap(),
-        fm.proj.bias.as_ref().unwrap(),
-        1e-12,
-        "attention proj bias gradient",
-    );
-}
-
 #[test]
 #[ignore = "run under mpirun by the launcher tests"]
 fn collectives() {
@@ -524,9 +306,9 @@ fn collectives() {
     values(DType::F32, 1e-5);
     gradients();
     transforms();
-    data_parallel_training();
-    tensor_parallel_mlp();
-    tensor_parallel_attention();
+    crate::parallel::data_parallel_training();
+    crate::parallel::tensor_parallel_mlp();
+    crate::parallel::tensor_parallel_attention();
     // Sub-groups: the even and the odd ranks each sum their own.
     let world = Comm::world();
     let (r, n) = (world.rank(), world.size());
