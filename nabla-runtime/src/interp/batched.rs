@@ -369,6 +369,33 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
             |v| v.min_axes(axes, keepdim),
         )
     }
+    /// With `x` batched: every operand with the batch axis first, the rule
+    /// over the shifted axes (one pass on arrays). With `x` shared by the
+    /// batch (a batch of tangents against one point), the composite, whose
+    /// weights are computed once.
+    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self {
+        match self.batch_size() {
+            Some(n) => Batched::with(self.front().chooser_jvp(
+                &y.materialize(n, 0),
+                &shift(axes),
+                keepdim,
+                &dx.materialize(n, 0),
+            )),
+            None => crate::primitives::reduce::composite_jvp(self, y, axes, keepdim, dx),
+        }
+    }
+    /// As [`Self::chooser_jvp`].
+    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self {
+        match self.batch_size() {
+            Some(n) => Batched::with(self.front().chooser_vjp(
+                &y.materialize(n, 0),
+                &shift(axes),
+                keepdim,
+                &ct.materialize(n, 0),
+            )),
+            None => crate::primitives::reduce::composite_vjp(self, y, axes, keepdim, ct),
+        }
+    }
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         self.shifted(
             |v| v.prod_axes(&shift(axes), keepdim),

@@ -246,6 +246,51 @@ mod tests {
     }
 
     #[test]
+    fn batched_rules_match_the_composite() {
+        use crate::Batched;
+        // A batch of 3; the reduction over the per-example axis 1.
+        let x = Array::from_vec((0..60).map(|i| ((i * 7) % 5) as f64).collect(), &[4, 3, 5]);
+        let ct = Batched::new(
+            Array::from_vec((0..12).map(|i| i as f64).collect(), &[3, 4]),
+            Some(0),
+        );
+        let dx = Batched::new(
+            Array::from_vec((0..60).map(|i| (i as f64).cos()).collect(), &[4, 3, 5]),
+            Some(1),
+        );
+        // The batch axis inside x (moved first as a view: the composite
+        // underneath) and first in a row-major x (the one-pass kernel).
+        let first = Array::from_vec(x.permute(&[1, 0, 2]).to_vec::<f64>(), &[3, 4, 5]);
+        for bx in [
+            Batched::new(x.clone(), Some(1)),
+            Batched::new(first, Some(0)),
+        ] {
+            let y = bx.max_axes(&[1], false);
+            let (fast, slow) = (
+                bx.chooser_vjp(&y, &[1], false, &ct),
+                composite_vjp(&bx, &y, &[1], false, &ct),
+            );
+            assert_eq!(fast.front().to_vec::<f64>(), slow.front().to_vec::<f64>());
+            let (fast, slow) = (
+                bx.chooser_jvp(&y, &[1], false, &dx),
+                composite_jvp(&bx, &y, &[1], false, &dx),
+            );
+            let (a, b) = (fast.front().to_vec::<f64>(), slow.front().to_vec::<f64>());
+            assert!(
+                a.iter().zip(&b).all(|(p, q)| (p - q).abs() < 1e-12),
+                "{a:?} vs {b:?}"
+            );
+        }
+        // x shared by the batch: the composite, unchanged.
+        let shared = Batched::unbatched(x.slice_axis(1, 0..1).reshape(&[4, 5]));
+        let ys = shared.max_axes(&[1], false);
+        let tangents = Batched::new(dx.materialize(3, 0), Some(0));
+        let t = shared.chooser_jvp(&ys, &[1], false, &tangents);
+        let want = composite_jvp(&shared, &ys, &[1], false, &tangents);
+        assert_eq!(t.front().to_vec::<f64>(), want.front().to_vec::<f64>());
+    }
+
+    #[test]
     fn a_broadcast_cotangent_takes_the_pass() {
         let x = Array::from_vec(vec![1.0f64, 3.0, 3.0, 0.0], &[2, 2]);
         let y = forward(&x, &[1], false, ReduceOp::Max, "max");
