@@ -4,8 +4,9 @@
 //! `DistributedDataParallel`, JAX's `pmean` of the gradient under `pmap`).
 
 use super::comm::{Comm, with};
+use super::flat::{Wire, pack, unpack, width};
 use crate::tree::Tree;
-use crate::{Array, DType, Device};
+use crate::{Array, DType};
 use mpi::collective::SystemOperation;
 use mpi::traits::{Communicator, CommunicatorCollectives, Root};
 
@@ -165,57 +166,24 @@ impl DataParallel {
         tree.rebuild(&mut out.into_iter().map(|a| a.expect("every leaf in a bucket")))
     }
 
-    /// One bucket: the leaves flattened into one buffer, one collective,
-    /// split back into leaves of the original shapes and devices.
-    fn bucket_of<E: crate::Element + mpi::datatype::Equivalence + Default>(
-        &self,
-        leaves: &[Array],
-        op: Collective,
-    ) -> Vec<Array> {
-        let mut flat: Vec<E> = Vec::new();
-        for a in leaves {
-            flat.extend(a.to_device(Device::Cpu).to_vec::<E>());
-        }
+    /// One bucket: the leaves packed into one host buffer (scaled by
+    /// `1/n` on the way for a mean, so the sum over the ranks is the mean),
+    /// one collective, and the result cut back into leaves of the original
+    /// shapes and devices (views of the received buffer on the host).
+    fn bucket_of<E: Wire>(&self, leaves: &[Array], op: Collective) -> Vec<Array> {
         let n = self.comm.size();
-        let summed = with(self.comm, |c| {
-            debug_assert_eq!(c.size() as usize, n);
-            match op {
-                Collective::Mean => {
-                    let mut out = vec![E::default(); flat.len()];
-                    c.all_reduce_into(&flat[..], &mut out[..], SystemOperation::sum());
-                    out
-                }
-                Collective::Broadcast => {
-                    c.process_at_rank(0).broadcast_into(&mut flat[..]);
-                    flat
-                }
+        let scale = (op == Collective::Mean && n > 1).then(|| 1.0 / n as f64);
+        let mut flat = pack::<E>(leaves, scale);
+        with(self.comm, |c| match op {
+            Collective::Mean => {
+                let mut sum = vec![E::default(); flat.len()];
+                c.all_reduce_into(&flat[..], &mut sum[..], SystemOperation::sum());
+                flat = sum;
             }
+            Collective::Broadcast => c.process_at_rank(0).broadcast_into(&mut flat[..]),
         });
-        let mut at = 0;
-        leaves
-            .iter()
-            .map(|a| {
-                let k = a.numel();
-                let part = Array::from_vec(summed[at..at + k].to_vec(), a.shape());
-                at += k;
-                let part = if op == Collective::Mean {
-                    &part * (1.0 / n as f64)
-                } else {
-                    part
-                };
-                if a.device() == Device::Cpu {
-                    part
-                } else {
-                    part.to_device(a.device())
-                }
-            })
-            .collect()
+        unpack(flat, leaves)
     }
-}
-
-/// Bytes per element of a float dtype.
-fn width(d: DType) -> usize {
-    if d == DType::F32 { 4 } else { 8 }
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

@@ -19,6 +19,7 @@
 mod collectives;
 mod comm;
 mod data_parallel;
+mod flat;
 mod tensor_parallel;
 mod zero;
 

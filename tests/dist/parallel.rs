@@ -28,6 +28,69 @@ fn mlp_loss(p: &Mlp, x: &Array, y: &Array) -> Array {
     nabla::mse_loss(&h.matmul(&p.w2), y)
 }
 
+/// ZeRO-1 over leaves of two dtypes (and an empty one) against
+/// `DataParallel::mean` followed by the same Adam step, with gradients that
+/// differ by rank; the owners of each dtype's leaves form one contiguous
+/// run per rank.
+pub(crate) fn zero_with_mixed_dtypes() {
+    let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
+    let shapes: [(&[usize], DType); 8] = [
+        (&[5, 3], DType::F32),
+        (&[4], DType::F64),
+        (&[7], DType::F32),
+        (&[0], DType::F64),
+        (&[2, 6], DType::F64),
+        (&[9], DType::F32),
+        (&[3, 3], DType::F64),
+        (&[1], DType::F32),
+    ];
+    let start: Vec<Array> = shapes
+        .iter()
+        .enumerate()
+        .map(|(k, (s, d))| data(40 + k, s, *d))
+        .collect();
+    let dp = DataParallel::new(w).bucket_bytes(64);
+    let opt = Adam::new(0.05);
+    let (mut p, mut pz) = (start.clone(), start.clone());
+    let mut state = opt.init(&p);
+    let mut zero = Zero1::new(dp, Adam::new(0.05), &pz);
+    for dtype in [DType::F32, DType::F64] {
+        let owners: Vec<usize> = (0..shapes.len())
+            .filter(|&k| shapes[k].1 == dtype)
+            .map(|k| zero.owners()[k])
+            .collect();
+        assert!(
+            owners.windows(2).all(|o| o[0] <= o[1]) && owners.iter().all(|&o| o < n),
+            "ZeRO-1 owners of the {dtype:?} leaves are not one run per rank: {owners:?}"
+        );
+    }
+    for step in 0..20 {
+        let g: Vec<Array> = shapes
+            .iter()
+            .enumerate()
+            .map(|(k, (s, d))| data(100 * step + 10 * r + k, s, *d))
+            .collect();
+        let mean = dp.mean(&g);
+        opt.update(&mut p, &mean, &mut state);
+        zero.update(&mut pz, &g);
+    }
+    for (k, (a, b)) in pz.iter().zip(&p).enumerate() {
+        let tol = if a.dtype() == DType::F32 { 1e-5 } else { 1e-12 };
+        close(
+            a,
+            b,
+            tol,
+            &format!("ZeRO-1 vs data-parallel Adam, leaf {k}"),
+        );
+        let flat = a.reshape(&[a.numel()]);
+        let all = dist::all_gather(&flat, w).to_vec::<f64>();
+        let mine = flat.to_vec::<f64>();
+        for chunk in all.chunks(mine.len().max(1)) {
+            assert_eq!(chunk, &mine[..], "ZeRO-1 leaf {k} differs across ranks");
+        }
+    }
+}
+
 /// 50 Adam steps: data-parallel (each rank a shard of the 12-row batch,
 /// gradients averaged in buckets of one leaf) against the same steps on
 /// the full batch in one process; every rank's parameters bitwise equal.

@@ -307,6 +307,7 @@ fn collectives() {
     gradients();
     transforms();
     crate::parallel::data_parallel_training();
+    crate::parallel::zero_with_mixed_dtypes();
     crate::parallel::tensor_parallel_mlp();
     crate::parallel::tensor_parallel_attention();
     // Sub-groups: the even and the odd ranks each sum their own.
