@@ -32,6 +32,18 @@ for line in sys.stdin:
         if name:
             shutil.copy(m["executable"], "'"$DIR"'/" + name)
 '
+  # `nabla::dist` on GPU arrays (NCCL): runs where the GPU machine has
+  # OpenMPI's libraries and mpirun.
+  cargo test --release --features mpi,cuda --no-run --message-format=json \
+      -p nabla --test dist 2>/dev/null |
+    python3 -c '
+import json, sys, shutil
+for line in sys.stdin:
+    m = json.loads(line)
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["target"]["name"] == "dist":
+        shutil.copy(m["executable"], "'"$DIR"'/dist_tests")
+'
+  strip "$DIR"/dist_tests
   cargo build --release --features cuda --example gpu_mlp -q
   cp target/release/examples/gpu_mlp "$DIR/"
   cargo bench --features cuda --bench gpu --no-run --message-format=json 2>/dev/null |
@@ -54,7 +66,8 @@ for line in sys.stdin:
 }
 
 find_libs() {
-  # CUDA libraries from a toolkit or from PyTorch's pip wheels.
+  # CUDA libraries (NVRTC, cuBLAS, NCCL) from a toolkit or from PyTorch's
+  # pip wheels.
   local dirs=()
   for d in /usr/local/cuda/lib64 /usr/local/cuda/targets/x86_64-linux/lib; do
     [ -d "$d" ] && dirs+=("$d")
@@ -63,7 +76,7 @@ find_libs() {
   site=$(python3 -c 'import site; print(" ".join(site.getsitepackages()))' 2>/dev/null || true)
   for s in $site; do
     while IFS= read -r f; do dirs+=("$(dirname "$f")"); done < <(
-      find "$s/nvidia" -name 'libnvrtc.so*' -o -name 'libcublas.so*' 2>/dev/null | sort -u)
+      find "$s/nvidia" -name 'libnvrtc.so*' -o -name 'libcublas.so*' -o -name 'libnccl.so*' 2>/dev/null | sort -u)
   done
   local joined
   joined=$(printf '%s\n' "${dirs[@]}" | sort -u | paste -sd: -)
@@ -83,6 +96,12 @@ run() {
   "$DIR/kernel_tests" cuda --nocapture || status=1
   echo "== GPU tests (fixtures on the device, CPU/GPU agreement)"
   "$DIR/cuda_tests" --nocapture || status=1
+  echo "== nabla::dist on GPU arrays (NCCL, one rank)"
+  if command -v mpirun > /dev/null && ! ldd "$DIR/dist_tests" | grep -q 'not found'; then
+    "$DIR/dist_tests" launch::gpu_collectives_agree_with_the_host --nocapture || status=1
+  else
+    echo "skipped: no OpenMPI (mpirun, libmpi) on this machine"
+  fi
   echo "== example gpu_mlp"
   "$DIR/gpu_mlp" || status=1
   echo "== kernel cache: the example with an empty cache (NVRTC compiles), then a filled one"

@@ -96,3 +96,26 @@ pub fn profile_report(n: usize) -> Option<String> {
     let _ = n;
     None
 }
+
+/// Device buffers and NCCL for `nabla::dist`'s GPU collectives (features
+/// `mpi` and `cuda`); not part of the user-facing API.
+#[cfg(feature = "cuda")]
+#[doc(hidden)]
+pub mod raw {
+    use crate::Array;
+    use crate::dtype::Data;
+    pub use nabla_kernels::cuda::{Gpu, GpuArray, Nccl, NcclReduce, nccl_available};
+
+    /// The device array under `x`, when `x` lives on a GPU.
+    pub fn gpu_array(x: &Array) -> Option<&GpuArray> {
+        match &*x.data {
+            Data::Cuda(g) => Some(g),
+            _ => None,
+        }
+    }
+
+    /// An array (not tracked) over a device array.
+    pub fn from_gpu_array(g: GpuArray) -> Array {
+        Array::from_data(Data::Cuda(g))
+    }
+}

@@ -10,12 +10,14 @@
 //! `all_to_all` is `all_to_all`).
 
 use super::comm::{Comm, with};
+use super::flat::Wire;
 use crate::custom::cpu_kernel;
-use crate::{Array, ArrayValue, DType, Device, Element, Value};
+use crate::{Array, ArrayValue, DType, Device, Value};
 use mpi::collective::SystemOperation;
-use mpi::datatype::Equivalence;
 use mpi::topology::SimpleCommunicator;
 use mpi::traits::{Communicator, CommunicatorCollectives, Root};
+#[cfg(feature = "cuda")]
+use nabla_runtime::cuda::raw::{self, GpuArray, Nccl, NcclReduce};
 
 /// How [`all_reduce`] combines the ranks' arrays.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -29,14 +31,23 @@ pub enum Reduce {
     Max,
 }
 
-/// The element types the collectives move.
-trait Wire: Element + Equivalence {}
-impl Wire for f32 {}
-impl Wire for f64 {}
-
-/// One collective on row-major elements.
+/// One collective: on row-major host elements over MPI and, with feature
+/// `cuda`, on a device array over NCCL.
 trait Exchange {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]);
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray;
+}
+
+/// How this rank's `x` travels: 0 host array, 1 GPU array through the
+/// host, 2 GPU array over NCCL (every rank must agree).
+fn path(x: &Array) -> u64 {
+    match x.device() {
+        Device::Cpu => 0,
+        #[cfg(feature = "cuda")]
+        Device::Cuda(_) if super::nccl::enabled() => 2,
+        Device::Cuda(_) => 1,
+    }
 }
 
 /// Checks that every rank passes the same dtype and shape (a clear panic
@@ -45,6 +56,12 @@ trait Exchange {
 #[track_caller]
 fn exchange(name: &str, x: &Array, comm: Comm, shape: &[usize], ex: &impl Exchange) -> Array {
     agree(name, x, comm);
+    #[cfg(feature = "cuda")]
+    if path(x) == 2 {
+        let g = raw::gpu_array(x).expect("a GPU array");
+        let nccl = super::nccl::communicator(comm, g);
+        return raw::from_gpu_array(ex.gpu(&nccl, g));
+    }
     let device = x.device();
     let host = x.to_device(Device::Cpu);
     let out = match x.dtype() {
@@ -69,11 +86,11 @@ fn exchange(name: &str, x: &Array, comm: Comm, shape: &[usize], ex: &impl Exchan
 /// with all of them listed (no rank is left waiting in the collective).
 #[track_caller]
 fn agree(name: &str, x: &Array, comm: Comm) {
-    // dtype, rank count, then the first eight dimensions (more fold into
-    // the last slot).
+    // dtype and path, rank count, then the first eight dimensions (more
+    // fold into the last slot).
     const SLOTS: usize = 10;
     let mut mine = [0u64; SLOTS];
-    mine[0] = x.dtype() as u64;
+    mine[0] = x.dtype() as u64 | path(x) << 8;
     mine[1] = x.ndim() as u64;
     for (k, &d) in x.shape().iter().enumerate() {
         let slot = (2 + k).min(SLOTS - 1);
@@ -92,13 +109,14 @@ fn agree(name: &str, x: &Array, comm: Comm) {
                 let dims = &r[2..2 + (r[1] as usize).min(SLOTS - 2)];
                 let dtype = [DType::F32, DType::F64, DType::I64, DType::Bool]
                     .into_iter()
-                    .find(|&d| d as u64 == r[0]);
+                    .find(|&d| d as u64 == r[0] & 0xff);
                 let dtype = dtype.map_or_else(|| "?".to_string(), |d| format!("{d:?}"));
-                format!("rank {q}: {dtype} {dims:?}")
+                let on = ["cpu", "gpu via the host", "gpu via NCCL"][(r[0] >> 8).min(2) as usize];
+                format!("rank {q}: {dtype} {dims:?} on {on}")
             })
             .collect();
         panic!(
-            "nabla::dist::{name}: the ranks passed arrays of different dtypes or shapes ({}); every rank must pass the same dtype and shape",
+            "nabla::dist::{name}: the ranks passed arrays of different dtypes, shapes or devices ({}); every rank must pass the same dtype and shape, all on the CPU or all on GPUs",
             ranks.join(", ")
         );
     }
@@ -116,12 +134,24 @@ impl Exchange for AllReduce {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_reduce_into(v, out, system(self.0));
     }
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray {
+        let op = match self.0 {
+            Reduce::Sum | Reduce::Mean => NcclReduce::Sum,
+            Reduce::Max => NcclReduce::Max,
+        };
+        nccl.all_reduce(x, op)
+    }
 }
 
 struct AllGather;
 impl Exchange for AllGather {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_gather_into(v, out);
+    }
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray {
+        nccl.all_gather(x)
     }
 }
 
@@ -130,12 +160,20 @@ impl Exchange for ReduceScatter {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.reduce_scatter_block_into(v, out, SystemOperation::sum());
     }
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray {
+        nccl.reduce_scatter(x)
+    }
 }
 
 struct AllToAll;
 impl Exchange for AllToAll {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_to_all_into(v, out);
+    }
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray {
+        nccl.all_to_all(x)
     }
 }
 
@@ -144,6 +182,10 @@ impl Exchange for Broadcast {
     fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         out.copy_from_slice(v);
         c.process_at_rank(self.0 as i32).broadcast_into(out);
+    }
+    #[cfg(feature = "cuda")]
+    fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray {
+        nccl.broadcast(x, self.0)
     }
 }
 

@@ -143,11 +143,12 @@ impl DataParallel {
         let mut out: Vec<Option<Array>> = vec![None; leaves.len()];
         let mut start = 0;
         while start < leaves.len() {
-            let dtype = leaves[start].dtype();
+            let (dtype, device) = (leaves[start].dtype(), leaves[start].device());
             let mut end = start + 1;
             let mut bytes = leaves[start].numel() * width(dtype);
             while end < leaves.len()
                 && leaves[end].dtype() == dtype
+                && leaves[end].device() == device
                 && bytes + leaves[end].numel() * width(dtype) <= self.bucket
             {
                 bytes += leaves[end].numel() * width(dtype);
@@ -171,6 +172,10 @@ impl DataParallel {
     /// one collective, and the result cut back into leaves of the original
     /// shapes and devices (views of the received buffer on the host).
     fn bucket_of<E: Wire>(&self, leaves: &[Array], op: Collective) -> Vec<Array> {
+        #[cfg(feature = "cuda")]
+        if leaves[0].device() != crate::Device::Cpu && super::nccl::enabled() {
+            return self.bucket_on_gpu(leaves, op);
+        }
         let n = self.comm.size();
         let scale = (op == Collective::Mean && n > 1).then(|| 1.0 / n as f64);
         let mut flat = pack::<E>(leaves, scale);
@@ -183,6 +188,30 @@ impl DataParallel {
             Collective::Broadcast => c.process_at_rank(0).broadcast_into(&mut flat[..]),
         });
         unpack(flat, leaves)
+    }
+
+    /// A bucket of GPU leaves (one device): concatenated on the device and
+    /// moved by NCCL, cut back into views.
+    #[cfg(feature = "cuda")]
+    fn bucket_on_gpu(&self, leaves: &[Array], op: Collective) -> Vec<Array> {
+        use super::collectives::{Reduce, all_reduce, broadcast};
+        crate::no_grad(|| {
+            let flat: Vec<Array> = leaves.iter().map(|a| a.reshape(&[a.numel()])).collect();
+            let flat = crate::concat(&flat, 0);
+            let out = match op {
+                Collective::Mean => all_reduce(&flat, Reduce::Mean, self.comm),
+                Collective::Broadcast => broadcast(&flat, 0, self.comm),
+            };
+            let mut at = 0;
+            leaves
+                .iter()
+                .map(|a| {
+                    let k = a.numel();
+                    at += k;
+                    out.slice_axis(0, at - k..at).reshape(a.shape())
+                })
+                .collect()
+        })
     }
 }
 

@@ -20,6 +20,8 @@ mod collectives;
 mod comm;
 mod data_parallel;
 mod flat;
+#[cfg(feature = "cuda")]
+mod nccl;
 mod tensor_parallel;
 mod zero;
 

@@ -86,7 +86,7 @@ fn shapes_that_differ_across_ranks_are_an_error_on_every_rank() {
     let (ok, text) = mpirun(2, "worker::shapes_differ", Duration::from_secs(30));
     assert!(!ok, "the job should fail:\n{text}");
     assert!(
-        text.contains("the ranks passed arrays of different dtypes or shapes"),
+        text.contains("the ranks passed arrays of different dtypes, shapes or devices"),
         "{text}"
     );
 }
@@ -97,4 +97,24 @@ fn a_rank_that_exits_early_ends_the_job_within_thirty_seconds() {
     assert!(!ok, "the job should fail:\n{text}");
     // mpirun names the rank and its exit code.
     assert!(text.contains("Exit code:    3"), "{text}");
+}
+
+#[test]
+fn dtypes_that_differ_across_ranks_are_an_error_on_every_rank() {
+    let (ok, text) = mpirun(2, "worker::dtypes_differ", Duration::from_secs(30));
+    assert!(!ok, "the job should fail:\n{text}");
+    assert!(
+        text.contains("rank 0: F32 [3] on cpu, rank 1: F64 [3] on cpu"),
+        "{text}"
+    );
+}
+
+/// GPU arrays through NCCL on one rank (features `mpi` and `cuda`); the
+/// worker prints why it skips where there is no GPU.
+#[cfg(feature = "cuda")]
+#[test]
+fn gpu_collectives_agree_with_the_host() {
+    let (ok, text) = mpirun(1, "gpu::gpu_collectives", Duration::from_secs(300));
+    assert!(ok, "GPU collectives failed:\n{text}");
+    println!("{text}");
 }

@@ -7,6 +7,8 @@
 
 #![cfg(feature = "mpi")]
 
+#[cfg(feature = "cuda")]
+mod gpu;
 mod launch;
 mod parallel;
 mod worker;

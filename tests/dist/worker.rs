@@ -348,6 +348,18 @@ fn shapes_differ() {
 
 #[test]
 #[ignore = "run under mpirun by the launcher tests"]
+fn dtypes_differ() {
+    let _mpi = dist::init();
+    let dtype = if dist::rank() == 0 {
+        DType::F32
+    } else {
+        DType::F64
+    };
+    dist::all_reduce(&Array::ones(&[3], dtype), Reduce::Sum, Comm::world());
+}
+
+#[test]
+#[ignore = "run under mpirun by the launcher tests"]
 fn one_rank_exits() {
     let _mpi = dist::init();
     if dist::rank() == 1 {

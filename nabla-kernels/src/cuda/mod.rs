@@ -21,6 +21,7 @@ mod gemm;
 mod kernel_cache;
 mod launch;
 mod layout;
+mod nccl;
 mod profile;
 mod reduce;
 mod rows;
@@ -36,6 +37,7 @@ pub use launch::{
     index_add, index_select, launch_user, slice_place, unary, where_select,
 };
 pub use layout::MAX_DIMS;
+pub use nccl::{Nccl, NcclReduce, nccl_available};
 pub use profile::profiling;
 pub use reduce::{arg_reduce, cumsum, reduce};
 pub use rows::{normalize_backward_rows, normalize_rows, softmax_backward_rows, softmax_rows};
