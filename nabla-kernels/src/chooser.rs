@@ -18,8 +18,7 @@
 //! ```
 
 use crate::float::Float;
-use crate::parallel::chunks_mut;
-use std::mem::MaybeUninit;
+use crate::parallel::filled;
 
 /// Elements per parallel piece (whole rows, at least one).
 const PIECE: usize = 1 << 15;
@@ -88,16 +87,3 @@ pub fn chooser_jvp<T: Float>(x: &[T], y: &[T], dx: &[T], inner: usize) -> Vec<T>
     })
 }
 
-/// `n` elements written piece by piece, in parallel, by `fill(piece_index,
-/// piece)`, which writes every slot of its piece.
-fn filled<T: Float>(
-    n: usize,
-    piece: usize,
-    fill: impl Fn(usize, &mut [MaybeUninit<T>]) + Sync,
-) -> Vec<T> {
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    chunks_mut(&mut out.spare_capacity_mut()[..n], piece, fill);
-    // SAFETY: the pieces cover all `n` slots and `fill` wrote each one.
-    unsafe { out.set_len(n) };
-    out
-}

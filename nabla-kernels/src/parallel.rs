@@ -93,6 +93,22 @@ pub fn chunks_mut<T: Send, F: Fn(usize, &mut [T]) + Sync>(data: &mut [T], chunk:
     });
 }
 
+/// `n` elements written piece by piece, in parallel, by `fill(piece_index,
+/// piece)` over pieces of `piece` elements (the last may be shorter):
+/// [`chunks_mut`] over the spare capacity of a new vector. `fill` must
+/// write every slot of its piece (crate-internal for that reason).
+pub(crate) fn filled<T: Send>(
+    n: usize,
+    piece: usize,
+    fill: impl Fn(usize, &mut [std::mem::MaybeUninit<T>]) + Sync,
+) -> Vec<T> {
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    chunks_mut(&mut out.spare_capacity_mut()[..n], piece, fill);
+    // SAFETY: the pieces cover all `n` slots and `fill` wrote each one.
+    unsafe { out.set_len(n) };
+    out
+}
+
 struct SendPtr<T>(*mut T);
 // SAFETY: only used to hand disjoint pieces of one slice to other threads.
 unsafe impl<T: Send> Sync for SendPtr<T> {}

@@ -75,11 +75,7 @@ pub(crate) fn par_outer<T: Float>(
 ) -> ArrayD<T> {
     let n: usize = shape.iter().product();
     let inner = n / shape[0].max(1);
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    chunks_mut(&mut out.spare_capacity_mut()[..n], inner, fill);
-    // SAFETY: the pieces cover all `n` slots and `fill` wrote each one.
-    unsafe { out.set_len(n) };
-    crate::owned(IxDyn(shape), out)
+    crate::owned(IxDyn(shape), crate::parallel::filled(n, inner, fill))
 }
 
 /// Whether a view of `ndim ≥ 2` axes is worth a per-row loop: a contiguous
