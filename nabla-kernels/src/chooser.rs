@@ -86,4 +86,3 @@ pub fn chooser_jvp<T: Float>(x: &[T], y: &[T], dx: &[T], inner: usize) -> Vec<T>
         }
     })
 }
-

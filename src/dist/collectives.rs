@@ -106,13 +106,20 @@ fn agree(name: &str, x: &Array, comm: Comm) {
             .chunks(SLOTS)
             .enumerate()
             .map(|(q, r)| {
-                let dims = &r[2..2 + (r[1] as usize).min(SLOTS - 2)];
+                // Axes past the eighth are folded into one slot: shown as "…".
+                let nd = r[1] as usize;
+                let exact = if nd > SLOTS - 2 { SLOTS - 3 } else { nd };
+                let mut dims: Vec<String> = r[2..2 + exact].iter().map(u64::to_string).collect();
+                if nd > exact {
+                    dims.push(format!("… ({nd} axes)"));
+                }
+                let dims = format!("[{}]", dims.join(", "));
                 let dtype = [DType::F32, DType::F64, DType::I64, DType::Bool]
                     .into_iter()
                     .find(|&d| d as u64 == r[0] & 0xff);
                 let dtype = dtype.map_or_else(|| "?".to_string(), |d| format!("{d:?}"));
                 let on = ["cpu", "gpu via the host", "gpu via NCCL"][(r[0] >> 8).min(2) as usize];
-                format!("rank {q}: {dtype} {dims:?} on {on}")
+                format!("rank {q}: {dtype} {dims} on {on}")
             })
             .collect();
         panic!(

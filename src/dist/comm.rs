@@ -4,7 +4,7 @@
 use mpi::topology::{Color, Communicator, SimpleCommunicator};
 use mpi::traits::CommunicatorCollectives;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Mutex, Once};
+use std::sync::{Mutex, MutexGuard, Once};
 
 /// A communicator: the ranks of the world (`Comm::world()`) or a sub-group
 /// made by [`Comm::split`]. A small copyable handle, so collectives take it
@@ -94,16 +94,23 @@ pub fn init() -> Mpi {
     }
 }
 
-/// Runs `f` on the communicator's handle, under the lock.
+/// The table of communicators, locked, after checking that `comm` is in
+/// it (MPI is initialised).
 #[track_caller]
-pub(crate) fn with<R>(comm: Comm, f: impl FnOnce(&SimpleCommunicator) -> R) -> R {
+fn locked(comm: Comm) -> MutexGuard<'static, Table> {
     let table = COMMS.lock().unwrap_or_else(|e| e.into_inner());
-    let Some(c) = table.0.get(comm.0) else {
+    if table.0.get(comm.0).is_none() {
         panic!(
             "nabla::dist: MPI is not initialised; call `let _mpi = nabla::dist::init();` at the start of main"
         )
-    };
-    f(c)
+    }
+    table
+}
+
+/// Runs `f` on the communicator's handle, under the lock.
+#[track_caller]
+pub(crate) fn with<R>(comm: Comm, f: impl FnOnce(&SimpleCommunicator) -> R) -> R {
+    f(&locked(comm).0[comm.0])
 }
 
 impl Comm {
@@ -151,13 +158,8 @@ impl Comm {
     /// ```
     #[track_caller]
     pub fn split(self, color: usize, key: usize) -> Comm {
-        let mut table = COMMS.lock().unwrap_or_else(|e| e.into_inner());
-        let Some(c) = table.0.get(self.0) else {
-            panic!(
-                "nabla::dist: MPI is not initialised; call `let _mpi = nabla::dist::init();` at the start of main"
-            )
-        };
-        let sub = c
+        let mut table = locked(self);
+        let sub = table.0[self.0]
             .split_by_color_with_key(Color::with_value(color as i32), key as i32)
             .expect("a defined color always gives a communicator");
         table.0.push(sub);
