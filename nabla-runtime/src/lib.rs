@@ -43,7 +43,7 @@ pub mod tree;
 pub use transform::{compose, grad as transforms};
 
 pub use array::{Array, Scalar};
-pub use autograd::{is_grad_enabled, no_grad};
+pub use autograd::{LeafId, is_grad_enabled, no_grad};
 pub use buffers::keep_freed_buffers;
 pub use composite::{
     avg_pool2d, conv, cross_entropy, cumprod, einsum, embedding, gelu, gelu_tanh, layer_norm,

@@ -77,6 +77,11 @@ impl DataParallel {
         }
     }
 
+    /// The bucket size limit in bytes.
+    pub(crate) fn bucket_limit(&self) -> usize {
+        self.bucket
+    }
+
     /// The communicator.
     ///
     /// ```standalone_crate

@@ -23,20 +23,43 @@ pub(crate) fn width(d: DType) -> usize {
 pub(crate) fn pack<E: Wire>(leaves: &[Array], scale: Option<f64>) -> Vec<E> {
     let total = leaves.iter().map(Array::numel).sum();
     let mut flat = Vec::with_capacity(total);
+    each_slice::<E>(leaves, |v| match scale {
+        Some(s) => {
+            let s = E::from_f64(s);
+            flat.extend(v.iter().map(|&x| x * s));
+        }
+        None => flat.extend_from_slice(v),
+    });
+    flat
+}
+
+/// [`pack`] into `out`, which holds exactly the leaves' elements.
+pub(crate) fn pack_into<E: Wire>(leaves: &[Array], scale: Option<f64>, out: &mut [E]) {
+    let mut at = 0;
+    each_slice::<E>(leaves, |v| {
+        let dst = &mut out[at..at + v.len()];
+        match scale {
+            Some(s) => {
+                let s = E::from_f64(s);
+                dst.iter_mut().zip(v).for_each(|(d, &x)| *d = x * s);
+            }
+            None => dst.copy_from_slice(v),
+        }
+        at += v.len();
+    });
+    assert_eq!(at, out.len(), "pack_into: a buffer sized for the leaves");
+}
+
+/// `f` on each leaf's elements in turn, row-major (read in place on the
+/// host).
+fn each_slice<E: Wire>(leaves: &[Array], mut f: impl FnMut(&[E])) {
     let hosts: Vec<Array> = leaves.iter().map(|a| a.to_device(Device::Cpu)).collect();
     let refs: Vec<&Array> = hosts.iter().collect();
     cpu_kernel::<E>(&refs, &[0], |ins, _| {
         for v in ins {
-            match scale {
-                Some(s) => {
-                    let s = E::from_f64(s);
-                    flat.extend(v.as_slice().iter().map(|&x| x * s));
-                }
-                None => flat.extend_from_slice(v.as_slice()),
-            }
+            f(v.as_slice());
         }
     });
-    flat
 }
 
 /// `flat` cut into arrays of the shapes of `like`, in order, each on the

@@ -22,6 +22,7 @@ mod data_parallel;
 mod flat;
 #[cfg(feature = "cuda")]
 mod nccl;
+mod overlap;
 mod tensor_parallel;
 mod zero;
 

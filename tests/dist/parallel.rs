@@ -91,6 +91,71 @@ pub(crate) fn zero_with_mixed_dtypes() {
     }
 }
 
+/// `DataParallel::backward` (buckets reduced while the tape's backward pass
+/// runs) against the whole pass followed by `DataParallel::mean`, and the
+/// tape's gradients against the generated `grad`: small buckets, so
+/// several are in flight, and a parameter the loss does not use.
+pub(crate) fn overlapped_backward() {
+    let w = Comm::world();
+    let x = data(1, &[12, 3], DType::F64);
+    let y = data(2, &[12, 2], DType::F64);
+    let p = Mlp {
+        w1: data(10, &[3, 8], DType::F64),
+        b1: data(20, &[8], DType::F64),
+        w2: data(30, &[8, 2], DType::F64),
+    };
+    let dp = DataParallel::new(w).bucket_bytes(8 * 20);
+    let (xs, ys) = (dp.shard(&x), dp.shard(&y));
+    let tracked = |p: &Mlp| {
+        let unused = data(40, &[3], DType::F64).requires_grad();
+        let leaves = vec![
+            p.w1.clone().requires_grad(),
+            p.b1.clone().requires_grad(),
+            unused,
+            p.w2.clone().requires_grad(),
+        ];
+        let h = (xs.matmul(&leaves[0]) + &leaves[1]).tanh();
+        let loss = nabla::mse_loss(&h.matmul(&leaves[3]), &ys);
+        (leaves, loss)
+    };
+    let (leaves, loss) = tracked(&p);
+    let got = dp.backward(&loss, &leaves);
+    let (plain, loss) = tracked(&p);
+    loss.backward();
+    let local: Vec<Array> = plain
+        .iter()
+        .map(|a| a.try_grad().unwrap_or_else(|| a.detach().zeros_like()))
+        .collect();
+    let want = dp.mean(&local);
+    let generated = dp.mean(&grad(mlp_loss)(&p, &xs, &ys));
+    let generated = [
+        generated.w1,
+        generated.b1,
+        Array::zeros(&[3], DType::F64),
+        generated.w2,
+    ];
+    for k in 0..4 {
+        close(
+            &got[k],
+            &want[k],
+            1e-12,
+            &format!("overlapped backward, leaf {k}"),
+        );
+        close(
+            &got[k],
+            &generated[k],
+            1e-12,
+            &format!("overlapped backward vs grad, leaf {k}"),
+        );
+        close(
+            &leaves[k].grad(),
+            &got[k],
+            0.0,
+            &format!(".grad() after the overlapped backward, leaf {k}"),
+        );
+    }
+}
+
 /// 50 Adam steps: data-parallel (each rank a shard of the 12-row batch,
 /// gradients averaged in buckets of one leaf) against the same steps on
 /// the full batch in one process; every rank's parameters bitwise equal.

@@ -308,6 +308,7 @@ fn collectives() {
     transforms();
     crate::parallel::data_parallel_training();
     crate::parallel::zero_with_mixed_dtypes();
+    crate::parallel::overlapped_backward();
     crate::parallel::tensor_parallel_mlp();
     crate::parallel::tensor_parallel_attention();
     // Sub-groups: the even and the odd ranks each sum their own.

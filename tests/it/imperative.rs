@@ -194,3 +194,36 @@ fn a_chain_cannot_run_backward_twice() {
     y.backward();
     y.backward();
 }
+
+/// `backward_with` reports each leaf once, with its complete accumulated
+/// gradient, as soon as the last op reading it has run: the last layer's
+/// weight before the first layer's, which is still without a gradient at
+/// that moment; a leaf read by several ops (and through a chain of unary
+/// ops) only after all of them.
+#[test]
+fn backward_with_reports_each_leaf_when_complete() {
+    let x = Array::from_vec(vec![0.5f64, -1.0, 2.0], &[1, 3]);
+    let w1 =
+        Array::from_vec((0..6).map(|i| 0.1 * i as f64 - 0.2).collect(), &[3, 2]).requires_grad();
+    let w2 = Array::from_vec(vec![0.7f64, -0.4], &[2, 1]).requires_grad();
+    let h = x.matmul(&w1).tanh().exp().sin();
+    // w2 read twice, w1 through the chain and again directly.
+    let loss = nabla::sum(&(h.matmul(&w2) * h.matmul(&w2))) + nabla::sum(&(&w1 * &w1));
+    let mut seen: Vec<(nabla::LeafId, Vec<f64>, bool)> = Vec::new();
+    loss.backward_with(|leaf, g| seen.push((leaf, g.to_vec::<f64>(), w1.try_grad().is_some())));
+    assert_eq!(seen.len(), 2);
+    assert_eq!(seen[0].0, w2.leaf_id().unwrap());
+    assert!(
+        !seen[0].2,
+        "w1 is still without a gradient when w2 is reported"
+    );
+    assert_eq!(seen[1].0, w1.leaf_id().unwrap());
+    // The reported gradients are the complete ones, as plain backward() gives.
+    let (v1, v2) = (w1.detach().requires_grad(), w2.detach().requires_grad());
+    let h = x.matmul(&v1).tanh().exp().sin();
+    let loss = nabla::sum(&(h.matmul(&v2) * h.matmul(&v2))) + nabla::sum(&(&v1 * &v1));
+    loss.backward();
+    assert_eq!(seen[0].1, v2.grad().to_vec::<f64>());
+    assert_eq!(seen[1].1, v1.grad().to_vec::<f64>());
+    assert_eq!(w1.grad().to_vec::<f64>(), v1.grad().to_vec::<f64>());
+}

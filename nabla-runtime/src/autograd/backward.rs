@@ -65,7 +65,11 @@ fn link_of(m: &GradMeta) -> Option<&chain::Link> {
 }
 
 #[track_caller]
-pub(super) fn run_backward(root: Arc<GradMeta>, seed: Array) {
+pub(super) fn run_backward(
+    root: Arc<GradMeta>,
+    seed: Array,
+    ready: &mut dyn FnMut(super::LeafId, &Array),
+) {
     // Reverse topological order, and how many times each node is an input.
     let mut order: Vec<Arc<GradMeta>> = Vec::new();
     let mut uses: HashMap<*const GradMeta, usize> = HashMap::new();
@@ -91,18 +95,29 @@ pub(super) fn run_backward(root: Arc<GradMeta>, seed: Array) {
     }
     let mut cts: HashMap<*const GradMeta, Ct> = HashMap::new();
     cts.insert(key(&root), Ct::Ready(seed));
+    // The leaves' uses not yet run: a leaf whose count reaches zero is
+    // complete and is accumulated at once, not at its own turn.
+    let mut left = uses.clone();
+    let mut leaves_done: Vec<Arc<GradMeta>> = Vec::new();
     for m in order.into_iter().rev() {
+        if let GradMeta::Node { inputs, .. } = &*m {
+            for i in inputs.iter().flatten() {
+                let n = left.get_mut(&key(i)).expect("counted");
+                *n -= 1;
+                if *n == 0 && matches!(**i, GradMeta::Leaf { .. }) {
+                    leaves_done.push(i.clone());
+                }
+            }
+        }
         let Some(ct) = cts.remove(&key(&m)) else {
+            finish_leaves(&mut leaves_done, &mut cts, ready);
             continue;
         };
         match &*m {
-            GradMeta::Leaf { grad } => {
-                let ct = ct.ready();
-                let mut g = grad.lock().expect("grad lock");
-                *g = Some(match g.take() {
-                    Some(old) => &old + &ct,
-                    None => ct,
-                });
+            GradMeta::Leaf { .. } => {
+                // Only the root itself reaches here (a leaf that is the loss).
+                cts.insert(key(&m), ct);
+                leaves_done.push(m.clone());
             }
             GradMeta::Node {
                 op,
@@ -132,16 +147,42 @@ pub(super) fn run_backward(root: Arc<GradMeta>, seed: Array) {
                     } else if let Some(i) = input {
                         add(&mut cts, i, Ct::Chain { top, nodes }.ready());
                     }
-                    continue;
-                }
-                let in_cts = f(&ct.ready());
-                for (input, ict) in inputs.iter().zip(in_cts) {
-                    if let (Some(input), Some(ict)) = (input, ict) {
-                        add(&mut cts, input, ict);
+                } else {
+                    let in_cts = f(&ct.ready());
+                    for (input, ict) in inputs.iter().zip(in_cts) {
+                        if let (Some(input), Some(ict)) = (input, ict) {
+                            add(&mut cts, input, ict);
+                        }
                     }
                 }
             }
         }
+        finish_leaves(&mut leaves_done, &mut cts, ready);
+    }
+}
+
+/// Accumulates the cotangents of the leaves that are complete into their
+/// `.grad()` and reports each to `ready`.
+fn finish_leaves(
+    done: &mut Vec<Arc<GradMeta>>,
+    cts: &mut HashMap<*const GradMeta, Ct>,
+    ready: &mut dyn FnMut(super::LeafId, &Array),
+) {
+    for m in done.drain(..) {
+        let (Some(ct), GradMeta::Leaf { grad }) = (cts.remove(&key(&m)), &*m) else {
+            continue;
+        };
+        let ct = ct.ready();
+        let total = {
+            let mut g = grad.lock().expect("grad lock");
+            let total = match g.take() {
+                Some(old) => &old + &ct,
+                None => ct,
+            };
+            *g = Some(total.clone());
+            total
+        };
+        ready(super::LeafId(Arc::as_ptr(&m) as usize), &total);
     }
 }
 

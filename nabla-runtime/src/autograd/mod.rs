@@ -352,6 +352,73 @@ impl Array {
             );
         };
         let seed = self.detach().ones_like();
-        no_grad(|| run_backward(root, seed));
+        no_grad(|| run_backward(root, seed, &mut |_, _| {}));
+    }
+
+    /// [`Array::backward`] that also calls `ready(leaf, grad)` for each leaf
+    /// as soon as its gradient is complete, while the rest of the backward
+    /// pass is still to run (PyTorch's post-accumulate-grad hooks): `grad`
+    /// is the leaf's accumulated `.grad()`. A leaf is complete once every
+    /// recorded op that reads it has passed its cotangent on, so the leaves
+    /// of the last layers come first. What data-parallel training uses to
+    /// start reducing gradients early
+    /// (`nabla::dist::DataParallel::backward`).
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// let w1 = Array::scalar(2.0f64).requires_grad();
+    /// let w2 = Array::scalar(3.0f64).requires_grad();
+    /// let loss = (&w1 * 2.0).exp() * &w2;
+    /// let mut seen = Vec::new();
+    /// loss.backward_with(|leaf, g| seen.push((leaf, g.item())));
+    /// assert_eq!(seen[0].0, w2.leaf_id().unwrap()); // w2 is complete first
+    /// assert_eq!(seen.len(), 2);
+    /// ```
+    #[track_caller]
+    pub fn backward_with(&self, mut ready: impl FnMut(LeafId, &Array)) {
+        if self.numel() != 1 {
+            panic!(
+                "backward_with: the output has shape {:?} but backward needs a scalar (one element); reduce it first, \
+                 e.g. loss.sum() or loss.mean()",
+                self.shape()
+            );
+        }
+        let Some(root) = self.grad.clone() else {
+            panic!(
+                "backward_with: this array does not depend on any array that requires grad; call .requires_grad() on \
+                 the parameters before computing it"
+            );
+        };
+        let seed = self.detach().ones_like();
+        no_grad(|| run_backward(root, seed, &mut ready));
+    }
+
+    /// The identity of a leaf made with [`Array::requires_grad`] (the same
+    /// for its clones), as [`Array::backward_with`] names it; `None` for
+    /// other arrays.
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// let w = Array::scalar(1.0f32).requires_grad();
+    /// assert_eq!(w.leaf_id(), w.clone().leaf_id());
+    /// assert!((&w * 2.0).leaf_id().is_none());
+    /// ```
+    pub fn leaf_id(&self) -> Option<LeafId> {
+        match &self.grad {
+            Some(m) if matches!(**m, GradMeta::Leaf { .. }) => {
+                Some(LeafId(Arc::as_ptr(m) as usize))
+            }
+            _ => None,
+        }
     }
 }
+
+/// A leaf's identity (see [`Array::leaf_id`]): valid while the leaf or a
+/// clone of it lives.
+///
+/// ```
+/// let w = nabla::Array::scalar(1.0f64).requires_grad();
+/// println!("{:?}", w.leaf_id().unwrap());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LeafId(usize);
