@@ -45,6 +45,7 @@ use mpi::traits::{Communicator, CommunicatorCollectives, Root};
 pub struct DataParallel {
     comm: Comm,
     bucket: usize,
+    overlap: bool,
 }
 
 impl DataParallel {
@@ -59,6 +60,7 @@ impl DataParallel {
         DataParallel {
             comm,
             bucket: 25 << 20,
+            overlap: false,
         }
     }
 
@@ -77,9 +79,33 @@ impl DataParallel {
         }
     }
 
+    /// Whether [`DataParallel::backward`] starts each bucket's all-reduce
+    /// while the backward pass still runs (off by default: on one machine
+    /// with a rank per core it measured 4–14% slower than reducing after
+    /// the pass, since shared-memory MPI moves the bytes with the same
+    /// cores; turn it on where a network card or spare cores carry the
+    /// transfers).
+    ///
+    /// ```standalone_crate
+    /// let _mpi = nabla::dist::init();
+    /// let dp = nabla::dist::DataParallel::new(nabla::dist::Comm::world()).overlap(true);
+    /// # let _ = dp;
+    /// ```
+    pub fn overlap(self, on: bool) -> DataParallel {
+        DataParallel {
+            overlap: on,
+            ..self
+        }
+    }
+
     /// The bucket size limit in bytes.
     pub(crate) fn bucket_limit(&self) -> usize {
         self.bucket
+    }
+
+    /// Whether `backward` overlaps.
+    pub(crate) fn overlaps(&self) -> bool {
+        self.overlap
     }
 
     /// The communicator.

@@ -17,12 +17,14 @@ impl DataParallel {
     /// `loss.backward()` on this rank's shard and the mean over the ranks of
     /// the gradient of every leaf of `params` (which must be leaves made
     /// with `requires_grad()`), returned as a tree like `params` and left in
-    /// each leaf's `.grad()`. The buckets (leaves taken last to first, so
-    /// the last layers' gradients, which the backward pass finishes first,
-    /// fill the first bucket) each start their all-reduce the moment the
-    /// backward pass has completed all their leaves, in the same order on
-    /// every rank, and the pass drives the transfers on between its ops. A
-    /// leaf the loss does not reach contributes zeros.
+    /// each leaf's `.grad()`; a leaf the loss does not reach contributes
+    /// zeros. With [`DataParallel::overlap`] on, the buckets (leaves taken
+    /// last to first, so the last layers' gradients, which the backward
+    /// pass finishes first, fill the first bucket) each start their
+    /// all-reduce (`MPI_Iallreduce`) the moment the pass has completed all
+    /// their leaves, in the same order on every rank, and the pass drives
+    /// the transfers on between leaves; otherwise the whole pass runs, then
+    /// [`DataParallel::mean`].
     ///
     /// ```standalone_crate
     /// use nabla::dist::{self, Comm, DataParallel};
@@ -64,9 +66,12 @@ impl DataParallel {
                 a.dtype()
             );
         }
-        let mean = if self.comm().size() == 1 || leaves.iter().any(|a| a.device() != Device::Cpu) {
-            // Nothing to overlap on one rank; GPU leaves take `mean`'s
-            // device path after the whole pass.
+        let mean = if !self.overlaps()
+            || self.comm().size() == 1
+            || leaves.iter().any(|a| a.device() != Device::Cpu)
+        {
+            // Not asked for, or nothing to overlap on one rank; GPU leaves
+            // take `mean`'s device path after the whole pass.
             loss.backward();
             let local: Vec<Array> = leaves.iter().map(grad_or_zeros).collect();
             let mut out = Vec::new();
@@ -114,9 +119,9 @@ impl DataParallel {
                     run.arrive(k, g.detach());
                 }
             });
-            for k in 0..leaves.len() {
+            for (k, leaf) in leaves.iter().enumerate() {
                 if run.grads[k].is_none() {
-                    run.arrive(k, grad_or_zeros(&leaves[k]));
+                    run.arrive(k, grad_or_zeros(leaf));
                 }
             }
             for p in run.pending.drain(..) {
@@ -244,6 +249,15 @@ impl<'s, 'a> Run<'s, 'a, '_> {
             .collect();
         let scale = Some(1.0 / self.dp.comm().size() as f64);
         let buffers = self.free[b].take().expect("a bucket starts once");
+        if b + 1 == self.plan.buckets.len() {
+            // The last bucket completes with the last leaf: nothing is left
+            // to overlap it with, and the blocking call is the faster one.
+            match buffers {
+                Buffers::F32(send, recv) => reduce_now(self.dp, &grads, scale, send, recv),
+                Buffers::F64(send, recv) => reduce_now(self.dp, &grads, scale, send, recv),
+            }
+            return;
+        }
         let scope = self.scope;
         let p = match buffers {
             Buffers::F32(send, recv) => {
@@ -276,12 +290,26 @@ fn launch<'s, 'a, E: Wire>(
     scope: Scope<'s, 'a>,
     grads: &[Array],
     scale: Option<f64>,
-    send: &'a mut Vec<E>,
-    recv: &'a mut Vec<E>,
+    send: &'a mut [E],
+    recv: &'a mut [E],
 ) -> Request<'a, [E], Scope<'s, 'a>> {
     pack_into(grads, scale, send);
-    let send: &'a Vec<E> = send;
+    let send: &'a [E] = send;
     with(dp.comm(), |c| {
-        c.immediate_all_reduce_into(scope, &send[..], &mut recv[..], SystemOperation::sum())
+        c.immediate_all_reduce_into(scope, send, recv, SystemOperation::sum())
     })
+}
+
+/// Packs a bucket's gradients (scaled) and all-reduces them at once.
+fn reduce_now<E: Wire>(
+    dp: DataParallel,
+    grads: &[Array],
+    scale: Option<f64>,
+    send: &mut [E],
+    recv: &mut [E],
+) {
+    pack_into(grads, scale, send);
+    with(dp.comm(), |c| {
+        c.all_reduce_into(&send[..], &mut recv[..], SystemOperation::sum())
+    });
 }

@@ -104,7 +104,7 @@ pub(crate) fn overlapped_backward() {
         b1: data(20, &[8], DType::F64),
         w2: data(30, &[8, 2], DType::F64),
     };
-    let dp = DataParallel::new(w).bucket_bytes(8 * 20);
+    let dp = DataParallel::new(w).bucket_bytes(8 * 20).overlap(true);
     let (xs, ys) = (dp.shard(&x), dp.shard(&y));
     let tracked = |p: &Mlp| {
         let unused = data(40, &[3], DType::F64).requires_grad();
@@ -120,6 +120,8 @@ pub(crate) fn overlapped_backward() {
     };
     let (leaves, loss) = tracked(&p);
     let got = dp.backward(&loss, &leaves);
+    let (after_leaves, loss) = tracked(&p);
+    let after = dp.overlap(false).backward(&loss, &after_leaves);
     let (plain, loss) = tracked(&p);
     loss.backward();
     let local: Vec<Array> = plain
@@ -140,6 +142,12 @@ pub(crate) fn overlapped_backward() {
             &want[k],
             1e-12,
             &format!("overlapped backward, leaf {k}"),
+        );
+        close(
+            &after[k],
+            &want[k],
+            0.0,
+            &format!("backward without overlap, leaf {k}"),
         );
         close(
             &got[k],
