@@ -338,21 +338,7 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn backward(&self) {
-        if self.numel() != 1 {
-            panic!(
-                "backward: the output has shape {:?} but backward() needs a scalar (one element); reduce it first, \
-                 e.g. loss.sum() or loss.mean()",
-                self.shape()
-            );
-        }
-        let Some(root) = self.grad.clone() else {
-            panic!(
-                "backward: this array does not depend on any array that requires grad; call .requires_grad() on \
-                 the parameters before computing it"
-            );
-        };
-        let seed = self.detach().ones_like();
-        no_grad(|| run_backward(root, seed, &mut |_, _| {}));
+        self.backward_from("backward", &mut |_, _| {});
     }
 
     /// [`Array::backward`] that also calls `ready(leaf, grad)` for each leaf
@@ -376,21 +362,27 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn backward_with(&self, mut ready: impl FnMut(LeafId, &Array)) {
+        self.backward_from("backward_with", &mut ready);
+    }
+
+    /// The backward pass from this scalar, for `who` (its panics' name).
+    #[track_caller]
+    fn backward_from(&self, who: &str, ready: &mut dyn FnMut(LeafId, &Array)) {
         if self.numel() != 1 {
             panic!(
-                "backward_with: the output has shape {:?} but backward needs a scalar (one element); reduce it first, \
+                "{who}: the output has shape {:?} but {who}() needs a scalar (one element); reduce it first, \
                  e.g. loss.sum() or loss.mean()",
                 self.shape()
             );
         }
         let Some(root) = self.grad.clone() else {
             panic!(
-                "backward_with: this array does not depend on any array that requires grad; call .requires_grad() on \
+                "{who}: this array does not depend on any array that requires grad; call .requires_grad() on \
                  the parameters before computing it"
             );
         };
         let seed = self.detach().ones_like();
-        no_grad(|| run_backward(root, seed, &mut ready));
+        no_grad(|| run_backward(root, seed, ready));
     }
 
     /// The identity of a leaf made with [`Array::requires_grad`] (the same
