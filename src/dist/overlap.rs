@@ -44,19 +44,17 @@ impl DataParallel {
     pub fn backward<T: Tree<Grad = T>>(&self, loss: &Array, params: &T) -> T {
         let mut leaves = Vec::new();
         params.flatten_into(&mut leaves);
-        let ids: HashMap<LeafId, usize> = leaves
-            .iter()
-            .enumerate()
-            .map(|(k, a)| {
-                let id = a.leaf_id().unwrap_or_else(|| {
-                    panic!(
-                        "DataParallel::backward: parameter {k} (shape {:?}) does not require grad; make every parameter with .requires_grad()",
-                        a.shape()
-                    )
-                });
-                (id, k)
-            })
-            .collect();
+        // Each leaf's places in the tree (a tied parameter has several).
+        let mut ids: HashMap<LeafId, Vec<usize>> = HashMap::new();
+        for (k, a) in leaves.iter().enumerate() {
+            let id = a.leaf_id().unwrap_or_else(|| {
+                panic!(
+                    "DataParallel::backward: parameter {k} (shape {:?}) does not require grad; make every parameter with .requires_grad()",
+                    a.shape()
+                )
+            });
+            ids.entry(id).or_default().push(k);
+        }
         if let Some(a) = leaves
             .iter()
             .find(|a| !matches!(a.dtype(), DType::F32 | DType::F64))
@@ -90,7 +88,7 @@ impl DataParallel {
         &self,
         loss: &Array,
         leaves: &[Array],
-        ids: &HashMap<LeafId, usize>,
+        ids: &HashMap<LeafId, Vec<usize>>,
     ) -> Vec<Array> {
         let plan = Plan::new(leaves, self.bucket_limit());
         let mut bufs: Vec<Buffers> = plan
@@ -115,7 +113,7 @@ impl DataParallel {
                 pending: Vec::new(),
             };
             loss.backward_with(|id, g| {
-                if let Some(&k) = ids.get(&id) {
+                for &k in ids.get(&id).into_iter().flatten() {
                     run.arrive(k, g.detach());
                 }
             });

@@ -108,11 +108,14 @@ pub(crate) fn overlapped_backward() {
     let (xs, ys) = (dp.shard(&x), dp.shard(&y));
     let tracked = |p: &Mlp| {
         let unused = data(40, &[3], DType::F64).requires_grad();
+        let w1 = p.w1.clone().requires_grad();
+        // w1 twice (a tied parameter): both places get its gradient.
         let leaves = vec![
-            p.w1.clone().requires_grad(),
+            w1.clone(),
             p.b1.clone().requires_grad(),
             unused,
             p.w2.clone().requires_grad(),
+            w1,
         ];
         let h = (xs.matmul(&leaves[0]) + &leaves[1]).tanh();
         let loss = nabla::mse_loss(&h.matmul(&leaves[3]), &ys);
@@ -131,12 +134,13 @@ pub(crate) fn overlapped_backward() {
     let want = dp.mean(&local);
     let generated = dp.mean(&grad(mlp_loss)(&p, &xs, &ys));
     let generated = [
-        generated.w1,
+        generated.w1.clone(),
         generated.b1,
         Array::zeros(&[3], DType::F64),
         generated.w2,
+        generated.w1,
     ];
-    for k in 0..4 {
+    for k in 0..5 {
         close(
             &got[k],
             &want[k],
