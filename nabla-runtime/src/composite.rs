@@ -28,8 +28,8 @@ pub use window::{avg_pool2d, conv, max_pool2d};
 
 pub use gather::{embedding, pad, scatter_add, take_along_axis, tril, triu};
 
+use crate::Array;
 use crate::array::norm_axes;
-use crate::{Array, ArrayValue};
 use nabla_macros::differentiable;
 
 /// The shape of a reduction over `axes` (negative axes allowed).
@@ -86,19 +86,7 @@ pub fn all_axes(shape: impl AsRef<[usize]>) -> Vec<isize> {
     (0..shape.as_ref().len() as isize).collect()
 }
 
-/// Mean over normalised `axes` (generic; used by the `mean` rules).
-///
-/// ```
-/// use nabla::Array;
-/// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
-/// let m = nabla::composite::mean(&x, &[1], false);
-/// assert_eq!(m.to_vec::<f64>(), vec![2.0, 5.0]);
-/// ```
-pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
-    let shape = x.shape_vec();
-    let n: usize = axes.iter().map(|&a| shape[a]).product();
-    x.sum_axes(axes, keepdim).mul_scalar(1.0 / n as f64)
-}
+pub use crate::primitives::reduce::mean;
 
 /// `log Σ exp x` over `axes`, stabilised by the (constant) maximum.
 ///

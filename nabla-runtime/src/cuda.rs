@@ -103,7 +103,7 @@ pub fn profile_report(n: usize) -> Option<String> {
 #[doc(hidden)]
 pub mod raw {
     use crate::Array;
-    use crate::dtype::Data;
+    use crate::storage::Data;
     pub use nabla_kernels::cuda::{Gpu, GpuArray, Nccl, NcclReduce, nccl_available};
 
     /// The device array under `x`, when `x` lives on a GPU.

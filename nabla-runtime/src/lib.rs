@@ -17,12 +17,9 @@
 
 mod array;
 pub mod autograd;
-mod buffers;
 pub mod composite;
 pub mod cuda;
 pub mod custom;
-mod device;
-mod dtype;
 pub mod functions;
 pub mod fused;
 mod interp;
@@ -35,6 +32,7 @@ mod registry;
 pub mod revolve;
 #[doc(hidden)]
 pub mod rules;
+mod storage;
 pub mod transform;
 pub mod tree;
 
@@ -44,13 +42,11 @@ pub use transform::{compose, grad as transforms};
 
 pub use array::{Array, Scalar};
 pub use autograd::{LeafId, is_grad_enabled, no_grad};
-pub use buffers::keep_freed_buffers;
 pub use composite::{
     avg_pool2d, conv, cross_entropy, cumprod, einsum, embedding, gelu, gelu_tanh, layer_norm,
     log_softmax, logsumexp, logsumexp_axes, max_pool2d, mse_loss, norm, pad, rms_norm, scatter_add,
     silu, softmax, softplus, sort, take_along_axis, tril, triu, var_axes,
 };
-pub use dtype::{DType, Device, Element};
 pub use functions::*;
 pub use interp::batched::Batched;
 pub use interp::dual::Dual;
@@ -59,6 +55,8 @@ pub use nabla_kernels::elementwise::CompareOp;
 pub use primitives::index::where_;
 pub use primitives::shape::{concat, stack};
 pub use random::{manual_seed, rand, rand_on, randn, randn_on};
+pub use storage::buffers::keep_freed_buffers;
+pub use storage::{DType, Device, Element};
 pub use transform::compose::{hessian, jacfwd, jacrev, vmap};
 pub use transform::grad::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;

@@ -20,7 +20,6 @@ use crate::array::{norm_axes, norm_axis};
 use crate::primitives;
 use crate::registry::entries;
 use crate::{ArrayValue, Value};
-use ndarray::Slice;
 use std::ops::Range;
 
 mod constant;
@@ -374,35 +373,19 @@ pub mod squeeze {
     }
 }
 
-fn axis_slices(shape: &[usize], axis: isize, range: &Range<usize>) -> Vec<Slice> {
-    let ax = norm_axis("slice_axis", axis, shape.len());
-    (0..shape.len())
-        .map(|i| {
-            if i == ax {
-                Slice::new(range.start as isize, Some(range.end as isize), 1)
-            } else {
-                Slice::from(..)
-            }
-        })
-        .collect()
-}
-
 pub mod slice_axis {
     use super::*;
+    use primitives::shape::slice;
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axis: isize, range: Range<usize>) -> V {
-        x.slice(&axis_slices(&x.shape_vec(), axis, &range))
+        slice::slice_axis(x, axis, range)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axis: isize, range: Range<usize>, ct: &V) -> V {
-        primitives::shape::slice::vjp(x, &axis_slices(x, axis, &range), ct)
+        slice::vjp(x, &slice::axis_slices(x, axis, &range), ct)
     }
-    /// The VJP accumulated into `slot` (what generated code calls): the
-    /// first contribution is the zero-padded cotangent, later ones are added
-    /// into their region of it (`x[..n-1]` and `x[1..]` of one `x` cost one
-    /// padded array and one pass over a region, not two padded arrays and a
-    /// full add).
+    /// The VJP accumulated into `slot` (what generated code calls).
     #[inline]
     pub fn acc_0<V: ArrayValue>(
         slot: &mut Option<V>,
@@ -411,11 +394,7 @@ pub mod slice_axis {
         range: Range<usize>,
         ct: &V,
     ) {
-        let slices = axis_slices(x, axis, &range);
-        *slot = Some(match slot.take() {
-            None => primitives::shape::slice::vjp(x, &slices, ct),
-            Some(old) => old.add_into_slice(&slices, ct),
-        });
+        slice::acc_slice_axis(slot, x, axis, range, ct)
     }
 }
 
@@ -473,7 +452,7 @@ pub mod mean {
     #[inline]
     #[track_caller]
     pub fn forward<V: ArrayValue>(x: &V) -> V {
-        crate::composite::mean(x, &all(x), false)
+        primitives::reduce::mean(x, &all(x), false)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], ct: &V) -> V {
@@ -487,7 +466,7 @@ pub mod mean_axes {
     #[track_caller]
     #[inline]
     pub fn forward<V: ArrayValue>(x: &V, axes: &[isize], keepdim: bool) -> V {
-        crate::composite::mean(x, &norm_axes("mean", axes, x.ndim()), keepdim)
+        primitives::reduce::mean(x, &norm_axes("mean", axes, x.ndim()), keepdim)
     }
     #[inline]
     pub fn vjp_0<V: ArrayValue>(x: &[usize], axes: &[isize], keepdim: bool, ct: &V) -> V {

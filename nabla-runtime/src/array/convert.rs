@@ -1,7 +1,7 @@
 //! Conversions to and from Rust and ndarray values.
 
 use crate::Array;
-use crate::dtype::{DType, Data, Element};
+use crate::storage::{Data, Element};
 use ndarray::{ArrayD, IxDyn};
 
 impl Array {
@@ -19,7 +19,7 @@ impl Array {
         use nabla_kernels::elementwise::row_major;
         /// Row-major elements converted with `f` (the slice read directly
         /// when contiguous, one strided gather otherwise).
-        fn each<S: Copy, T>(a: &crate::array::Host<S>, f: impl Fn(S) -> T) -> Vec<T> {
+        fn each<S: Copy, T>(a: &crate::storage::Host<S>, f: impl Fn(S) -> T) -> Vec<T> {
             match a.as_slice() {
                 Some(s) => s.iter().map(|&v| f(v)).collect(),
                 None => row_major(&a.view()).into_iter().map(f).collect(),
@@ -31,7 +31,7 @@ impl Array {
             Data::I64(a) => each(a, T::from_i64),
             Data::Bool(a) => each(a, |v| T::from_f64(if v { 1.0 } else { 0.0 })),
             #[cfg(feature = "cuda")]
-            Data::Cuda(g) => Array::from_data(crate::device::download(g)).to_vec(),
+            Data::Cuda(g) => Array::from_data(crate::storage::gpu::download(g)).to_vec(),
         }
     }
 
@@ -65,19 +65,6 @@ impl Array {
         }
         self.to_vec::<f64>()[0]
     }
-
-    /// Converts to another dtype (rounding towards zero for integers,
-    /// nonzero → `true` for bool). Differentiable between `F32` and `F64`.
-    ///
-    /// ```
-    /// use nabla::{Array, DType};
-    /// let x = Array::from_vec(vec![1.7f64, -0.2], &[2]);
-    /// assert_eq!(x.cast(DType::I64).to_vec::<i64>(), vec![1, 0]);
-    /// assert_eq!(x.cast(DType::F32).dtype(), DType::F32);
-    /// ```
-    pub fn cast(&self, dtype: DType) -> Array {
-        crate::primitives::cast::cast(self, dtype)
-    }
 }
 
 impl<T: Element> From<ArrayD<T>> for Array {
@@ -89,35 +76,7 @@ impl<T: Element> From<ArrayD<T>> for Array {
     /// assert_eq!(x.shape(), &[1, 2]);
     /// ```
     fn from(a: ArrayD<T>) -> Array {
-        T::into_array(a)
-    }
-}
-
-pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
-    fn conv<S: Element, T: Element>(a: &crate::array::Host<S>) -> Data {
-        std::sync::Arc::unwrap_or_clone(
-            T::into_array(a.view().mapv(|v| T::from_f64(v.to_f64()))).data,
-        )
-    }
-    fn go<S: Element>(a: &crate::array::Host<S>, dtype: DType) -> Data {
-        match dtype {
-            DType::F32 => conv::<S, f32>(a),
-            DType::F64 => conv::<S, f64>(a),
-            DType::I64 => conv::<S, i64>(a),
-            DType::Bool => conv::<S, bool>(a),
-        }
-    }
-    if data.dtype() == dtype {
-        // A copy (`cast::forward` shares the storage before it gets here).
-        return data.clone();
-    }
-    match data {
-        Data::F32(a) => go(a, dtype),
-        Data::F64(a) => go(a, dtype),
-        Data::I64(a) => go(a, dtype),
-        Data::Bool(a) => go(a, dtype),
-        #[cfg(feature = "cuda")]
-        Data::Cuda(g) => Data::Cuda(nabla_kernels::cuda::cast(g, crate::device::elem_of(dtype))),
+        Array::from_data(T::into_data(a))
     }
 }
 

@@ -1,8 +1,8 @@
 //! Constructors.
 
 use crate::Array;
-use crate::array::Host;
-use crate::dtype::{DType, Data, Element};
+use crate::storage::Host;
+use crate::storage::{DType, Data, Element};
 use ndarray::{ArrayD, IxDyn};
 
 fn filled(shape: &[usize], v: f64, dtype: DType) -> Array {
@@ -34,7 +34,7 @@ impl Array {
             );
         }
         let a = ArrayD::from_shape_vec(IxDyn(shape), data).expect("length checked");
-        T::into_array(a)
+        Array::from_data(T::into_data(a))
     }
 
     /// A zero-dimensional array holding `v`; its dtype follows `T`.
@@ -151,8 +151,8 @@ impl Array {
             crate::Device::Cpu => filled(shape, value, dtype),
             #[cfg(feature = "cuda")]
             crate::Device::Cuda(n) => Array::from_data(Data::Cuda(nabla_kernels::cuda::fill(
-                &crate::device::gpu(n),
-                crate::device::elem_of(dtype),
+                &crate::storage::gpu::gpu(n),
+                crate::storage::elem_of(dtype),
                 shape,
                 value,
             ))),

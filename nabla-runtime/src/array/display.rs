@@ -1,7 +1,7 @@
 //! NumPy-like printing.
 
 use crate::Array;
-use crate::dtype::Data;
+use crate::storage::Data;
 use std::fmt;
 
 /// Arrays with more elements than this print with `...` like NumPy.
@@ -49,7 +49,9 @@ impl Array {
                 .map(|&v| if v { "true".into() } else { "false".into() })
                 .collect(),
             #[cfg(feature = "cuda")]
-            Data::Cuda(g) => Array::from_data(crate::device::download(g)).element_strings(fixed),
+            Data::Cuda(g) => {
+                Array::from_data(crate::storage::gpu::download(g)).element_strings(fixed)
+            }
         }
     }
 }

@@ -1,18 +1,22 @@
 //! The [`Array`] type: an immutable, cheaply cloned n-dimensional value.
 
 mod convert;
-pub(crate) use convert::data_cast;
 mod create;
+mod device;
 mod display;
-mod host;
-pub(crate) use host::{Host, row_major_view};
+mod on_gpu;
+pub(crate) use on_gpu::{on_gpu, on_gpus};
+mod typed;
+pub use typed::Typed;
+pub(crate) use typed::count_pass;
+pub use typed::passes;
 mod operators;
 pub(crate) mod view;
 pub use operators::Scalar;
 mod value_impl;
 
 use crate::autograd::GradMeta;
-use crate::dtype::{DType, Data};
+use crate::storage::{DType, Data};
 use std::sync::Arc;
 
 /// An n-dimensional array of `f32`, `f64`, `i64` or `bool` elements.
@@ -41,7 +45,7 @@ pub struct Array {
 impl Array {
     /// Wraps storage with no autograd history.
     pub(crate) fn from_data(data: Data) -> Array {
-        crate::buffers::keep_freed_buffers();
+        crate::storage::buffers::keep_freed_buffers();
         Array {
             data: Arc::new(data),
             grad: None,

@@ -6,7 +6,7 @@
 /// raw ndarray view `$r` of its elements to the new view (any dtype).
 macro_rules! host_view {
     ($x:expr, |$r:ident| $body:expr) => {{
-        use $crate::dtype::Data;
+        use $crate::storage::Data;
         let d = &$x.data;
         $crate::Array::from_data(match &**d {
             Data::F32(h) => Data::F32(h.derive(d, |$r| $body)),
@@ -14,7 +14,7 @@ macro_rules! host_view {
             Data::I64(h) => Data::I64(h.derive(d, |$r| $body)),
             Data::Bool(h) => Data::Bool(h.derive(d, |$r| $body)),
             #[cfg(feature = "cuda")]
-            Data::Cuda(_) => $crate::device::no_gpu_path(),
+            Data::Cuda(_) => $crate::storage::no_gpu_path(),
         })
     }};
 }

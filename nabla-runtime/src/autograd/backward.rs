@@ -7,12 +7,12 @@
 //! next (`x.sin().exp().tanh()`) is not run op by op: its cotangent is
 //! carried down the run as links, and the first op whose input is not
 //! such a link computes the cotangent of the run's input in one pass
-//! (`fused::chain`), or, where that pass does not apply, runs the ops'
+//! (`autograd::chain`), or, where that pass does not apply, runs the ops'
 //! own VJPs in turn.
 
 use super::GradMeta;
+use super::chain;
 use crate::Array;
-use crate::fused::chain;
 use std::collections::HashMap;
 use std::sync::Arc;
 

@@ -9,10 +9,11 @@
 //! as soon as it has run.
 
 mod backward;
+pub(crate) mod chain;
 
 use crate::Array;
-use crate::fused::chain::Link;
 use backward::run_backward;
+use chain::Link;
 use std::cell::Cell;
 use std::sync::{Arc, Mutex};
 

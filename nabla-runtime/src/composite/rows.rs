@@ -23,8 +23,9 @@
 //! assert_eq!(softmax_rows(&x, 1.0, false).to_vec::<f64>(), vec![0.5, 0.5, 1.0 / 3.0, 2.0 / 3.0]);
 //! ```
 
-use crate::dtype::{float_map, float_map2, on_gpu, on_gpus};
+use crate::array::{on_gpu, on_gpus};
 use crate::primitives::unary::not_float;
+use crate::storage::{float_map, float_map2};
 use crate::{Array, ArrayValue};
 use nabla_kernels::rows as kernels;
 use nabla_macros::{custom_op, differentiable};

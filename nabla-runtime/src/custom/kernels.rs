@@ -5,8 +5,8 @@
 use crate::Array;
 #[cfg(feature = "cuda")]
 use crate::DType;
-use crate::array::Host;
-use crate::dtype::{Data, Element};
+use crate::storage::Host;
+use crate::storage::{Data, Element};
 use std::any::Any;
 use std::borrow::Cow;
 
@@ -175,7 +175,7 @@ impl CudaKernel {
             self.source,
             self.name,
             &gpus,
-            crate::device::elem_of(out_dtype),
+            crate::storage::elem_of(out_dtype),
             out_shape,
             how,
         )))

@@ -11,7 +11,8 @@
 //! A region that does not reduce and whose result later operations read
 //! runs op by op in a VJP (see [`vjp`]).
 
-use super::{Input, Region, pass};
+use super::pass;
+use super::region::{Input, Region};
 use crate::compose::OutSpec;
 use crate::{Array, ArrayValue, Batched, Value};
 use std::marker::PhantomData;
@@ -258,7 +259,7 @@ fn per_example<R: Region<N>, const N: usize, const B: usize>(
         let refs: [&Array; B] = std::array::from_fn(|j| &xs[j]);
         let ops = pass::operands(&refs, inputs)?;
         let c = pass::vjp::<R, N, B>(&ops, &refs, inputs, &example(ct, i))?;
-        let g = super::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);
+        let g = super::region::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);
         for (acc, g) in grads.iter_mut().zip(g) {
             acc.push(g);
         }

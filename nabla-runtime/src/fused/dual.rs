@@ -11,7 +11,8 @@ use super::lanes::{LANES, Lanes};
 use super::parts;
 use super::pass::{Operand, Src, accumulate, add_lanes, dispatch, operands, pairwise};
 use super::reader::Reader;
-use super::{Input, Kernel, Region, count_pass};
+use super::region::{Input, Kernel, Region};
+use crate::array::count_pass;
 use crate::{Array, DType, Dual};
 use nabla_kernels::parallel::for_each;
 use std::ops::Range;
@@ -36,7 +37,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
                 || dx.is_tracked()
                 || !matches!(
                     &*dx.data,
-                    crate::dtype::Data::F32(_) | crate::dtype::Data::F64(_)
+                    crate::storage::Data::F32(_) | crate::storage::Data::F64(_)
                 )
             {
                 return None;
@@ -51,7 +52,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
         tangents[j].map(|dx| match &inputs[k] {
             Input::Arg(_) => dx.clone(),
             Input::Slice { axis, range, .. } => {
-                crate::rules::slice_axis::forward(dx, *axis, range.clone())
+                crate::primitives::shape::slice::slice_axis(dx, *axis, range.clone())
             }
         })
     });
@@ -97,7 +98,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
             .into_iter()
             .flat_map(|m| m.into_inner().expect("parts finished"))
             .unzip();
-        let scale = super::reduce_scale::<R, N>(n);
+        let scale = super::region::reduce_scale::<R, N>(n);
         let scalar = |s: &[f64]| {
             Array::from_vec(
                 vec![<T as nabla_kernels::Float>::from_f64(pairwise(s) * scale)],

@@ -19,8 +19,8 @@ use super::lanes::{LANES, Lanes};
 use super::parts::{self, PartOut};
 use super::pass::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
+use super::region::{Kernel, Region};
 use super::scatter::Layout;
-use super::{Kernel, Region};
 use std::ops::Range;
 
 /// Elements per stage (a whole number of blocks).

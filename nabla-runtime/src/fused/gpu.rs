@@ -13,8 +13,9 @@
 //! operand's cotangent at the broadcast shape in the same kernel; those of
 //! broadcast operands are then summed to their shapes.
 
-use super::{Input, Region, pass};
-use crate::dtype::Data;
+use super::pass;
+use super::region::{Input, Region};
+use crate::storage::Data;
 use crate::{Array, Shape, Value};
 use nabla_kernels::cuda::{FusedBody, GpuArray};
 use nabla_kernels::elementwise::{BinaryOp, CompareOp, UnaryOp};
@@ -253,9 +254,9 @@ pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
     let shape = pass::broadcast(ops).expect("operands broadcast");
     let b = body::<R, N>(Program::Forward);
     let bufs = buffers(ops);
-    super::count_pass();
+    crate::array::count_pass();
     let y = if R::REDUCE {
-        let scale = super::reduce_scale::<R, N>(shape.iter().product());
+        let scale = super::region::reduce_scale::<R, N>(shape.iter().product());
         nabla_kernels::cuda::fused_sum(&b, &bufs, &shape, scale)
     } else {
         nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape)
@@ -286,7 +287,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
             return None;
         }
         let c = ct.reshape(&[]);
-        let scale = super::reduce_scale::<R, N>(shape.iter().product());
+        let scale = super::region::reduce_scale::<R, N>(shape.iter().product());
         if scale == 1.0 { c } else { c.mul_scalar(scale) }
     } else {
         if !nabla_kernels::elementwise::broadcasts_to(ct.shape(), &shape) {
@@ -298,7 +299,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
     let mut bufs = buffers(ops);
     bufs.push(device_data(&ct).expect("on the device"));
     let gs = nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape);
-    super::count_pass();
+    crate::array::count_pass();
     Some(
         gs.into_iter()
             .zip(ops)

@@ -6,7 +6,7 @@
 //! reads its inputs and writes its outputs once, whatever it computes in
 //! between.
 
-use super::Kernel;
+use super::region::Kernel;
 use crate::registry::value_methods;
 use crate::{Shape, Value};
 use nabla_kernels::elementwise::CompareOp;

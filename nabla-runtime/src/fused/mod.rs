@@ -43,131 +43,28 @@
 //! ```
 
 mod batched;
-pub(crate) mod chain;
-mod dual;
+pub(crate) mod dual;
 mod gather;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod lanes;
 mod parts;
-mod pass;
+pub(crate) mod pass;
 mod reader;
+pub(crate) mod region;
 mod rows;
 mod scatter;
 
 pub use lanes::{LANES, Lanes};
 pub use pass::limit_simd;
+pub use region::{Input, Kernel, Region};
+use region::{reduce_scale, to_args};
 
 use crate::compose::OutSpec;
-use crate::{Array, ArrayValue, Batched, Dual, Value};
+use crate::{Array, ArrayValue, Batched, Dual};
 use std::any::{Any, TypeId};
-use std::ops::Range;
 
-thread_local! {
-    static PASSES: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
-}
-
-/// How many fused passes (forward or pullback) this thread has run: what
-/// tests read to tell a fused program from an op-by-op one.
-///
-/// ```
-/// use nabla::Array;
-///
-/// #[nabla::differentiable]
-/// fn f(x: &Array) -> Array {
-///     (x.sin() * x + 1.0).sum()
-/// }
-///
-/// fn main() {
-///     let before = nabla::fused::passes();
-///     f(&Array::ones(&[4], nabla::DType::F64));
-///     assert_eq!(nabla::fused::passes(), before + 1);
-/// }
-/// ```
-pub fn passes() -> usize {
-    PASSES.with(|p| p.get())
-}
-
-fn count_pass() {
-    PASSES.with(|p| p.set(p.get() + 1));
-}
-
-/// Where a region's operand comes from: one of the arrays the region is
-/// called with, or a slice of one (`x.slice_axis(axis, range)`).
-#[doc(hidden)]
-#[derive(Clone, Debug)]
-pub enum Input {
-    /// Argument `k` itself.
-    Arg(usize),
-    /// `args[arg].slice_axis(axis, range)`.
-    Slice {
-        arg: usize,
-        axis: isize,
-        range: Range<usize>,
-    },
-}
-
-impl Input {
-    fn arg(&self) -> usize {
-        match self {
-            Input::Arg(k) | Input::Slice { arg: k, .. } => *k,
-        }
-    }
-
-    /// The operand, op by op.
-    #[track_caller]
-    fn of<V: ArrayValue>(&self, args: &[&V]) -> V {
-        match self {
-            Input::Arg(k) => args[*k].clone(),
-            Input::Slice { arg, axis, range } => {
-                crate::rules::slice_axis::forward(args[*arg], *axis, range.clone())
-            }
-        }
-    }
-
-    /// Adds the operand's cotangent `g` into its argument's.
-    fn acc<V: ArrayValue>(&self, slot: &mut Option<V>, arg_shape: &[usize], g: V) {
-        match self {
-            Input::Arg(_) => crate::transforms::private::acc(slot, g),
-            Input::Slice { axis, range, .. } => {
-                crate::rules::slice_axis::acc_0(slot, arg_shape, *axis, range.clone(), &g)
-            }
-        }
-    }
-}
-
-/// A fused region of `N` operands and one output, written by
-/// `#[differentiable]` from the region's own generated programs.
-#[doc(hidden)]
-pub trait Region<const N: usize>: 'static {
-    /// Whether the region ends in the sum (or the mean) of all its elements.
-    const REDUCE: bool;
-    /// Whether that reduction is the mean (the sum scaled by `1/n`).
-    const MEAN: bool;
-    /// Whether that sum is what the enclosing function returns, so `grad`
-    /// pulls it back with a unit cotangent: then the VJP computes the
-    /// value and the unit cotangents in one pass, and the pullback scales
-    /// them by the cotangent it gets (nothing to do for 1).
-    const RESULT: bool;
-    /// The region at one element (or one block of them).
-    fn scalar<T: Value + Copy>(x: &[T; N]) -> T;
-    /// The operands' cotangents at one element, for the output's `ct`.
-    fn scalar_vjp<T: Value + Copy>(x: &[T; N], ct: &T) -> [T; N];
-    /// The elementwise part op by op, at any value type.
-    fn ops<V: ArrayValue>(x: [&V; N]) -> V;
-    /// The elementwise part's VJP op by op, at any value type.
-    #[allow(clippy::type_complexity)]
-    fn ops_vjp<V: ArrayValue>(x: [&V; N]) -> (V, impl FnOnce(V) -> [V; N] + use<V, Self, N>);
-    /// [`Region::ops_vjp`] for callers that need only the output's shape
-    /// and dtype: the region's shape-only program, which skips the ops
-    /// whose results only the output reads (`sin` in `sum(sin(x))`). Its
-    /// pullback also takes a cotangent the elementwise output's shape
-    /// broadcasts from (the sum's).
-    #[allow(clippy::type_complexity)]
-    fn ops_vjp_shapes<V: ArrayValue>(
-        x: [&V; N],
-    ) -> (OutSpec, impl FnOnce(V) -> [V; N] + use<V, Self, N>);
-}
+pub use crate::array::passes;
 
 /// [`Region::ops_vjp_shapes`] of a region without a shape-only program:
 /// its VJP, the output's spec, and a pullback that broadcasts its
@@ -352,22 +249,6 @@ fn pull_batched<V: 'static, R: Region<N>, const N: usize, const B: usize>(
     )
 }
 
-/// The arguments' cotangents: those already at their arguments (`direct`),
-/// plus each operand's in `rest` added into its argument's (into the
-/// slice for a sliced operand), zeros where none came.
-fn to_args<V: ArrayValue, const N: usize, const B: usize>(
-    mut direct: [Option<V>; B],
-    rest: impl IntoIterator<Item = (usize, V)>,
-    inputs: &[Input; N],
-    saved: &[V; B],
-) -> [V; B] {
-    for (k, g) in rest {
-        let j = inputs[k].arg();
-        inputs[k].acc(&mut direct[j], &saved[j].shape_vec(), g);
-    }
-    std::array::from_fn(|j| direct[j].take().unwrap_or_else(|| saved[j].zeros_like()))
-}
-
 /// [`vjp`] for callers that need only the output's shape and dtype (the
 /// shape-only VJP of the enclosing function, see `DiffFn::vjp_masked_shapes`):
 /// on arrays the same passes; at other value types (nested transforms,
@@ -457,12 +338,6 @@ fn unreduce<V: ArrayValue, R: Region<N>, const N: usize>(ct: V, shape: &[usize])
     }
 }
 
-/// What a fused pass multiplies the sum of the region's `n` elements by:
-/// `1/n` for a mean, else 1.
-fn reduce_scale<R: Region<N>, const N: usize>(n: usize) -> f64 {
-    if R::MEAN { 1.0 / n as f64 } else { 1.0 }
-}
-
 /// The region op by op and its pullback.
 #[track_caller]
 #[allow(clippy::type_complexity)]
@@ -519,40 +394,4 @@ fn from_array<V: 'static>(y: Array) -> V {
 /// A `V` (which is `Array`) as an array.
 fn to_array<V: 'static>(v: V) -> Array {
     cast(v)
-}
-
-/// The float element types the fused passes run on (`f32`, `f64`).
-#[doc(hidden)]
-pub trait Kernel:
-    Value + Copy + crate::dtype::Element + nabla_kernels::Float + typed::Typed
-{
-}
-impl Kernel for f64 {}
-impl Kernel for f32 {}
-
-mod typed {
-    use crate::Array;
-    use crate::array::Host;
-    use crate::dtype::Data;
-
-    /// The typed buffer of an array of this dtype.
-    pub trait Typed: Sized {
-        fn typed(x: &Array) -> Option<&Host<Self>>;
-    }
-    impl Typed for f64 {
-        fn typed(x: &Array) -> Option<&Host<f64>> {
-            match &*x.data {
-                Data::F64(a) => Some(a),
-                _ => None,
-            }
-        }
-    }
-    impl Typed for f32 {
-        fn typed(x: &Array) -> Option<&Host<f32>> {
-            match &*x.data {
-                Data::F32(a) => Some(a),
-                _ => None,
-            }
-        }
-    }
 }

@@ -5,10 +5,11 @@
 use super::lanes::{LANES, Lanes};
 use super::parts;
 use super::reader::Reader;
-use super::{Input, Kernel, Region, count_pass};
+use super::region::{Input, Kernel, Region};
 use super::{gather, scatter};
-use crate::array::Host;
-use crate::dtype::Data;
+use crate::array::count_pass;
+use crate::storage::Data;
+use crate::storage::Host;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
 use ndarray::IxDyn;
@@ -120,7 +121,7 @@ fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
             .collect();
         return Array::from_vec(
             vec![<T as nabla_kernels::Float>::from_f64(
-                pairwise(&sums) * super::reduce_scale::<R, N>(n),
+                pairwise(&sums) * super::region::reduce_scale::<R, N>(n),
             )],
             &[],
         );
@@ -375,7 +376,7 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
     // Without a cotangent: a unit one, and the region summed too. A mean
     // scales the cotangent of its sum by `1/n`.
-    let scale = super::reduce_scale::<R, N>(n);
+    let scale = super::region::reduce_scale::<R, N>(n);
     let c = match ct {
         Some(ct) => match Operand::<T>::of(ct, shape) {
             Operand::Scalar(v) if R::MEAN => {
@@ -540,4 +541,27 @@ fn tiled<T: Copy>(a: &Host<T>, shape: &[usize]) -> Option<Vec<T>> {
 pub(super) enum Src<'a, T> {
     Slice(&'a [T]),
     Scalar(T),
+}
+
+/// The chain rule `R` of a unary op run over a block, as a tape
+/// [`Link`](crate::autograd::chain::Link) keeps it:
+/// `t = R::eval(x, y, t)`, [`LANES`] at a time.
+pub(crate) fn chain_rule<R: crate::ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
+    dispatch!(chain_body::<R, T>(x, y, t))
+}
+
+#[inline(always)]
+fn chain_body<R: crate::ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
+    let n = t.len();
+    let mut i = 0;
+    while i + LANES <= n {
+        let xs = Lanes(x[i..i + LANES].try_into().expect("a block"));
+        let ys = Lanes(y[i..i + LANES].try_into().expect("a block"));
+        let ts = Lanes(t[i..i + LANES].try_into().expect("a block"));
+        t[i..i + LANES].copy_from_slice(&R::eval(&xs, &ys, &ts).0);
+        i += LANES;
+    }
+    for j in i..n {
+        t[j] = R::eval(&x[j], &y[j], &t[j]);
+    }
 }

@@ -3,9 +3,9 @@
 //! operand's elements are a pointer and a step, 0 for a broadcast
 //! scalar).
 
-use super::Kernel;
 use super::lanes::{LANES, Lanes};
 use super::pass::Src;
+use super::region::Kernel;
 use std::marker::PhantomData;
 
 /// The operands of a pass over `n` elements, read block by block.

@@ -4,8 +4,10 @@
 //! evaluates the region, operands read in place where each example's
 //! elements are contiguous.
 
+use super::parts;
 use super::pass::{Operand, Src, broadcast, dispatch, pairwise, reduce_body};
-use super::{Kernel, Region, count_pass, parts};
+use super::region::{Kernel, Region};
+use crate::array::count_pass;
 use crate::{Array, DType};
 use nabla_kernels::parallel::for_each;
 use std::sync::Mutex;
@@ -63,7 +65,7 @@ fn reduce_rows_typed<R: Region<N>, const N: usize, T: Kernel>(
         .into_iter()
         .flat_map(|m| m.into_inner().expect("groups finished"))
         .collect();
-    let scale = super::reduce_scale::<R, N>(m);
+    let scale = super::region::reduce_scale::<R, N>(m);
     let v: Vec<T> = sums
         .chunks(per_row)
         .map(|s| <T as nabla_kernels::Float>::from_f64(pairwise(s) * scale))

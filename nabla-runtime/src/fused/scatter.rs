@@ -8,7 +8,7 @@ use super::lanes::LANES;
 use super::parts::{self, PartOut};
 use super::pass::{Dest, Src, accumulate, dispatch, pairwise};
 use super::reader::Reader;
-use super::{Kernel, Region};
+use super::region::{Kernel, Region};
 use std::ops::Range;
 
 /// Where a pass writes: per buffer, its length and the smallest and

@@ -1,7 +1,7 @@
 //! Symmetric eigendecompositions.
 
 use super::{check_square, mt, on_host, pattern, rows, sym};
-use crate::dtype::float_map;
+use crate::storage::float_map;
 use crate::{Array, ArrayValue};
 use nabla_kernels::linalg as kernels;
 use nabla_macros::{custom_op, differentiable};

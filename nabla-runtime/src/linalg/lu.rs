@@ -1,7 +1,7 @@
 //! Solves, inverses and determinants, from LU factorisations.
 
 use super::{both_batched, check_rhs, check_square, mt, on_host, per_matrix, sum2};
-use crate::dtype::{float_map, float_map2};
+use crate::storage::{float_map, float_map2};
 use crate::{Array, ArrayValue};
 use nabla_kernels::linalg as kernels;
 use nabla_macros::{custom_op, differentiable};

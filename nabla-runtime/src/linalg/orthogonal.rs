@@ -1,7 +1,7 @@
 //! QR factorisations.
 
 use super::{cols, mt, on_host, pattern, rows, triangular_solve};
-use crate::dtype::float_map;
+use crate::storage::float_map;
 use crate::{Array, ArrayValue};
 use nabla_kernels::linalg as kernels;
 use nabla_macros::{custom_op, differentiable};

@@ -1,7 +1,7 @@
 //! Cholesky factors and triangular solves.
 
 use super::{both_batched, check_rhs, check_square, mt, on_host, pattern, sym};
-use crate::dtype::{float_map, float_map2};
+use crate::storage::{float_map, float_map2};
 use crate::{Array, ArrayValue};
 use nabla_kernels::linalg as kernels;
 use nabla_macros::custom_op;

@@ -6,7 +6,7 @@
 //! old buffers (the parameter keeps its autograd identity).
 
 use crate::Array;
-use crate::dtype::Data;
+use crate::storage::Data;
 use nabla_kernels::cuda::{FusedBody, GpuArray, fused_map};
 use nabla_kernels::optim::AdamStep;
 use std::sync::LazyLock;

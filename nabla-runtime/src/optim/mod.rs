@@ -54,8 +54,8 @@ pub use clip::{clip_grad_norm, clip_leaf_grad_norm};
 pub use schedule::Schedule;
 pub use sgd::Sgd;
 
-use crate::array::Host;
-use crate::dtype::{DType, Data};
+use crate::storage::Host;
+use crate::storage::{DType, Data};
 use crate::tree::{Seg, Tree};
 use crate::{Array, no_grad};
 use nabla_kernels::Float;

@@ -12,9 +12,9 @@
 //! operand.
 
 use crate::autograd::binary_node;
-use crate::dtype::{float_map2, float_slice_map2};
 use crate::primitives::unary::not_float;
 use crate::registry::binary_modules;
+use crate::storage::{float_map2, float_slice_map2};
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
 
@@ -72,7 +72,7 @@ pub(crate) fn check_dtypes(op: &str, a: &Array, b: &Array) {
 #[track_caller]
 pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> Array {
     check_binary(name, a, b);
-    crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::binary(
+    crate::array::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::binary(
         &g[0], &g[1], op
     ));
     if a.shape() == b.shape()
@@ -444,7 +444,7 @@ pub mod mul_scaled {
     #[track_caller]
     pub fn forward(a: &Array, b: &Array, c: f64) -> Array {
         check_binary("mul_scaled", a, b);
-        crate::dtype::on_gpus!("mul_scaled", [a, b], |g| nabla_kernels::cuda::unary(
+        crate::array::on_gpus!("mul_scaled", [a, b], |g| nabla_kernels::cuda::unary(
             &nabla_kernels::cuda::binary(&g[0], &g[1], BinaryOp::Mul),
             nabla_kernels::elementwise::UnaryOp::Affine(c, 0.0)
         ));
@@ -516,7 +516,7 @@ impl Array {
 /// when no one else holds it (copy-on-write otherwise). Anything else
 /// composes.
 pub(crate) fn add_mul_scaled(mut x: Array, a: &Array, b: &Array, c: f64) -> Array {
-    use crate::dtype::Data;
+    use crate::storage::Data;
     use nabla_kernels::elementwise::add_mul_scaled_into;
     if !crate::autograd::needs_grad(&[&x, a, b]) {
         let done = match (std::sync::Arc::make_mut(&mut x.data), &*a.data, &*b.data) {

@@ -2,8 +2,8 @@
 //! the cotangent back); conversions to or from integers and bools carry no
 //! derivative.
 
-use crate::array::data_cast;
 use crate::autograd::unary_node;
+use crate::storage::data_cast;
 use crate::{Array, DType};
 
 /// Forward: converts the storage.
@@ -48,4 +48,19 @@ pub(crate) fn cast(x: &Array, dtype: DType) -> Array {
         let from = x.dtype();
         move |ct| vjp(from, ct)
     })
+}
+
+impl Array {
+    /// Converts to another dtype (rounding towards zero for integers,
+    /// nonzero → `true` for bool). Differentiable between `F32` and `F64`.
+    ///
+    /// ```
+    /// use nabla::{Array, DType};
+    /// let x = Array::from_vec(vec![1.7f64, -0.2], &[2]);
+    /// assert_eq!(x.cast(DType::I64).to_vec::<i64>(), vec![1, 0]);
+    /// assert_eq!(x.cast(DType::F32).dtype(), DType::F32);
+    /// ```
+    pub fn cast(&self, dtype: DType) -> Array {
+        cast(self, dtype)
+    }
 }

@@ -2,8 +2,8 @@
 //! derivative and are never recorded.
 
 use crate::Array;
-use crate::dtype::Data;
 use crate::primitives::binary::check_binary;
+use crate::storage::Data;
 use nabla_kernels::elementwise::{CompareOp, compare};
 
 #[track_caller]
@@ -11,7 +11,7 @@ fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
     if !(a.dtype() == crate::DType::I64 && b.dtype() == crate::DType::I64) {
         check_binary(name, a, b);
     }
-    crate::dtype::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::compare(
+    crate::array::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::compare(
         &g[0], &g[1], op
     ));
     let out = match (&*a.data, &*b.data) {
@@ -29,7 +29,7 @@ fn cmp(a: &Array, b: &Array, op: CompareOp, name: &str) -> Array {
             }
         }
     };
-    Array::from_data(Data::Bool(crate::array::Host::from_nd(out)))
+    Array::from_data(Data::Bool(crate::storage::Host::from_nd(out)))
 }
 
 macro_rules! comparisons {

@@ -17,8 +17,8 @@
 //! ops' own JVP rules.
 
 use crate::autograd::needs_grad;
-use crate::dtype::Data;
 use crate::interp::value::ElementwiseRule;
+use crate::storage::Data;
 use crate::{Array, Device};
 use nabla_kernels::elementwise::try_broadcast_shape;
 use nabla_kernels::ternary::zip3_map;
@@ -52,9 +52,9 @@ pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array
 
 /// `R::eval` over three arrays of one shape, each contiguous, a block of
 /// `fused::LANES` elements at a time (the vectorisable forms of `exp`,
-/// `tanh`, `erf`, ..: `fused::chain::apply`), in parallel chunks above the
+/// `tanh`, `erf`, ..: `fused::pass::chain_rule`), in parallel chunks above the
 /// kernels' threshold; `None` for other layouts.
-fn in_lanes<R: ElementwiseRule, T: crate::fused::Kernel>(
+fn in_lanes<R: ElementwiseRule, T: crate::fused::region::Kernel>(
     x: ndarray::ArrayViewD<'_, T>,
     y: ndarray::ArrayViewD<'_, T>,
     z: ndarray::ArrayViewD<'_, T>,
@@ -68,10 +68,10 @@ fn in_lanes<R: ElementwiseRule, T: crate::fused::Kernel>(
     if out.len() >= nabla_kernels::PARALLEL_THRESHOLD {
         nabla_kernels::parallel::chunks_mut(&mut out, CHUNK, |i, t| {
             let r = i * CHUNK..i * CHUNK + t.len();
-            crate::fused::chain::apply::<R, T>(&xs[r.clone()], &ys[r], t)
+            crate::fused::pass::chain_rule::<R, T>(&xs[r.clone()], &ys[r], t)
         });
     } else {
-        crate::fused::chain::apply::<R, T>(xs, ys, &mut out);
+        crate::fused::pass::chain_rule::<R, T>(xs, ys, &mut out);
     }
     ndarray::ArrayD::from_shape_vec(x.raw_dim(), out).ok()
 }

@@ -6,9 +6,9 @@
 
 use crate::array::norm_axis;
 use crate::autograd::{binary_node, unary_node};
-use crate::dtype::{Data, any_map, float_map};
 use crate::primitives::binary::check_dtypes;
 use crate::primitives::unary::not_float;
+use crate::storage::{Data, any_map, float_map};
 use crate::{Array, ArrayValue};
 
 /// Gather along an axis.
@@ -31,7 +31,7 @@ pub mod index_select {
                 x.shape()
             );
         }
-        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(
+        crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(
             g, axis, idx
         ));
         Array::from_data(any_map!(&*x.data, |a| nabla_kernels::index::index_select(
@@ -78,7 +78,7 @@ pub mod index_add {
         if !src.dtype().is_float() {
             not_float("index_add", src)
         }
-        crate::dtype::on_gpu!(&*src.data, |g| nabla_kernels::cuda::index_add(
+        crate::array::on_gpu!(&*src.data, |g| nabla_kernels::cuda::index_add(
             shape, axis, idx, g
         ));
         Array::from_data(float_map!(
@@ -152,13 +152,13 @@ pub mod select {
         } else {
             mask
         };
-        crate::dtype::on_gpus!("where", [mask, a, b], |g| {
+        crate::array::on_gpus!("where", [mask, a, b], |g| {
             nabla_kernels::cuda::where_select(&g[0], &g[1], &g[2])
         });
         let Data::Bool(m) = &*mask.data else {
             unreachable!("bool checked above")
         };
-        Array::from_data(crate::dtype::float_map2!(
+        Array::from_data(crate::storage::float_map2!(
             &*a.data,
             &*b.data,
             |x, y| nabla_kernels::elementwise::where_select(m.view(), x.view(), y.view()),

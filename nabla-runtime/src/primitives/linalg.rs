@@ -9,8 +9,8 @@
 //! product.
 
 use crate::autograd::binary_node;
-use crate::dtype::float_map2;
 use crate::primitives::binary::check_dtypes;
+use crate::storage::float_map2;
 use crate::{Array, ArrayValue};
 use nabla_kernels::elementwise::try_broadcast_shape;
 use ndarray::{ArrayViewD, Axis, Ix3, IxDyn};
@@ -197,7 +197,7 @@ pub mod matmul {
         let out_shape = nd_out_shape(sa, sb);
         let batch = &out_shape[..out_shape.len() - 2];
         let bsize: usize = batch.iter().product();
-        crate::dtype::on_gpus!("matmul", [a, b], |g| {
+        crate::array::on_gpus!("matmul", [a, b], |g| {
             let (a3, b3) = (
                 gpu_batch3(&g[0], batch, bsize),
                 gpu_batch3(&g[1], batch, bsize),

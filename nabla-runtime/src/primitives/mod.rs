@@ -20,4 +20,5 @@ pub mod index;
 pub mod linalg;
 pub mod reduce;
 pub mod shape;
+mod to_device;
 pub mod unary;

@@ -6,8 +6,8 @@
 
 use crate::array::norm_axes;
 use crate::autograd::unary_node;
-use crate::dtype::float_map;
 use crate::primitives::unary::not_float;
+use crate::storage::float_map;
 use crate::{Array, ArrayValue};
 use nabla_kernels::elementwise::CompareOp;
 use nabla_kernels::reduce::{self as kernels, ReduceOp};
@@ -32,7 +32,7 @@ fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -
     if !x.dtype().is_float() {
         not_float(name, x)
     }
-    crate::dtype::on_gpu!(&*x.data, |g| {
+    crate::array::on_gpu!(&*x.data, |g| {
         let r = nabla_kernels::cuda::reduce(g, axes, op);
         if keepdim {
             r.reshape(&keep_shape(x.shape(), axes))
@@ -220,7 +220,7 @@ pub mod cumsum {
         if !x.dtype().is_float() {
             not_float("cumsum", x)
         }
-        crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::cumsum(g, axis, reverse));
+        crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::cumsum(g, axis, reverse));
         Array::from_data(float_map!(
             &*x.data,
             |a| kernels::cumsum(a.view(), axis, reverse),
@@ -440,12 +440,12 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmax", self)
         }
-        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
+        crate::array::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
             g, ax, true
         ));
-        Array::from_data(crate::dtype::Data::I64(match &*self.data {
-            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into(),
-            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into(),
+        Array::from_data(crate::storage::Data::I64(match &*self.data {
+            crate::storage::Data::F32(a) => kernels::arg_reduce(a.view(), ax, true).into(),
+            crate::storage::Data::F64(a) => kernels::arg_reduce(a.view(), ax, true).into(),
             _ => not_float("argmax", self),
         }))
     }
@@ -463,13 +463,27 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmin", self)
         }
-        crate::dtype::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
+        crate::array::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
             g, ax, false
         ));
-        Array::from_data(crate::dtype::Data::I64(match &*self.data {
-            crate::dtype::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into(),
-            crate::dtype::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into(),
+        Array::from_data(crate::storage::Data::I64(match &*self.data {
+            crate::storage::Data::F32(a) => kernels::arg_reduce(a.view(), ax, false).into(),
+            crate::storage::Data::F64(a) => kernels::arg_reduce(a.view(), ax, false).into(),
             _ => not_float("argmin", self),
         }))
     }
+}
+
+/// Mean over normalised `axes` (generic: `sum · 1/n`, at any value type).
+///
+/// ```
+/// use nabla::Array;
+/// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+/// let m = nabla::primitives::reduce::mean(&x, &[1], false);
+/// assert_eq!(m.to_vec::<f64>(), vec![2.0, 5.0]);
+/// ```
+pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
+    let shape = x.shape_vec();
+    let n: usize = axes.iter().map(|&a| shape[a]).product();
+    x.sum_axes(axes, keepdim).mul_scalar(1.0 / n as f64)
 }

@@ -10,8 +10,8 @@
 //! out below with the same interface. Batching rule (all of them):
 //! elementwise, so the batch axis passes through unchanged.
 
-use crate::dtype::{float_map, float_slice_map};
 use crate::registry::unary_modules;
+use crate::storage::{float_map, float_slice_map};
 use crate::{Array, Value};
 use nabla_kernels::elementwise::{CompareOp, UnaryOp, unary as kernel};
 
@@ -21,7 +21,7 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
     if !x.dtype().is_float() {
         not_float(name, x)
     }
-    crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::unary(g, op));
+    crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::unary(g, op));
     if let Some(y) = float_slice_map!(&*x.data, |s| kernel(s, op)) {
         return Array::from_data(y);
     }
@@ -114,7 +114,7 @@ pub(crate) fn apply(
 
 /// [`apply`] for an op whose VJP is the elementwise chain rule `R`: the
 /// tape node keeps `R` with the saved input and output, so that a chain
-/// of such ops runs backward as one pass (`fused::chain`).
+/// of such ops runs backward as one pass (`autograd::chain`).
 #[track_caller]
 pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
     x: &Array,
@@ -123,7 +123,12 @@ pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
     vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
 ) -> Array {
     apply_with(x, name, forward, vjp, |x, y| {
-        Some(crate::fused::chain::Link::new::<R>(x.detach(), y.detach()))
+        Some(crate::autograd::chain::Link {
+            x: x.detach(),
+            y: y.detach(),
+            f32: crate::fused::pass::chain_rule::<R, f32>,
+            f64: crate::fused::pass::chain_rule::<R, f64>,
+        })
     })
 }
 
@@ -133,7 +138,7 @@ fn apply_with(
     name: &'static str,
     forward: impl FnOnce(&Array) -> Array,
     vjp: impl FnOnce(&Array, &Array, &Array) -> Array + Send + 'static,
-    link: impl FnOnce(&Array, &Array) -> Option<crate::fused::chain::Link>,
+    link: impl FnOnce(&Array, &Array) -> Option<crate::autograd::chain::Link>,
 ) -> Array {
     let y = forward(x);
     crate::autograd::unary_with(

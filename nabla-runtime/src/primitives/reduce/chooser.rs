@@ -9,7 +9,7 @@
 //! and one for the tangent.
 
 use super::{forward, to_keep};
-use crate::dtype::Data;
+use crate::storage::Data;
 use crate::{Array, ArrayValue};
 use nabla_kernels::elementwise::CompareOp;
 use nabla_kernels::reduce::ReduceOp;
@@ -143,13 +143,13 @@ fn one_pass(x: &Array, y: &Array, axes: &[usize], v: &Array, vjp: bool) -> Optio
 }
 
 fn typed<T: nabla_kernels::Float>(
-    x: &crate::array::Host<T>,
-    y: &crate::array::Host<T>,
-    v: &crate::array::Host<T>,
+    x: &crate::storage::Host<T>,
+    y: &crate::storage::Host<T>,
+    v: &crate::storage::Host<T>,
     inner: usize,
     vjp: bool,
     out_shape: &[usize],
-) -> Option<crate::array::Host<T>> {
+) -> Option<crate::storage::Host<T>> {
     let xs = x.as_slice()?;
     // `y` and a `ct` are one value per row (small beside `x`): copied to
     // row-major order where they are views (a broadcast seed, say).
@@ -174,7 +174,7 @@ fn typed<T: nabla_kernels::Float>(
     } else {
         nabla_kernels::chooser::chooser_jvp(xs, ys, vs, inner)
     };
-    Some(crate::array::Host::from_vec(out_shape, out))
+    Some(crate::storage::Host::from_vec(out_shape, out))
 }
 
 #[cfg(test)]

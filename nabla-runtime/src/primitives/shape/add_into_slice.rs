@@ -1,9 +1,9 @@
 //! Accumulating a cotangent into a slice of a larger array
 //! ([`add_into_slice`]), in place when nothing is recorded on the tape.
 
-use crate::array::Host;
 use crate::autograd::needs_grad;
-use crate::dtype::Data;
+use crate::storage::Data;
+use crate::storage::Host;
 use crate::{Array, ArrayValue};
 use ndarray::Slice;
 

@@ -1,6 +1,6 @@
 //! NumPy broadcast to a larger shape.
 
-use crate::dtype::any_map;
+use crate::storage::any_map;
 use crate::{Array, ArrayValue};
 use ndarray::IxDyn;
 
@@ -31,12 +31,12 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 #[track_caller]
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     out_shape(x.shape(), shape);
-    crate::dtype::on_gpu!(&*x.data, |g| g.broadcast_to(shape));
+    crate::array::on_gpu!(&*x.data, |g| g.broadcast_to(shape));
     Array::from_data(any_map!(&*x.data, |a| match a.first() {
         // One element (a reduction's cotangent): a fill, not a copy
         // through ndarray's element iterator.
-        Some(v) if a.len() == 1 => crate::array::Host::from_elem(shape, *v),
-        _ => crate::array::Host::from_nd(nabla_kernels::elementwise::contiguous(
+        Some(v) if a.len() == 1 => crate::storage::Host::from_elem(shape, *v),
+        _ => crate::storage::Host::from_nd(nabla_kernels::elementwise::contiguous(
             &a.view().broadcast(IxDyn(shape)).expect("checked")
         )),
     }))

@@ -1,6 +1,6 @@
 //! Joining arrays along an existing axis.
 
-use crate::dtype::Data;
+use crate::storage::Data;
 use crate::{Array, ArrayValue};
 use ndarray::Slice;
 
@@ -17,8 +17,8 @@ pub fn forward(parts: &[Array], axis: usize) -> Array {
     check(parts, axis);
     #[cfg(feature = "cuda")]
     {
-        let refs: Vec<&Array> = parts.iter().collect();
-        if let Some(g) = crate::device::gpu_operands("concat", &refs) {
+        let refs: Vec<&Data> = parts.iter().map(|p| &*p.data).collect();
+        if let Some(g) = crate::storage::gpu::gpu_operands("concat", &refs) {
             return Array::from_data(Data::Cuda(nabla_kernels::cuda::concat(&g, axis)));
         }
     }
@@ -34,7 +34,7 @@ pub fn forward(parts: &[Array], axis: usize) -> Array {
             if let Some(v) = row_major_join(&hosts, axis) {
                 let mut shape = crate::Shape::from_slice(parts[0].shape());
                 shape[axis] = parts.iter().map(|p| p.shape()[axis]).sum();
-                return Array::from_data(Data::$variant(crate::array::Host::from_vec(&shape, v)));
+                return Array::from_data(Data::$variant(crate::storage::Host::from_vec(&shape, v)));
             }
             let views: Vec<_> = hosts.iter().map(|h| h.view()).collect();
             Data::$variant(
@@ -56,7 +56,7 @@ pub fn forward(parts: &[Array], axis: usize) -> Array {
 /// The parts joined along `axis` by whole-block copies, when every part
 /// is contiguous row-major: for each index of the axes before `axis`, each
 /// part's block of the axes from `axis` on, in turn (`None` otherwise).
-fn row_major_join<T: Copy>(parts: &[&crate::array::Host<T>], axis: usize) -> Option<Vec<T>> {
+fn row_major_join<T: Copy>(parts: &[&crate::storage::Host<T>], axis: usize) -> Option<Vec<T>> {
     let slices: Vec<&[T]> = parts.iter().map(|h| h.as_slice()).collect::<Option<_>>()?;
     let outer: usize = parts[0].shape()[..axis].iter().product();
     let blocks: Vec<usize> = parts

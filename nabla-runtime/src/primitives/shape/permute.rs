@@ -2,7 +2,7 @@
 
 use super::reshape;
 use crate::autograd::needs_grad;
-use crate::dtype::any_map;
+use crate::storage::any_map;
 use crate::{Array, ArrayValue};
 use ndarray::IxDyn;
 
@@ -58,7 +58,7 @@ fn check(x: &[usize], perm: &[usize]) {
 #[track_caller]
 pub fn forward(x: &Array, perm: &[usize]) -> Array {
     check(x.shape(), perm);
-    crate::dtype::on_gpu!(&*x.data, |g| g.permute(perm));
+    crate::array::on_gpu!(&*x.data, |g| g.permute(perm));
     crate::array::view::host_view!(x, |r| r.permuted_axes(IxDyn(perm)))
 }
 /// `permute` then `reshape` to `shape`, with one copy on the CPU

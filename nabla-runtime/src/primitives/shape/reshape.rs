@@ -1,7 +1,7 @@
 //! Reshape (row-major order).
 
 use crate::array::view::host_view;
-use crate::dtype::any_map;
+use crate::storage::any_map;
 use crate::{Array, ArrayValue};
 use ndarray::Axis;
 
@@ -40,12 +40,12 @@ pub(super) fn check(x: &[usize], shape: &[usize]) {
 #[track_caller]
 pub fn forward(x: &Array, shape: &[usize]) -> Array {
     check(x.shape(), shape);
-    crate::dtype::on_gpu!(&*x.data, |g| g.reshape(shape));
+    crate::array::on_gpu!(&*x.data, |g| g.reshape(shape));
     if let Some(v) = with_unit_axes(x, shape) {
         return v;
     }
     if is_row_major(x.shape(), x.strides()) {
-        return host_view!(x, |r| crate::array::row_major_view(&r, shape));
+        return host_view!(x, |r| crate::storage::row_major_view(&r, shape));
     }
     if let Some(v) = unit_axes_only(x, shape) {
         return v;

@@ -2,6 +2,7 @@
 
 use crate::{Array, ArrayValue};
 use ndarray::Slice;
+use std::ops::Range;
 
 /// Forward: a view of the same storage.
 ///
@@ -14,7 +15,7 @@ use ndarray::Slice;
 /// ```
 #[track_caller]
 pub fn forward(x: &Array, slices: &[Slice]) -> Array {
-    crate::dtype::on_gpu!(&*x.data, |g| g.slice(slices));
+    crate::array::on_gpu!(&*x.data, |g| g.slice(slices));
     crate::array::view::host_view!(x, |r| {
         let mut r = r;
         r.slice_each_axis_inplace(|ax| slices[ax.axis.index()]);
@@ -43,4 +44,44 @@ pub fn jvp<V: ArrayValue>(dx: &V, slices: &[Slice]) -> V {
 /// ```
 pub fn vjp<V: ArrayValue>(x_shape: &[usize], slices: &[Slice], ct: &V) -> V {
     ct.slice_place(x_shape, slices)
+}
+
+/// The slices of `x[.., range, ..]` on `axis` (negative counts from the
+/// end) of an array of `shape`.
+#[track_caller]
+pub(crate) fn axis_slices(shape: &[usize], axis: isize, range: &Range<usize>) -> Vec<Slice> {
+    let ax = crate::array::norm_axis("slice_axis", axis, shape.len());
+    (0..shape.len())
+        .map(|i| {
+            if i == ax {
+                Slice::new(range.start as isize, Some(range.end as isize), 1)
+            } else {
+                Slice::from(..)
+            }
+        })
+        .collect()
+}
+
+/// `x.slice_axis(axis, range)` at any value type.
+#[track_caller]
+pub(crate) fn slice_axis<V: ArrayValue>(x: &V, axis: isize, range: Range<usize>) -> V {
+    x.slice(&axis_slices(&x.shape_vec(), axis, &range))
+}
+
+/// The VJP of [`slice_axis`] accumulated into `slot`: the first
+/// contribution is the zero-padded cotangent, later ones are added into
+/// their region of it (`x[..n-1]` and `x[1..]` of one `x` cost one padded
+/// array and one pass over a region, not two padded arrays and a full add).
+pub(crate) fn acc_slice_axis<V: ArrayValue>(
+    slot: &mut Option<V>,
+    x: &[usize],
+    axis: isize,
+    range: Range<usize>,
+    ct: &V,
+) {
+    let slices = axis_slices(x, axis, &range);
+    *slot = Some(match slot.take() {
+        None => vjp(x, &slices, ct),
+        Some(old) => old.add_into_slice(&slices, ct),
+    });
 }

@@ -18,10 +18,10 @@ pub fn forward(x: &Array, shape: &[usize], slices: &[Slice]) -> Array {
     if !x.dtype().is_float() {
         crate::primitives::unary::not_float("slice_place", x)
     }
-    crate::dtype::on_gpu!(&*x.data, |g| nabla_kernels::cuda::slice_place(
+    crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::slice_place(
         shape, slices, g
     ));
-    Array::from_data(crate::dtype::float_map!(
+    Array::from_data(crate::storage::float_map!(
         &*x.data,
         |a| nabla_kernels::index::slice_place(shape, slices, a.view()),
         crate::primitives::unary::not_float("slice_place", x)

@@ -1,7 +1,7 @@
 //! Unit tests of the shape primitives: reshapes that stay views of strided
 //! arrays, and the fused permute-then-reshape against the two steps.
 
-use crate::{Array, dtype::Data};
+use crate::{Array, storage::Data};
 
 fn ptr(a: &Array) -> *const f64 {
     match &*a.data {

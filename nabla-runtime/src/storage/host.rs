@@ -13,7 +13,7 @@
 //!
 //! [`Array::to_ndarray`]: crate::Array::to_ndarray
 
-use crate::dtype::Data;
+use super::data::Data;
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, RawArrayViewMut};
 use std::fmt;
 use std::sync::Arc;

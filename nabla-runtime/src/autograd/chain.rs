@@ -2,9 +2,9 @@
 //! (`x.sin().exp().tanh()`): the cotangent of the chain's input computed
 //! in one pass, `t = ȳ; t = t · f′ₖ(xₖ, yₖ); …` block by block, instead
 //! of one pass and one fresh array per op. Each op contributes a
-//! [`Link`]: its saved input and output and its chain rule (the registry's
-//! `Chain`, the rule its own VJP runs) compiled for blocks of both float
-//! types.
+//! [`Link`]: plain data, its saved input and output and its chain rule
+//! (the rule its own VJP runs, compiled by the primitive for blocks of
+//! both float types) as two function pointers.
 //!
 //! ```
 //! use nabla::{Array, DType};
@@ -21,32 +21,21 @@
 //! }
 //! ```
 
-use super::Kernel;
-use super::lanes::{LANES, Lanes};
-use super::pass::dispatch;
-use crate::interp::value::ElementwiseRule;
-use crate::{Array, DType};
+use crate::Array;
+use crate::array::{Typed, count_pass};
+use crate::storage::DType;
 use nabla_kernels::parallel::chunks_mut;
 use std::borrow::Cow;
+
+/// A chain rule over a block: `t = t · dy/dx` at the block's `x` and `y`.
+pub(crate) type Rule<T> = fn(&[T], &[T], &mut [T]);
 
 /// One unary op of a chain: `t ↦ t · dy/dx` at its saved `x` and `y`.
 pub(crate) struct Link {
     pub x: Array,
     pub y: Array,
-    f32: fn(&[f32], &[f32], &mut [f32]),
-    f64: fn(&[f64], &[f64], &mut [f64]),
-}
-
-impl Link {
-    /// The link of an op whose chain rule is `R`.
-    pub fn new<R: ElementwiseRule + 'static>(x: Array, y: Array) -> Link {
-        Link {
-            x,
-            y,
-            f32: apply::<R, f32>,
-            f64: apply::<R, f64>,
-        }
-    }
+    pub f32: Rule<f32>,
+    pub f64: Rule<f64>,
 }
 
 /// Elements per piece a thread takes, and per block the links run over
@@ -66,19 +55,17 @@ pub(crate) fn backward(top: &Array, links: &[&Link]) -> Option<Array> {
     {
         return None;
     }
-    super::count_pass();
+    count_pass();
     match dt {
         DType::F32 => typed::<f32>(top, links, |l| l.f32),
         _ => typed::<f64>(top, links, |l| l.f64),
     }
 }
 
-type Rule<T> = fn(&[T], &[T], &mut [T]);
-
 /// A link's saved input and output, read in row-major order, and its rule.
 type Op<'a, T> = (Cow<'a, [T]>, Cow<'a, [T]>, Rule<T>);
 
-fn typed<T: Kernel>(
+fn typed<T: Typed + nabla_kernels::Float>(
     top: &Array,
     links: &[&Link],
     rule: impl Fn(&Link) -> Rule<T>,
@@ -104,7 +91,7 @@ fn typed<T: Kernel>(
 
 /// The elements of a CPU float array in row-major order (borrowed when
 /// contiguous).
-fn contiguous<T: Kernel>(a: &Array) -> Option<Cow<'_, [T]>> {
+fn contiguous<T: Typed + nabla_kernels::Float>(a: &Array) -> Option<Cow<'_, [T]>> {
     let arr = T::typed(a)?;
     if let Some(s) = arr.as_slice() {
         return Some(Cow::Borrowed(s));
@@ -112,25 +99,4 @@ fn contiguous<T: Kernel>(a: &Array) -> Option<Cow<'_, [T]>> {
     Some(Cow::Owned(nabla_kernels::elementwise::row_major(
         &arr.view(),
     )))
-}
-
-/// `t = R::eval(x, y, t)` over a block, [`LANES`] at a time.
-pub(crate) fn apply<R: ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
-    dispatch!(apply_body::<R, T>(x, y, t))
-}
-
-#[inline(always)]
-fn apply_body<R: ElementwiseRule, T: Kernel>(x: &[T], y: &[T], t: &mut [T]) {
-    let n = t.len();
-    let mut i = 0;
-    while i + LANES <= n {
-        let xs = Lanes(x[i..i + LANES].try_into().expect("a block"));
-        let ys = Lanes(y[i..i + LANES].try_into().expect("a block"));
-        let ts = Lanes(t[i..i + LANES].try_into().expect("a block"));
-        t[i..i + LANES].copy_from_slice(&R::eval(&xs, &ys, &ts).0);
-        i += LANES;
-    }
-    for j in i..n {
-        t[j] = R::eval(&x[j], &y[j], &t[j]);
-    }
 }

@@ -1,0 +1,149 @@
+//! Element types ([`DType`], [`Element`]) and devices ([`Device`]).
+
+use super::data::Data;
+use super::host::Host;
+#[cfg(feature = "cuda")]
+use nabla_kernels::cuda::GpuElem;
+use ndarray::ArrayD;
+use std::fmt;
+
+/// The element type of an [`Array`](crate::Array).
+///
+/// `F32` and `F64` are differentiable; `I64` (indices) and `Bool` (masks)
+/// are not.
+///
+/// ```
+/// use nabla::{Array, DType};
+/// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
+/// assert!(DType::F32.is_float() && !DType::Bool.is_float());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DType {
+    /// 32-bit float.
+    F32,
+    /// 64-bit float.
+    F64,
+    /// 64-bit signed integer (indices).
+    I64,
+    /// Boolean (masks).
+    Bool,
+}
+
+impl DType {
+    /// True for `F32` and `F64`.
+    pub fn is_float(self) -> bool {
+        matches!(self, DType::F32 | DType::F64)
+    }
+}
+
+/// The kernels' element type of a dtype, and back.
+#[cfg(feature = "cuda")]
+pub(crate) fn dtype_of(e: GpuElem) -> DType {
+    match e {
+        GpuElem::F32 => DType::F32,
+        GpuElem::F64 => DType::F64,
+        GpuElem::I64 => DType::I64,
+        GpuElem::Bool => DType::Bool,
+    }
+}
+
+#[cfg(feature = "cuda")]
+pub(crate) fn elem_of(d: DType) -> GpuElem {
+    match d {
+        DType::F32 => GpuElem::F32,
+        DType::F64 => GpuElem::F64,
+        DType::I64 => GpuElem::I64,
+        DType::Bool => GpuElem::Bool,
+    }
+}
+
+impl fmt::Display for DType {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let s = match self {
+            DType::F32 => "f32",
+            DType::F64 => "f64",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+        };
+        f.write_str(s)
+    }
+}
+
+/// Where an array's storage lives.
+///
+/// ```
+/// use nabla::{Array, Device};
+/// assert_eq!(Array::scalar(1.0f32).device(), Device::Cpu);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Device {
+    /// Host memory.
+    Cpu,
+    /// CUDA device `n` (needs the `cuda` feature).
+    Cuda(usize),
+}
+
+impl fmt::Display for Device {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Device::Cpu => f.write_str("cpu"),
+            Device::Cuda(n) => write!(f, "cuda:{n}"),
+        }
+    }
+}
+
+/// A Rust element type that can fill an [`Array`](crate::Array):
+/// `f32`, `f64`, `i64` or `bool`.
+///
+/// ```
+/// use nabla::{Array, DType};
+/// let x = Array::from_vec(vec![1i64, 2, 3], &[3]);
+/// assert_eq!(x.dtype(), DType::I64);
+/// assert_eq!(x.to_vec::<i64>(), vec![1, 2, 3]);
+/// ```
+pub trait Element: Copy + Send + Sync + fmt::Debug + 'static {
+    /// The matching dtype.
+    const DTYPE: DType;
+    /// Wraps an owned ndarray of this element type as storage (no copy).
+    #[doc(hidden)]
+    fn into_data(a: ArrayD<Self>) -> Data;
+    #[doc(hidden)]
+    fn from_f64(v: f64) -> Self;
+    #[doc(hidden)]
+    fn to_f64(self) -> f64;
+    /// From an `i64` element: exact for `i64` itself (through `f64`
+    /// otherwise, which is exact up to 2^53).
+    #[doc(hidden)]
+    fn from_i64(v: i64) -> Self {
+        Self::from_f64(v as f64)
+    }
+}
+
+macro_rules! element {
+    ($t:ty, $d:ident, |$v:ident| $from:expr, |$w:ident| $to:expr $(, exact_i64: $ex:ident)?) => {
+        impl Element for $t {
+            $(
+                fn from_i64(v: i64) -> Self {
+                    let $ex = v;
+                    $ex as $t
+                }
+            )?
+            const DTYPE: DType = DType::$d;
+            fn into_data(a: ArrayD<Self>) -> Data {
+                Data::$d(Host::from_nd(a))
+            }
+            fn from_f64($v: f64) -> Self {
+                $from
+            }
+            fn to_f64(self) -> f64 {
+                let $w = self;
+                $to
+            }
+        }
+    };
+}
+
+element!(f32, F32, |v| v as f32, |w| w as f64);
+element!(f64, F64, |v| v, |w| w);
+element!(i64, I64, |v| v as i64, |w| w as f64, exact_i64: v);
+element!(bool, Bool, |v| v != 0.0, |w| if w { 1.0 } else { 0.0 });
