@@ -18,7 +18,7 @@
 //! runs the op once per batch entry and stacks the results (the default
 //! batching rule: correct for any op, slower than a vectorised one).
 
-use crate::transform::compose::FixedArity;
+use crate::vocab::arity::FixedArity;
 use crate::{Array, ArrayValue, Batched, Dual};
 
 mod kernels;
@@ -26,152 +26,7 @@ mod kernels;
 pub use kernels::{CudaKernel, CudaLaunch};
 pub use kernels::{Strided, cpu_kernel};
 
-/// A primitive defined outside the library, of arity `A`. The value of the
-/// op carries its static parameters (e.g. a spring constant), so rules and
-/// the forward can read them.
-///
-/// ```
-/// use nabla::{compose::A1, custom::{self, CustomOp}, Array, ArrayValue, Value};
-///
-/// /// `k · x`, with the spring constant `k` as the op's static parameter.
-/// #[derive(Clone)]
-/// struct Scale(f64);
-///
-/// impl CustomOp<A1> for Scale {
-///     const NAME: &'static str = "scale";
-///     fn forward(&self, x: &(Array,)) -> Array {
-///         x.0.mul_scalar(self.0)
-///     }
-///     fn jvp<V: ArrayValue>(&self, _: &(V,), y: &V, dx: &(Option<V>,)) -> V {
-///         dx.0.as_ref().map_or_else(|| y.zeros_like(), |d| d.mul_scalar(self.0))
-///     }
-///     fn vjp<V: ArrayValue>(&self, _: &(V,), _: &V, ct: &V) -> (V,) {
-///         (ct.mul_scalar(self.0),)
-///     }
-/// }
-///
-/// let x = Array::from_vec(vec![1.0f64, 2.0], &[2]).requires_grad();
-/// let y = custom::call(&Scale(3.0), &(x.clone(),));
-/// assert_eq!(y.to_vec::<f64>(), vec![3.0, 6.0]);
-/// y.sum().backward(); // through the op's VJP rule
-/// assert_eq!(x.grad().to_vec::<f64>(), vec![3.0, 3.0]);
-/// ```
-pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
-    /// Its name, for error messages and the tape.
-    const NAME: &'static str;
-    /// The forward computation on arrays.
-    ///
-    /// ```
-    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
-    /// # #[derive(Clone)]
-    /// # struct Scale(f64);
-    /// # impl CustomOp<A1> for Scale {
-    /// #     const NAME: &'static str = "scale";
-    /// #     fn forward(&self, x: &(Array,)) -> Array { x.0.mul_scalar(self.0) }
-    /// #     fn jvp<V: ArrayValue>(&self, _: &(V,), y: &V, dx: &(Option<V>,)) -> V {
-    /// #         dx.0.as_ref().map_or_else(|| y.zeros_like(), |d| d.mul_scalar(self.0))
-    /// #     }
-    /// #     fn vjp<V: ArrayValue>(&self, _: &(V,), _: &V, ct: &V) -> (V,) { (ct.mul_scalar(self.0),) }
-    /// # }
-    /// let y = Scale(3.0).forward(&(Array::from_vec(vec![1.0f64, 2.0], &[2]),));
-    /// assert_eq!(y.to_vec::<f64>(), vec![3.0, 6.0]);
-    /// ```
-    fn forward(&self, x: &A::Args<Array>) -> Array;
-    /// The JVP rule: the output tangent from the inputs, the output and the
-    /// input tangents (`None` = zero).
-    ///
-    /// ```
-    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
-    /// # #[derive(Clone)]
-    /// # struct Scale(f64);
-    /// # impl CustomOp<A1> for Scale {
-    /// #     const NAME: &'static str = "scale";
-    /// #     fn forward(&self, x: &(Array,)) -> Array { x.0.mul_scalar(self.0) }
-    /// #     fn jvp<V: ArrayValue>(&self, _: &(V,), y: &V, dx: &(Option<V>,)) -> V {
-    /// #         dx.0.as_ref().map_or_else(|| y.zeros_like(), |d| d.mul_scalar(self.0))
-    /// #     }
-    /// #     fn vjp<V: ArrayValue>(&self, _: &(V,), _: &V, ct: &V) -> (V,) { (ct.mul_scalar(self.0),) }
-    /// # }
-    /// use nabla::Dual;
-    /// // A `Dual` input applies the op to the primal and the JVP rule to the tangent.
-    /// let x = Dual::new(Array::scalar(2.0f64), Some(Array::scalar(1.0f64)));
-    /// let y = Dual::apply_custom::<Scale, A1>(&Scale(3.0), &(x,));
-    /// assert_eq!((y.primal.item(), y.tangent_or_zero().item()), (6.0, 3.0));
-    /// ```
-    fn jvp<V: ArrayValue>(&self, x: &A::Args<V>, y: &V, dx: &A::Args<Option<V>>) -> V;
-    /// The VJP rule: one cotangent per input.
-    ///
-    /// ```
-    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
-    /// # #[derive(Clone)]
-    /// # struct Scale(f64);
-    /// # impl CustomOp<A1> for Scale {
-    /// #     const NAME: &'static str = "scale";
-    /// #     fn forward(&self, x: &(Array,)) -> Array { x.0.mul_scalar(self.0) }
-    /// #     fn jvp<V: ArrayValue>(&self, _: &(V,), y: &V, dx: &(Option<V>,)) -> V {
-    /// #         dx.0.as_ref().map_or_else(|| y.zeros_like(), |d| d.mul_scalar(self.0))
-    /// #     }
-    /// #     fn vjp<V: ArrayValue>(&self, _: &(V,), _: &V, ct: &V) -> (V,) { (ct.mul_scalar(self.0),) }
-    /// # }
-    /// let x = Array::scalar(2.0f64);
-    /// let (g,) = Scale(3.0).vjp::<Array>(&(x.clone(),), &x, &Array::scalar(0.5f64));
-    /// assert_eq!(g.item(), 1.5);
-    /// ```
-    fn vjp<V: ArrayValue>(&self, x: &A::Args<V>, y: &V, ct: &V) -> A::Args<V>;
-    /// The batching rule: `x[i]` carries the batch axis first when
-    /// `batched[i]` (at least one does); returns the output with the batch
-    /// axis first. `None` (the default) runs the op once per batch entry.
-    ///
-    /// ```
-    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
-    /// # #[derive(Clone)]
-    /// # struct Scale(f64);
-    /// # impl CustomOp<A1> for Scale {
-    /// #     const NAME: &'static str = "scale";
-    /// #     fn forward(&self, x: &(Array,)) -> Array { x.0.mul_scalar(self.0) }
-    /// #     fn jvp<V: ArrayValue>(&self, _: &(V,), y: &V, dx: &(Option<V>,)) -> V {
-    /// #         dx.0.as_ref().map_or_else(|| y.zeros_like(), |d| d.mul_scalar(self.0))
-    /// #     }
-    /// #     fn vjp<V: ArrayValue>(&self, _: &(V,), _: &V, ct: &V) -> (V,) { (ct.mul_scalar(self.0),) }
-    /// # }
-    /// use nabla::{Batched, DType};
-    /// // `Scale` has no batching rule (the default `None`): the op runs once per
-    /// // batch entry and the results are stacked.
-    /// let x = Array::from_vec(vec![1.0f64, 2.0, 3.0], &[3]);
-    /// assert!(Scale(2.0).batch::<Array>(&(x.clone(),), &[true]).is_none());
-    /// let y = Batched::apply_custom::<Scale, A1>(&Scale(2.0), &(Batched::new(x, Some(0)),));
-    /// assert_eq!(y.value.to_vec::<f64>(), vec![2.0, 4.0, 6.0]);
-    /// ```
-    fn batch<V: ArrayValue>(&self, x: &A::Args<V>, batched: &[bool]) -> Option<V> {
-        let _ = (x, batched);
-        None
-    }
-}
-
-/// `Array`: run the forward, and record the VJP rule if an input is tracked.
-pub(crate) fn apply_array<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
-    let y = crate::no_grad(|| op.forward(x));
-    let inputs: Vec<&Array> = (0..A::N).map(|i| A::get(x, i)).collect();
-    if !crate::autograd::needs_grad(&inputs) {
-        return y.detach();
-    }
-    let xr: Vec<Array> = inputs.iter().map(|a| a.detach()).collect();
-    let yr = y.detach();
-    let want: Vec<bool> = inputs.iter().map(|a| a.is_tracked()).collect();
-    let op = op.clone();
-    crate::autograd::record(
-        y.detach(),
-        Op::NAME,
-        &inputs,
-        Box::new(move |ct: &Array| {
-            let args = A::from_fn(|i| xr[i].clone());
-            let cts = op.vjp::<Array>(&args, &yr, ct);
-            (0..A::N)
-                .map(|i| want[i].then(|| A::get(&cts, i).clone()))
-                .collect()
-        }),
-    )
-}
+pub use crate::vocab::custom_op::CustomOp;
 
 /// `Dual<V>`: the op on the primals, the JVP rule on the tangents.
 pub(crate) fn apply_dual<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
@@ -302,7 +157,7 @@ pub fn elementwise_batch<Op: CustomOp<A>, A: FixedArity, V: ArrayValue>(
 /// assert_eq!(nabla::custom::call(&Scale(0.5), &(x,)).to_vec::<f64>(), vec![0.5, -0.5]);
 /// ```
 pub fn call<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
-    apply_array::<Op, A>(op, x)
+    <Array as ArrayValue>::apply_custom::<Op, A>(op, x)
 }
 
 /// The panic of a rule the op does not have (`#[custom_op]` without `jvp`

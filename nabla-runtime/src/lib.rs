@@ -35,6 +35,7 @@ pub mod rules;
 mod storage;
 pub mod transform;
 pub mod tree;
+mod vocab;
 
 /// The transform modules under the paths generated code names.
 #[doc(hidden)]
@@ -50,7 +51,7 @@ pub use composite::{
 pub use functions::*;
 pub use interp::batched::Batched;
 pub use interp::dual::Dual;
-pub use interp::value::{ArrayValue, ElementwiseRule, Shape, Value};
+pub use vocab::value::{ArrayValue, ElementwiseRule, Shape, Value};
 pub use nabla_kernels::elementwise::CompareOp;
 pub use primitives::index::where_;
 pub use primitives::shape::{concat, stack};

@@ -8,8 +8,8 @@
 //!
 //! | callback | where | what |
 //! |---|---|---|
-//! | `value_methods decl` | `value.rs` | the [`Value`](crate::Value) method |
-//! | `value_methods scalar` | `value.rs` | its `f32`/`f64` implementation (the kernel's scalar formula) |
+//! | `value_decls decl` | `vocab/value.rs` | the [`Value`](crate::Value) method |
+//! | `value_decls scalar` | `vocab/value.rs` | its `f32`/`f64` implementation (the kernel's scalar formula) |
 //! | `value_methods array` | `array/value_impl.rs` | `Value for Array` (calls the `Array` method) |
 //! | `value_methods dual` | `dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
 //! | `value_methods batched` | `batched.rs` | `Value for Batched<V>` (elementwise batching) |
@@ -40,26 +40,6 @@ macro_rules! value_methods {
         )*
     };
     // Unary ops carry a (possibly empty) parameter list; binary ops none.
-    (@decl $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        $(#[$doc])*
-        fn $method(&self $(, $p: $pt)*) -> Self;
-    };
-    (@decl $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        $(#[$doc])*
-        fn $method(&self, o: &Self) -> Self;
-    };
-    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        #[inline]
-        fn $method(&self $(, $p: $pt)*) -> Self {
-            nabla_kernels::ops::scalar::$name(*self $(, $p)*)
-        }
-    };
-    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        #[inline]
-        fn $method(&self, o: &Self) -> Self {
-            nabla_kernels::ops::scalar2::$name(*self, *o)
-        }
-    };
     (@array $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
         #[track_caller]
         fn $method(&self $(, $p: $pt)*) -> Self {
@@ -70,18 +50,6 @@ macro_rules! value_methods {
         #[track_caller]
         fn $method(&self, o: &Self) -> Self {
             Array::$method(self, o)
-        }
-    };
-    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        #[inline(always)]
-        fn $method(&self $(, $p: $pt)*) -> Self {
-            self.map(|v| nabla_kernels::ops::scalar::$name(v $(, $p)*))
-        }
-    };
-    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        #[inline(always)]
-        fn $method(&self, o: &Self) -> Self {
-            self.zip(o, |a, b| nabla_kernels::ops::scalar2::$name(a, b))
         }
     };
     (@dual $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {

@@ -22,7 +22,7 @@ pub use generated::*;
 pub use setting::Setting;
 
 use crate::Array;
-use crate::transform::grad::Cotangent;
+use crate::vocab::cotangent::Cotangent;
 
 /// One step of a path into a tree: a named field or an index.
 ///

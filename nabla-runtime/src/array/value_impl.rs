@@ -1,7 +1,9 @@
 //! `Array` as a value type of the generic rules.
 
+use crate::vocab::arity::FixedArity;
+use crate::vocab::custom_op::CustomOp;
 use crate::Array;
-use crate::interp::value::{ArrayValue, Shape, Value};
+use crate::vocab::value::{ArrayValue, Shape, Value};
 use crate::registry::value_methods;
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
@@ -164,10 +166,35 @@ impl ArrayValue for Array {
         a.detach().cast(self.dtype()).to_device(self.device())
     }
     #[track_caller]
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
+    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {
-        crate::custom::apply_array::<Op, A>(op, x)
+        apply_array::<Op, A>(op, x)
     }
+}
+
+/// `Array`: run the forward, and record the VJP rule if an input is tracked.
+fn apply_array<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
+    let y = crate::no_grad(|| op.forward(x));
+    let inputs: Vec<&Array> = (0..A::N).map(|i| A::get(x, i)).collect();
+    if !crate::autograd::needs_grad(&inputs) {
+        return y.detach();
+    }
+    let xr: Vec<Array> = inputs.iter().map(|a| a.detach()).collect();
+    let yr = y.detach();
+    let want: Vec<bool> = inputs.iter().map(|a| a.is_tracked()).collect();
+    let op = op.clone();
+    crate::autograd::record(
+        y.detach(),
+        Op::NAME,
+        &inputs,
+        Box::new(move |ct: &Array| {
+            let args = A::from_fn(|i| xr[i].clone());
+            let cts = op.vjp::<Array>(&args, &yr, ct);
+            (0..A::N)
+                .map(|i| want[i].then(|| A::get(&cts, i).clone()))
+                .collect()
+        }),
+    )
 }

@@ -13,7 +13,7 @@
 
 use super::pass;
 use super::region::{Input, Region};
-use crate::compose::OutSpec;
+use crate::vocab::accumulate::OutSpec;
 use crate::{Array, ArrayValue, Batched, Value};
 use std::marker::PhantomData;
 
@@ -218,7 +218,7 @@ impl<const N: usize, const B: usize> Saved<N, B> {
             Some(c) => {
                 let mut direct = c.direct;
                 for (k, g) in c.rest {
-                    crate::transforms::private::acc(&mut direct[k], g);
+                    crate::vocab::accumulate::acc(&mut direct[k], g);
                 }
                 std::array::from_fn(|k| direct[k].take().unwrap_or_else(|| a.ops[k].zeros_like()))
             }

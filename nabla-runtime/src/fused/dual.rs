@@ -9,7 +9,8 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts;
-use super::pass::{Operand, Src, accumulate, add_lanes, dispatch, operands, pairwise};
+use super::pass::operands;
+use super::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Input, Kernel, Region};
 use crate::array::count_pass;

@@ -17,7 +17,7 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts::{self, PartOut};
-use super::pass::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
+use super::simd::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Kernel, Region};
 use super::scatter::Layout;

@@ -319,7 +319,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
 mod tests {
     use super::*;
     use crate::ArrayValue;
-    use crate::compose::OutSpec;
+    use crate::vocab::accumulate::OutSpec;
 
     /// `exp(a)·b + leaky_relu(a, 0.1) · [a > b] + powi(b, 3) − ∞`-free
     /// constants: a region touching unary ops with and without parameters,

@@ -7,7 +7,6 @@
 //! between.
 
 use super::region::Kernel;
-use crate::registry::value_methods;
 use crate::{Shape, Value};
 use nabla_kernels::elementwise::CompareOp;
 
@@ -48,6 +47,37 @@ impl<T: Kernel> Lanes<T> {
     }
 }
 
+/// The `Value` methods of every op of the registry (`nabla-ops`) at
+/// [`Lanes`]: each a short loop of the scalar formula over the block.
+macro_rules! lane_methods {
+    ($form:ident $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
+            method: $method:ident, func: $func:ident,
+            $($body:tt)*
+        }
+    )*) => {
+        $(
+            $crate::fused::lanes::lane_methods!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
+                $method, $(($($p),*))?);
+        )*
+    };
+    // Unary ops carry a (possibly empty) parameter list; binary ops none.
+    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[inline(always)]
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            self.map(|v| nabla_kernels::ops::scalar::$name(v $(, $p)*))
+        }
+    };
+    (@lanes $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[inline(always)]
+        fn $method(&self, o: &Self) -> Self {
+            self.zip(o, |a, b| nabla_kernels::ops::scalar2::$name(a, b))
+        }
+    };
+}
+use lane_methods;
+
 impl<T: Kernel> Value for Lanes<T> {
     #[inline(always)]
     fn shape_vec(&self) -> Shape {
@@ -85,12 +115,12 @@ impl<T: Kernel> Value for Lanes<T> {
     fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
         R::eval(a, b, c)
     }
-    nabla_ops::unary_ops!(value_methods lanes);
-    nabla_ops::binary_ops!(value_methods lanes);
+    nabla_ops::unary_ops!(lane_methods lanes);
+    nabla_ops::binary_ops!(lane_methods lanes);
     #[inline(always)]
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         self.zip(o, |a, b| {
-            if crate::interp::value::holds(op, a, b) {
+            if crate::vocab::value::holds(op, a, b) {
                 T::ONE
             } else {
                 T::ZERO

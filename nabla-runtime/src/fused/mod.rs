@@ -47,20 +47,21 @@ pub(crate) mod dual;
 mod gather;
 #[cfg(feature = "cuda")]
 mod gpu;
-mod lanes;
+pub(crate) mod lanes;
 mod parts;
 pub(crate) mod pass;
 mod reader;
 pub(crate) mod region;
 mod rows;
 mod scatter;
+pub(crate) mod simd;
 
 pub use lanes::{LANES, Lanes};
-pub use pass::limit_simd;
+pub use simd::limit_simd;
 pub use region::{Input, Kernel, Region};
 use region::{reduce_scale, to_args};
 
-use crate::compose::OutSpec;
+use crate::vocab::accumulate::OutSpec;
 use crate::{Array, ArrayValue, Batched, Dual};
 use std::any::{Any, TypeId};
 

@@ -4,7 +4,7 @@
 //! scalar).
 
 use super::lanes::{LANES, Lanes};
-use super::pass::Src;
+use super::simd::Src;
 use super::region::Kernel;
 use std::marker::PhantomData;
 

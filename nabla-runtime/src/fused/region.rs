@@ -4,7 +4,7 @@
 //! ([`Kernel`]). The dispatch that chooses a pass is `fused/mod.rs`.
 
 use crate::primitives::shape::slice::{acc_slice_axis, slice_axis};
-use crate::transform::compose::OutSpec;
+use crate::vocab::accumulate::OutSpec;
 use crate::{ArrayValue, Value};
 use std::ops::Range;
 
@@ -42,7 +42,7 @@ impl Input {
     /// Adds the operand's cotangent `g` into its argument's.
     pub(crate) fn acc<V: ArrayValue>(&self, slot: &mut Option<V>, arg_shape: &[usize], g: V) {
         match self {
-            Input::Arg(_) => crate::transforms::private::acc(slot, g),
+            Input::Arg(_) => crate::vocab::accumulate::acc(slot, g),
             Input::Slice { axis, range, .. } => {
                 acc_slice_axis(slot, arg_shape, *axis, range.clone(), &g)
             }

@@ -5,7 +5,8 @@
 //! elements are contiguous.
 
 use super::parts;
-use super::pass::{Operand, Src, broadcast, dispatch, pairwise, reduce_body};
+use super::pass::{broadcast, reduce_body};
+use super::simd::{Operand, Src, dispatch, pairwise};
 use super::region::{Kernel, Region};
 use crate::array::count_pass;
 use crate::{Array, DType};

@@ -6,7 +6,7 @@
 
 use super::lanes::LANES;
 use super::parts::{self, PartOut};
-use super::pass::{Dest, Src, accumulate, dispatch, pairwise};
+use super::simd::{Dest, Src, accumulate, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Kernel, Region};
 use std::ops::Range;

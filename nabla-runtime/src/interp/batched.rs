@@ -499,7 +499,7 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
+    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -300,7 +300,7 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
+    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -6,4 +6,3 @@
 
 pub(crate) mod batched;
 pub(crate) mod dual;
-pub(crate) mod value;

@@ -17,7 +17,7 @@
 //! ops' own JVP rules.
 
 use crate::autograd::needs_grad;
-use crate::interp::value::ElementwiseRule;
+use crate::vocab::value::ElementwiseRule;
 use crate::storage::Data;
 use crate::{Array, Device};
 use nabla_kernels::elementwise::try_broadcast_shape;
@@ -68,10 +68,10 @@ fn in_lanes<R: ElementwiseRule, T: crate::fused::region::Kernel>(
     if out.len() >= nabla_kernels::PARALLEL_THRESHOLD {
         nabla_kernels::parallel::chunks_mut(&mut out, CHUNK, |i, t| {
             let r = i * CHUNK..i * CHUNK + t.len();
-            crate::fused::pass::chain_rule::<R, T>(&xs[r.clone()], &ys[r], t)
+            crate::fused::simd::chain_rule::<R, T>(&xs[r.clone()], &ys[r], t)
         });
     } else {
-        crate::fused::pass::chain_rule::<R, T>(xs, ys, &mut out);
+        crate::fused::simd::chain_rule::<R, T>(xs, ys, &mut out);
     }
     ndarray::ArrayD::from_shape_vec(x.raw_dim(), out).ok()
 }

@@ -126,8 +126,8 @@ pub(crate) fn apply_linked<R: crate::ElementwiseRule + 'static>(
         Some(crate::autograd::chain::Link {
             x: x.detach(),
             y: y.detach(),
-            f32: crate::fused::pass::chain_rule::<R, f32>,
-            f64: crate::fused::pass::chain_rule::<R, f64>,
+            f32: crate::fused::simd::chain_rule::<R, f32>,
+            f64: crate::fused::simd::chain_rule::<R, f64>,
         })
     })
 }

@@ -28,7 +28,7 @@
 //! ```
 
 use crate::compose::{ArgIndex, ArgsOf, Arity, DiffFn, One, OutOf, Structure, Tiered};
-use crate::transform::arity::want_only;
+use crate::vocab::arity::want_only;
 use crate::transform::grad::{Argnum, Grad, HasAux, NoAux, ValueAndGrad};
 use crate::transform::jacobian::jacobian_vjp;
 use crate::{ArrayValue, Value};

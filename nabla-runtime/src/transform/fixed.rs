@@ -92,30 +92,30 @@ pub trait FixedHessian<A>: Copy {
 /// tier).
 #[doc(hidden)]
 pub trait JacArgnum<I> {}
-impl<F: crate::compose::Tiered, I> JacArgnum<I> for F where (F::Tier, F, I): TierArgnum {}
+impl<F: crate::transform::outer::Tiered, I> JacArgnum<I> for F where (F::Tier, F, I): TierArgnum {}
 
 /// [`JacArgnum`] by tier.
 #[doc(hidden)]
 pub trait TierArgnum {}
-impl<F: crate::compose::DiffFn, I: crate::compose::ArgIndex<F::Arity>> TierArgnum
+impl<F: crate::transform::diff_fn::DiffFn, I: crate::vocab::arity::ArgIndex<F::Arity>> TierArgnum
     for (ArrayTier, F, I)
 {
 }
 impl<F: FixedJac<I>, I> TierArgnum for (ScalarTier, F, I) {}
 impl<F, I> TierArgnum for (ScalarJacTier, F, I) {}
 
-impl<F: FixedJac<I>, I> JacCall for (ScalarTier, crate::compose::Jacfwd<F, I>) {
+impl<F: FixedJac<I>, I> JacCall for (ScalarTier, crate::transform::values::Jacfwd<F, I>) {
     type Ptr = F::Fwd;
     const PTR: &'static Self::Ptr = F::FWD;
 }
-impl<F: FixedJac<I>, I> JacCall for (ScalarTier, crate::compose::Jacrev<F, I>) {
+impl<F: FixedJac<I>, I> JacCall for (ScalarTier, crate::transform::values::Jacrev<F, I>) {
     type Ptr = F::Rev;
     const PTR: &'static Self::Ptr = F::REV;
 }
 impl<F: FixedHessian<I>, I> JacCall
     for (
         ScalarJacTier,
-        crate::compose::Jacfwd<crate::compose::Jacrev<F, I>, I>,
+        crate::transform::values::Jacfwd<crate::transform::values::Jacrev<F, I>, I>,
     )
 {
     type Ptr = F::Ptr;

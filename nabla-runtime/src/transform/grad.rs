@@ -28,52 +28,10 @@
 //! (The `nabla` facade adds the macro forms: `grad!(f, argnums = (0, 1))`.)
 
 use crate::{Array, Value};
+pub use crate::vocab::argnums::{Argnum, TupleGet};
+pub use crate::vocab::cotangent::Cotangent;
 use std::marker::PhantomData;
 use std::ops::Deref;
-
-/// Type-level argument index for `argnums`: `Argnum<1>` selects the second
-/// argument, `(Argnum<0>, Argnum<2>)` the first and third.
-///
-/// ```
-/// use nabla::transforms::{grad_with, Argnum, NoAux};
-///
-/// #[nabla::differentiable]
-/// fn f(x: f64, y: f64) -> f64 {
-///     x * x * y
-/// }
-///
-/// fn main() {
-///     // What `grad!(f, argnums = 1)` expands to.
-///     assert_eq!(grad_with::<Argnum<1>, NoAux, _>(f)(3.0, 2.0), 9.0); // ∂f/∂y = x²
-///     let both = grad_with::<(Argnum<0>, Argnum<1>), NoAux, _>(f)(3.0, 2.0);
-///     assert_eq!(both, (12.0, 9.0));
-/// }
-/// ```
-pub struct Argnum<const I: usize>;
-
-/// Element `I` of a tuple (implemented for tuples of up to 8 elements).
-///
-/// ```
-/// use nabla::transforms::TupleGet;
-/// assert_eq!(<(f64, &str) as TupleGet<1>>::get(&(1.0, "two")), "two");
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`argnums` index {I} is out of range for this function",
-    note = "argnums indexes the function's parameters from 0"
-)]
-pub trait TupleGet<const I: usize> {
-    /// The element's type.
-    type Out;
-    /// A clone of the element.
-    ///
-    /// ```
-    /// use nabla::transforms::TupleGet;
-    /// let t = (1.0f64, 2.5f32, 3i32);
-    /// assert_eq!(TupleGet::<0>::get(&t), 1.0);
-    /// assert_eq!(TupleGet::<2>::get(&t), 3);
-    /// ```
-    fn get(&self) -> Self::Out;
-}
 
 /// The cotangent slot of a non-differentiable (static) argument.
 ///
@@ -87,27 +45,6 @@ pub trait TupleGet<const I: usize> {
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Static;
-
-/// Types that can be a gradient: arrays and floats (trees have their own
-/// gradient type, the tree itself).
-///
-/// ```
-/// use nabla::{transforms::Cotangent, Array};
-/// fn as_gradient<C: Cotangent>(c: C) -> C {
-///     c
-/// }
-/// assert_eq!(as_gradient(2.5f64), 2.5);
-/// let (a, b) = as_gradient((1.0f32, vec![Array::scalar(2.0f64)])); // tuples, Vec, [T; N]
-/// assert_eq!((a, b[0].item()), (1.0, 2.0));
-/// ```
-#[diagnostic::on_unimplemented(
-    message = "`argnums` selects an argument of type `{Self}`, which has no gradient",
-    note = "integers, bools, strings and #[nondiff] arguments are static; select a differentiable argument (Array, f32, f64)"
-)]
-pub trait Cotangent {}
-impl Cotangent for Array {}
-impl Cotangent for f32 {}
-impl Cotangent for f64 {}
 
 /// Picks the requested cotangents out of the tuple of all of them.
 ///
@@ -628,20 +565,7 @@ pub mod private {
         s.promote(like)
     }
 
-    /// Adds `v` into a cotangent slot (`None` is a symbolic zero).
-    #[inline]
-    pub fn acc<V: Value>(slot: &mut Option<V>, v: V) {
-        *slot = Some(match slot.take() {
-            Some(old) => old.add(&v),
-            None => v,
-        });
-    }
-
-    /// A cotangent, materialising a symbolic zero with the primal's shape.
-    #[inline]
-    pub fn or_zeros<V: Value>(ct: Option<V>, like: &V) -> V {
-        ct.unwrap_or_else(|| like.zeros_like())
-    }
+    pub use crate::vocab::accumulate::{acc, or_zeros};
 }
 
 /// Marks a call for rematerialisation: inside a `#[differentiable]`

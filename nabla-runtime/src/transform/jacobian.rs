@@ -4,9 +4,10 @@
 //! a batch axis, and forward-over-reverse for their pullback. The types
 //! `Jacrev`/`Jacfwd` and their constructors live in [`crate::compose`].
 
-use crate::transform::compose::{
-    ArgIndex, ArgIndices, ArgsOf, Arity, DiffFn, JacOf, Jacfwd, Jacrev, Leaves, OutOf, Structure,
-};
+use crate::transform::diff_fn::{ArgsOf, DiffFn, OutOf};
+use crate::transform::values::{Jacfwd, Jacrev};
+use crate::vocab::arity::{ArgIndex, Arity};
+use crate::vocab::structure::{ArgIndices, JacOf, Leaves, Structure};
 use crate::{Array, ArrayValue, Batched, DType, Dual, Value};
 
 pub(crate) fn numel(shape: &[usize]) -> usize {

@@ -12,10 +12,10 @@
 //!   called inside differentiable code (`inside`); Jacobians and Hessians
 //!   of functions of floats (`fixed`).
 
-mod argnums;
-mod arity;
 mod aux;
+mod axes;
 pub mod compose;
+mod diff_fn;
 mod fixed;
 pub mod grad;
 mod inside;
@@ -23,5 +23,5 @@ mod jacobian;
 mod many;
 mod nested;
 pub(crate) mod outer;
-mod structure;
+mod values;
 mod vmap;

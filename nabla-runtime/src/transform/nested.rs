@@ -2,7 +2,9 @@
 //! [`ScalarFn1`], the programs of functions of one float, so nested `grad`
 //! works at every tier. Re-exported from [`crate::compose`].
 
-use crate::transform::compose::{ArgIndex, ArgsOf, Arity, DiffFn, One, OutOf, Structure};
+use crate::transform::diff_fn::{ArgsOf, DiffFn, OutOf};
+use crate::vocab::arity::{ArgIndex, Arity};
+use crate::vocab::structure::{One, Structure};
 use crate::transform::grad::Argnum;
 use crate::transform::jacobian::{jacobian_vjp, numel};
 use crate::{Array, ArrayValue, Dual, Value};
@@ -18,7 +20,7 @@ where
     type Arity = F::Arity;
     type Out = <Argnum<I> as ArgIndex<F::Arity>>::Slot;
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
-        let want = crate::transform::arity::want_only(<F::Arity as Arity>::ARGS, I);
+        let want = crate::vocab::arity::want_only(<F::Arity as Arity>::ARGS, I);
         let (y, pullback) = F::vjp_masked_shapes::<V>(x, &want);
         if numel(&y.shape) != 1 {
             panic!(

@@ -96,7 +96,7 @@ fn value_and_grad_at<G: DiffFn<Out = One>, const I: usize>(
 where
     Argnum<I>: ArgIndex<G::Arity>,
 {
-    let want = crate::transform::arity::want_only(<G::Arity as Arity>::ARGS, I);
+    let want = crate::vocab::arity::want_only(<G::Arity as Arity>::ARGS, I);
     let (y, pullback) = G::vjp_masked::<Array>(x, &want);
     if y.numel() != 1 {
         panic!(

@@ -3,9 +3,12 @@
 //! function run at `Batched<V>`, and its pullback unbatched. The types
 //! (`Vmap`, `InAxes`, `Axis`) and constructors live in [`crate::compose`].
 
-use crate::transform::compose::{
-    ArgIndices, ArgsOf, Arity, AxisSpec, DiffFn, InAxes, OutOf, OutSpec, SpecsOf, Structure, Vmap,
-};
+use crate::transform::axes::{AxisSpec, InAxes};
+use crate::transform::diff_fn::{ArgsOf, DiffFn, OutOf, SpecsOf};
+use crate::transform::values::Vmap;
+use crate::vocab::accumulate::OutSpec;
+use crate::vocab::arity::Arity;
+use crate::vocab::structure::{ArgIndices, Structure};
 use crate::{ArrayValue, Batched, Value};
 
 #[track_caller]

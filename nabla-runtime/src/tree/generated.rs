@@ -8,7 +8,7 @@ use super::{Seg, Tree, TreeArg};
 #[doc(hidden)]
 pub fn acc_leaves<V: crate::Value>(slots: &mut [Option<V>], cts: impl IntoIterator<Item = V>) {
     for (s, c) in slots.iter_mut().zip(cts) {
-        crate::transform::grad::private::acc(s, c);
+        crate::vocab::accumulate::acc(s, c);
     }
 }
 
@@ -18,7 +18,7 @@ pub fn leaves_or_zeros<V: crate::Value>(slots: Vec<Option<V>>, primal: &[V]) -> 
     slots
         .into_iter()
         .zip(primal)
-        .map(|(s, p)| crate::transform::grad::private::or_zeros(s, p))
+        .map(|(s, p)| crate::vocab::accumulate::or_zeros(s, p))
         .collect()
 }
 
@@ -65,7 +65,7 @@ pub fn fixed_or_zeros<V: crate::Value, const K: usize>(
 ) -> [V; K] {
     let mut it = slots.into_iter();
     std::array::from_fn(|i| {
-        crate::transform::grad::private::or_zeros(it.next().flatten(), &primal[i])
+        crate::vocab::accumulate::or_zeros(it.next().flatten(), &primal[i])
     })
 }
 

@@ -5,8 +5,8 @@
 //! (`vmap` batches each, a Jacobian has a block per leaf). Re-exported
 //! from [`crate::compose`].
 
-use crate::transform::grad::Argnum;
-use crate::transform::structure::{ArgIndices, List, One, Slot, Structure};
+use super::argnums::Argnum;
+use super::structure::{ArgIndices, List, One, Slot, Structure};
 
 /// The arguments of a composable function: `Args<W>` holds each argument
 /// with `W` in place of every array.

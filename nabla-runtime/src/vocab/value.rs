@@ -23,7 +23,6 @@
 //! ```
 
 use crate::Array;
-use crate::registry::value_methods;
 use nabla_kernels::elementwise::CompareOp;
 
 /// A shape as the value traits return it: axis lengths, kept inline for up
@@ -116,8 +115,8 @@ pub trait Value: Clone + Sized + 'static {
     fn fused_rule<R: ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
         R::eval(a, b, c)
     }
-    nabla_ops::unary_ops!(value_methods decl);
-    nabla_ops::binary_ops!(value_methods decl);
+    nabla_ops::unary_ops!(value_decls decl);
+    nabla_ops::binary_ops!(value_decls decl);
     /// 1 where `self op o`, else 0 (no derivative).
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self;
     /// Sums a broadcast cotangent back to `shape` (identity for scalars).
@@ -165,8 +164,8 @@ macro_rules! scalar_value {
             fn mul_scalar(&self, c: f64) -> Self {
                 self * c as $t
             }
-            nabla_ops::unary_ops!(value_methods scalar);
-            nabla_ops::binary_ops!(value_methods scalar);
+            nabla_ops::unary_ops!(value_decls scalar);
+            nabla_ops::binary_ops!(value_decls scalar);
             #[inline]
             fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
                 if holds(op, *self, *o) { 1.0 } else { 0.0 }
@@ -222,20 +221,10 @@ pub trait ArrayValue: Value {
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self;
     /// `max`/`min`'s JVP at `self` with extreme `y`: the tangent `dx`
     /// averaged over the positions that attain `y` (reduced over `axes`).
-    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self
-    where
-        Self: Sized,
-    {
-        crate::primitives::reduce::composite_jvp(self, y, axes, keepdim, dx)
-    }
+    fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self;
     /// `max`/`min`'s VJP at `self` with extreme `y`: the cotangent `ct`
     /// (shaped like `y`) sent to the positions that attain `y`.
-    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self
-    where
-        Self: Sized,
-    {
-        crate::primitives::reduce::composite_vjp(self, y, axes, keepdim, ct)
-    }
+    fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self;
     fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self;
     /// `slices` has one entry per axis.
     fn slice(&self, slices: &[ndarray::Slice]) -> Self;
@@ -266,8 +255,48 @@ pub trait ArrayValue: Value {
     /// The device of the arrays underneath.
     fn device(&self) -> crate::Device;
     /// Applies a user-defined primitive (see [`crate::custom`]).
-    fn apply_custom<Op: crate::custom::CustomOp<A>, A: crate::transform::compose::FixedArity>(
+    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self;
 }
+
+/// The `Value` methods of every op of the registry (`nabla-ops`) in two
+/// forms: `decl` (the trait's declarations) and `scalar` (`f32`/`f64`, the
+/// kernel's scalar formula). The other forms are in `registry.rs`.
+macro_rules! value_decls {
+    ($form:ident $(
+        $(#[$doc:meta])*
+        $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
+            method: $method:ident, func: $func:ident,
+            $($body:tt)*
+        }
+    )*) => {
+        $(
+            $crate::vocab::value::value_decls!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
+                $method, $(($($p),*))?);
+        )*
+    };
+    // Unary ops carry a (possibly empty) parameter list; binary ops none.
+    (@decl $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        $(#[$doc])*
+        fn $method(&self $(, $p: $pt)*) -> Self;
+    };
+    (@decl $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        $(#[$doc])*
+        fn $method(&self, o: &Self) -> Self;
+    };
+    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
+        #[inline]
+        fn $method(&self $(, $p: $pt)*) -> Self {
+            nabla_kernels::ops::scalar::$name(*self $(, $p)*)
+        }
+    };
+    (@scalar $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
+        #[inline]
+        fn $method(&self, o: &Self) -> Self {
+            nabla_kernels::ops::scalar2::$name(*self, *o)
+        }
+    };
+}
+pub(crate) use value_decls;
