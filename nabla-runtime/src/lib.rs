@@ -51,7 +51,6 @@ pub use composite::{
 pub use functions::*;
 pub use interp::batched::Batched;
 pub use interp::dual::Dual;
-pub use vocab::value::{ArrayValue, ElementwiseRule, Shape, Value};
 pub use nabla_kernels::elementwise::CompareOp;
 pub use primitives::index::where_;
 pub use primitives::shape::{concat, stack};
@@ -61,6 +60,7 @@ pub use storage::{DType, Device, Element};
 pub use transform::compose::{hessian, jacfwd, jacrev, vmap};
 pub use transform::grad::{checkpoint, grad, jvp, value_and_grad, vjp};
 pub use tree::Tree;
+pub use vocab::value::{ArrayValue, ElementwiseRule, Shape, Value};
 
 /// A name bound by a pattern of a `match` in differentiable code, copied
 /// out of the (static) scrutinee; used by generated code only.

@@ -1,10 +1,10 @@
 //! `Array` as a value type of the generic rules.
 
+use crate::Array;
+use crate::registry::value_methods;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
-use crate::Array;
 use crate::vocab::value::{ArrayValue, Shape, Value};
-use crate::registry::value_methods;
 use nabla_kernels::elementwise::CompareOp;
 use ndarray::Slice;
 
@@ -166,7 +166,10 @@ impl ArrayValue for Array {
         a.detach().cast(self.dtype()).to_device(self.device())
     }
     #[track_caller]
-    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
+    fn apply_custom<
+        Op: crate::vocab::custom_op::CustomOp<A>,
+        A: crate::vocab::arity::FixedArity,
+    >(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

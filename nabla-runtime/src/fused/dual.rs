@@ -10,9 +10,9 @@
 use super::lanes::{LANES, Lanes};
 use super::parts;
 use super::pass::operands;
-use super::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Input, Kernel, Region};
+use super::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use crate::array::count_pass;
 use crate::{Array, DType, Dual};
 use nabla_kernels::parallel::for_each;

@@ -17,10 +17,10 @@
 
 use super::lanes::{LANES, Lanes};
 use super::parts::{self, PartOut};
-use super::simd::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Kernel, Region};
 use super::scatter::Layout;
+use super::simd::{Dest, Src, accumulate, add_lanes, dispatch, pairwise};
 use std::ops::Range;
 
 /// Elements per stage (a whole number of blocks).

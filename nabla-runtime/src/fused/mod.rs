@@ -57,9 +57,9 @@ mod scatter;
 pub(crate) mod simd;
 
 pub use lanes::{LANES, Lanes};
-pub use simd::limit_simd;
 pub use region::{Input, Kernel, Region};
 use region::{reduce_scale, to_args};
+pub use simd::limit_simd;
 
 use crate::vocab::accumulate::OutSpec;
 use crate::{Array, ArrayValue, Batched, Dual};

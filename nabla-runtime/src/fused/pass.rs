@@ -2,7 +2,7 @@
 //! blocks of [`LANES`] elements of its operands (broadcast together), for
 //! the forward result, its sum, or the operands' cotangents.
 
-use super::lanes::{LANES, Lanes};
+use super::lanes::LANES;
 use super::parts;
 use super::reader::Reader;
 use super::region::{Input, Kernel, Region};
@@ -10,10 +10,8 @@ use super::simd::{Dest, Operand, Src, accumulate, add_lanes, dispatch, pairwise}
 use super::{gather, scatter};
 use crate::array::count_pass;
 use crate::storage::Data;
-use crate::storage::Host;
 use crate::{Array, DType, Shape};
 use nabla_kernels::parallel::for_each;
-use ndarray::IxDyn;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -143,7 +141,6 @@ fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
     Array::from_vec(out.finish(full), shape)
 }
 
-
 #[inline(always)]
 fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
@@ -187,9 +184,6 @@ pub(super) fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
         start = end;
     }
 }
-
-
-
 
 /// The operands' cotangents from a fused pullback pass: for each argument,
 /// the cotangents of its operands read in place (added straight into an
@@ -243,7 +237,6 @@ pub(super) fn value_and_vjp<R: Region<N>, const N: usize, const B: usize>(
     };
     Some((sum.expect("the pass summed the region"), c))
 }
-
 
 fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     ops: &[Array; N],
@@ -352,7 +345,3 @@ fn in_place_offset<T: Kernel>(op: &Array, arg: &Array, shape: &[usize]) -> Optio
     let offset = delta / size;
     (delta % size == 0 && offset + o.len() <= a.len()).then_some(offset)
 }
-
-
-
-

@@ -4,8 +4,8 @@
 //! scalar).
 
 use super::lanes::{LANES, Lanes};
-use super::simd::Src;
 use super::region::Kernel;
+use super::simd::Src;
 use std::marker::PhantomData;
 
 /// The operands of a pass over `n` elements, read block by block.

@@ -6,8 +6,8 @@
 
 use super::parts;
 use super::pass::{broadcast, reduce_body};
-use super::simd::{Operand, Src, dispatch, pairwise};
 use super::region::{Kernel, Region};
+use super::simd::{Operand, Src, dispatch, pairwise};
 use crate::array::count_pass;
 use crate::{Array, DType};
 use nabla_kernels::parallel::for_each;

@@ -6,9 +6,9 @@
 
 use super::lanes::LANES;
 use super::parts::{self, PartOut};
-use super::simd::{Dest, Src, accumulate, dispatch, pairwise};
 use super::reader::Reader;
 use super::region::{Kernel, Region};
+use super::simd::{Dest, Src, accumulate, dispatch, pairwise};
 use std::ops::Range;
 
 /// Where a pass writes: per buffer, its length and the smallest and

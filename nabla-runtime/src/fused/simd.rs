@@ -7,7 +7,8 @@
 use super::lanes::{LANES, Lanes};
 use super::region::Kernel;
 use crate::Array;
-use crate::storage::{Data, Host};
+use crate::storage::Host;
+use ndarray::IxDyn;
 
 /// Runs a pass body compiled for AVX-512 (F, VL, DQ) or AVX2 + FMA when
 /// the CPU has them (the binary targets baseline x86-64), else as

@@ -499,7 +499,10 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
-    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
+    fn apply_custom<
+        Op: crate::vocab::custom_op::CustomOp<A>,
+        A: crate::vocab::arity::FixedArity,
+    >(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

@@ -300,7 +300,10 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
-    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
+    fn apply_custom<
+        Op: crate::vocab::custom_op::CustomOp<A>,
+        A: crate::vocab::arity::FixedArity,
+    >(
         op: &Op,
         x: &A::Args<Self>,
     ) -> Self {

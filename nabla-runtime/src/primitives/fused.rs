@@ -17,8 +17,8 @@
 //! ops' own JVP rules.
 
 use crate::autograd::needs_grad;
-use crate::vocab::value::ElementwiseRule;
 use crate::storage::Data;
+use crate::vocab::value::ElementwiseRule;
 use crate::{Array, Device};
 use nabla_kernels::elementwise::try_broadcast_shape;
 use nabla_kernels::ternary::zip3_map;

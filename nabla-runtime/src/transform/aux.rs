@@ -28,9 +28,9 @@
 //! ```
 
 use crate::compose::{ArgIndex, ArgsOf, Arity, DiffFn, One, OutOf, Structure, Tiered};
-use crate::vocab::arity::want_only;
 use crate::transform::grad::{Argnum, Grad, HasAux, NoAux, ValueAndGrad};
 use crate::transform::jacobian::jacobian_vjp;
+use crate::vocab::arity::want_only;
 use crate::{ArrayValue, Value};
 
 /// The slot of argument `I` of `F`.

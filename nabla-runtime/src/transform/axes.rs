@@ -3,6 +3,7 @@
 //! [`AxisSpec`]).
 
 use crate::vocab::arity::Arity;
+use crate::vocab::structure::Slot;
 use std::marker::PhantomData;
 
 /// An axis for `vmap`'s `in_axes`/`out_axes` (negative counts from the end).

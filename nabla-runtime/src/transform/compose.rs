@@ -38,22 +38,20 @@
 //! }
 //! ```
 
-pub use crate::vocab::arity::{A1, A2, A3, A4, A5, A6, AList, ArgIndex, Arity, FixedArity};
+pub use crate::transform::axes::{All, AllZero, Axis, AxisSpec, InAxes, NoAxis};
+pub use crate::transform::diff_fn::{ArgsOf, Caller, DiffFn, OutOf, SpecsOf, UserOf, is_wanted};
 pub use crate::transform::fixed::{FixedHessian, FixedJac, JacArgnum, JacCall, ScalarJacTier};
-use crate::transform::grad::Argnum;
 pub use crate::transform::inside::{apply, apply_jvp, apply_jvp_vjp, apply_vjp};
-pub(crate) use crate::transform::jacobian::{jacfwd_blocks, jacrev_blocks};
 pub use crate::transform::many::{JacMany, ManyCaller, jacfwd_many, jacrev_many};
 pub use crate::transform::nested::ScalarFn1;
 pub use crate::transform::outer::{ArrayTier, Entries, ScalarTier, Tiered};
+pub use crate::transform::values::{Jacfwd, Jacrev, Vmap};
+pub use crate::vocab::accumulate::OutSpec;
+pub use crate::vocab::arity::{A1, A2, A3, A4, A5, A6, AList, ArgIndex, Arity, FixedArity};
 pub use crate::vocab::structure::{
     ArgIndices, JacOf, Leaves, List, One, Slot, Structure, TreeS, TreeVal, check_cotangents,
     list_skeleton,
 };
-pub use crate::transform::axes::{All, AllZero, Axis, AxisSpec, InAxes, NoAxis};
-pub use crate::transform::diff_fn::{ArgsOf, Caller, DiffFn, OutOf, SpecsOf, UserOf, is_wanted};
-pub use crate::transform::values::{Jacfwd, Jacrev, Vmap};
-pub use crate::vocab::accumulate::OutSpec;
 use std::marker::PhantomData;
 
 /// Maps `f` over axis 0 of every argument.

@@ -3,7 +3,7 @@
 //! at a value type, and how a function value is called ([`Caller`]).
 
 use crate::vocab::arity::{AList, Arity};
-use crate::vocab::structure::Structure;
+use crate::vocab::structure::{Slot, Structure};
 use crate::{Array, ArrayValue};
 
 /// The argument tuple of `F` at value type `V`.

@@ -27,9 +27,9 @@
 //!
 //! (The `nabla` facade adds the macro forms: `grad!(f, argnums = (0, 1))`.)
 
-use crate::{Array, Value};
 pub use crate::vocab::argnums::{Argnum, TupleGet};
 pub use crate::vocab::cotangent::Cotangent;
+use crate::{Array, Value};
 use std::marker::PhantomData;
 use std::ops::Deref;
 

@@ -25,10 +25,10 @@
 
 use crate::Array;
 use crate::transform::diff_fn::{ArgsOf, DiffFn};
+use crate::transform::grad::Select;
 use crate::transform::jacobian::{jacfwd_blocks, jacrev_blocks};
 use crate::vocab::arity::{A1, A2, A3, A4, A5, A6, FixedArity};
 use crate::vocab::structure::One;
-use crate::transform::grad::Select;
 use std::marker::PhantomData;
 use std::ops::Deref;
 

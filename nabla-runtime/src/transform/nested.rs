@@ -3,10 +3,10 @@
 //! works at every tier. Re-exported from [`crate::compose`].
 
 use crate::transform::diff_fn::{ArgsOf, DiffFn, OutOf};
-use crate::vocab::arity::{ArgIndex, Arity};
-use crate::vocab::structure::{One, Structure};
 use crate::transform::grad::Argnum;
 use crate::transform::jacobian::{jacobian_vjp, numel};
+use crate::vocab::arity::{ArgIndex, Arity};
+use crate::vocab::structure::{One, Structure};
 use crate::{Array, ArrayValue, Dual, Value};
 
 /// `grad(f)` of a scalar-valued function is composable too: it is the

@@ -27,7 +27,7 @@ use std::ops::Deref;
 ///     assert_eq!(v(&x).to_vec::<f64>(), vec![3.0, 7.0]);
 /// }
 /// ```
-pub struct Vmap<F, I = AllZero, O = Axis<0>>(pub F, PhantomData<(I, O)>);
+pub struct Vmap<F, I = AllZero, O = Axis<0>>(pub F, pub(crate) PhantomData<(I, O)>);
 /// `jacfwd(f)`: the Jacobian w.r.t. argument `I` by forward mode, shape
 /// `out ++ in`.
 ///
@@ -45,7 +45,7 @@ pub struct Vmap<F, I = AllZero, O = Axis<0>>(pub F, PhantomData<(I, O)>);
 ///     assert_eq!(j(&x).to_vec::<f64>(), vec![2.0, 0.0, 0.0, 4.0]);
 /// }
 /// ```
-pub struct Jacfwd<F, I = Argnum<0>>(pub F, PhantomData<I>);
+pub struct Jacfwd<F, I = Argnum<0>>(pub F, pub(crate) PhantomData<I>);
 /// `jacrev(f)`: the Jacobian w.r.t. argument `I` by reverse mode, shape
 /// `out ++ in`.
 ///
@@ -63,7 +63,7 @@ pub struct Jacfwd<F, I = Argnum<0>>(pub F, PhantomData<I>);
 ///     assert_eq!(j(&x).to_vec::<f64>(), vec![2.0, 0.0, 0.0, 4.0]);
 /// }
 /// ```
-pub struct Jacrev<F, I = Argnum<0>>(pub F, PhantomData<I>);
+pub struct Jacrev<F, I = Argnum<0>>(pub F, pub(crate) PhantomData<I>);
 
 macro_rules! value_type {
     ($t:ident<$($p:ident),*>) => {

@@ -64,9 +64,7 @@ pub fn fixed_or_zeros<V: crate::Value, const K: usize>(
     primal: &[V; K],
 ) -> [V; K] {
     let mut it = slots.into_iter();
-    std::array::from_fn(|i| {
-        crate::vocab::accumulate::or_zeros(it.next().flatten(), &primal[i])
-    })
+    std::array::from_fn(|i| crate::vocab::accumulate::or_zeros(it.next().flatten(), &primal[i]))
 }
 
 /// The leaves `[start, end)` of the part of `root` at `path`, whose value

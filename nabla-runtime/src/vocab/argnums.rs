@@ -46,7 +46,6 @@ pub trait TupleGet<const I: usize> {
     fn get(&self) -> Self::Out;
 }
 
-
 /// One `impl TupleGet<i>` per listed index of the tuple type.
 macro_rules! tuple_get {
     ($tuple:tt: $($i:tt => $ti:ident),+) => {

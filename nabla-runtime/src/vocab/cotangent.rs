@@ -22,4 +22,3 @@ pub trait Cotangent {}
 impl Cotangent for Array {}
 impl Cotangent for f32 {}
 impl Cotangent for f64 {}
-
