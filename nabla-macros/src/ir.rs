@@ -265,6 +265,17 @@ impl Function {
         !self.user_idents.contains(name) && self.vars.iter().all(|v| v.ident != name)
     }
 
+    /// The value type the monomorphic entry points use, and the leaves'
+    /// type of a tree parameter: `Array`, `f64` or `f32`.
+    pub fn concrete(&self) -> TokenStream {
+        let krate = &self.krate;
+        match self.tier {
+            Tier::Array => quote::quote!(#krate::Array),
+            Tier::Scalar(ScalarTy::F64) => quote::quote!(f64),
+            Tier::Scalar(ScalarTy::F32) => quote::quote!(f32),
+        }
+    }
+
     /// The parameter a (tree) variable comes from.
     pub fn param_of(&self, v: VarId) -> Option<&Param> {
         self.params.iter().find(|p| p.var == Some(v))

@@ -3,8 +3,9 @@
 //! `Dual<V>` it is the JVP; the VJP's forward sweep is the same program
 //! keeping what its reverse sweep needs.
 
-use super::held::{loop_residuals, owned_residuals, residuals, static_flags, static_residuals};
+use super::held::owned_residuals;
 use super::names::{self, branch_holders, carry, loop_iter, pullback, tape};
+use super::reverse::{loop_residuals, residuals, static_flags, static_residuals};
 use super::{reads, revolve};
 use crate::ir::{CallArg, Callee, Function, Merge, Stmt};
 use proc_macro2::{Ident, TokenStream};
@@ -145,7 +146,7 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
 
 /// The call of `callee` on `args` at `__V`: its forward program, or (with
 /// `vjp`) its output and pullback. A function's `forward`/`vjp` carry the
-/// call's span, so calling a function that is not #[differentiable] is
+/// call's span, so calling a function that is not `#[differentiable]` is
 /// reported at the call; a transformed function value runs through
 /// `nabla::compose::apply*`, which takes its arguments as owned values (a
 /// static argument lifted to a constant value).

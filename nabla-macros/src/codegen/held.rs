@@ -1,22 +1,17 @@
-//! What the VJP's forward sweep holds for its reverse sweep beyond the
-//! closure's captures: the residuals of the branch that ran (in its branch
-//! holder) and of each loop iteration (on the loop's tape). A body's
-//! residuals are the names it binds that its reverse sweep mentions (each
-//! primitive's step mentions only what it reads, `reads`), so a value only
-//! the forward computation needed is dropped with the iteration. Static
-//! residuals are held owned, since they may borrow static arguments.
+//! How the VJP's forward sweep holds residuals for its reverse sweep beyond
+//! the closure's captures: those of the branch that ran (in its branch
+//! holder) and of each loop iteration (on the loop's tape). Which names are
+//! residuals the reverse sweep says (`reverse::residuals`: the names a body
+//! binds that its reverse sweep mentions); this module lists the names a
+//! body binds, keeps those a reverse sweep reads, and holds static residuals
+//! owned, since they may borrow static arguments.
 
 use super::names::{branch_holders, pullback, tape};
-use super::{reads, reverse};
-use crate::ir::{Carried, Function, Kind, Stmt};
+use super::reads;
+use crate::ir::{Function, Stmt};
 use proc_macro2::{Ident, TokenStream};
-use quote::{ToTokens, format_ident, quote};
+use quote::{format_ident, quote};
 use std::collections::HashSet;
-
-/// The identifiers the reverse sweep of `body` mentions.
-fn mentioned(f: &Function, body: &[Stmt], active: &[bool]) -> HashSet<String> {
-    crate::ir::idents(reverse::body(f, active, body))
-}
 
 /// Whether the loop variable goes onto the tape: not `_`, and not the
 /// synthetic item of a rewritten loop (`for (a, b) in ..`, `for w in ws`),
@@ -28,66 +23,11 @@ pub fn tapes_loop_var(pat: &TokenStream) -> bool {
 
 /// Whether the loop variable goes onto the tape: [`tapes_loop_var`], and
 /// the body's reverse sweep reads it.
-fn keeps_loop_var(pat: &TokenStream, read: &HashSet<String>) -> bool {
+pub fn keeps_loop_var(pat: &TokenStream, read: &HashSet<String>) -> bool {
     tapes_loop_var(pat)
         && crate::ir::idents(pat.clone())
             .iter()
             .any(|i| read.contains(i))
-}
-
-/// The residuals one loop iteration keeps, of those its reverse sweep
-/// reads: the loop variable, the carried values at the start of the
-/// iteration, and what the body binds ([`residuals`]).
-pub fn loop_residuals(
-    f: &Function,
-    pat: &TokenStream,
-    body: &[Stmt],
-    carried: &[Carried],
-    active: &[bool],
-) -> Vec<TokenStream> {
-    let read = mentioned(f, body, active);
-    let mut r: Vec<TokenStream> = Vec::new();
-    if keeps_loop_var(pat, &read) {
-        r.push(pat.clone());
-    }
-    r.extend(
-        carried
-            .iter()
-            .map(|c| f.name(c.phi))
-            .filter(|n| read.contains(&n.to_string()))
-            .map(|n| n.to_token_stream()),
-    );
-    r.extend(
-        read_residuals(f, body, active, &read)
-            .into_iter()
-            .map(|i| i.to_token_stream()),
-    );
-    r
-}
-
-/// Which entries of [`loop_residuals`] are static (the loop variable, static
-/// carried values, static `let`s): those go onto the tape owned (see
-/// `transforms::private::Own`), since they may borrow static arguments.
-pub fn static_residuals(
-    f: &Function,
-    pat: &TokenStream,
-    body: &[Stmt],
-    carried: &[Carried],
-    active: &[bool],
-) -> Vec<bool> {
-    let read = mentioned(f, body, active);
-    let mut r: Vec<bool> = Vec::new();
-    if keeps_loop_var(pat, &read) {
-        r.push(true);
-    }
-    r.extend(
-        carried
-            .iter()
-            .filter(|c| read.contains(&f.name(c.phi).to_string()))
-            .map(|c| f.vars[c.phi].kind == Kind::Static),
-    );
-    r.extend(flags(f, body, &read_residuals(f, body, active, &read)));
-    r
 }
 
 /// Residual expressions for a tape or branch holder: the static ones
@@ -134,13 +74,8 @@ pub fn rebound_residuals(
     (pats, quote!(#(#rebinds)*))
 }
 
-/// Which of [`residuals`]`(body)` are static `let`s.
-pub fn static_flags(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<bool> {
-    flags(f, body, &residuals(f, body, active))
-}
-
 /// Which of `names` (residuals of `body`) are static `let`s.
-fn flags(f: &Function, body: &[Stmt], names: &[Ident]) -> Vec<bool> {
+pub fn flags(f: &Function, body: &[Stmt], names: &[Ident]) -> Vec<bool> {
     let statics: HashSet<String> = body
         .iter()
         .filter_map(|s| match s {
@@ -154,16 +89,10 @@ fn flags(f: &Function, body: &[Stmt], names: &[Ident]) -> Vec<bool> {
         .collect()
 }
 
-/// The names a body binds that its reverse sweep reads: what a branch
-/// holder or a loop iteration keeps.
-pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
-    read_residuals(f, body, active, &mentioned(f, body, active))
-}
-
 /// The names `body` binds (its statements' results, the shapes taken for
 /// their reverse steps, nested pullbacks, holders and tapes) that are in
 /// `read`.
-fn read_residuals(
+pub fn read_residuals(
     f: &Function,
     body: &[Stmt],
     active: &[bool],

@@ -17,11 +17,11 @@
 //! * [`sig`](mod@sig): the generic variants' signature;
 //! * [`variants`]: `primal`, `forward` and `jvp`;
 //! * [`forward`]: the forward program (also the VJP's forward sweep), with
-//!   [`held`] (what branches and loop iterations keep for the reverse
-//!   sweep) and [`revolve`] (checkpointed loops);
-//! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`], with
-//!   [`reads`] (what each primitive's reverse step reads, so only that is
-//!   kept);
+//!   [`held`] (how branches and loop iterations hold their residuals for
+//!   the reverse sweep) and [`revolve`] (checkpointed loops);
+//! * [`vjp`]: the VJP programs, whose pullbacks run [`reverse`] (which also
+//!   says what each body's residuals are), with [`reads`] (what each
+//!   primitive's reverse step reads, so only that is kept);
 //! * [`shapes`]: the shape-only VJP of a function with an output-only tail;
 //! * [`entries`](mod@entries): the monomorphic entry points and transform trait impls;
 //! * [`names`]: names shared by the generated pieces.
@@ -40,7 +40,7 @@ mod variants;
 mod vjp;
 
 pub use entries::entries;
-pub use sig::{concrete, sig, with_lifetime};
+pub use sig::{sig, with_lifetime};
 
 use crate::analysis::Analysis;
 use crate::errors::Errors;

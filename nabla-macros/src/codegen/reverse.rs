@@ -2,14 +2,20 @@
 //! pullback closure. Cotangents are `Option`s (`None` is a symbolic zero),
 //! accumulated when a value is used several times, and taken (freed) as
 //! soon as they are consumed; only active variables have one.
+//!
+//! A body's residuals, which the forward sweep keeps for it (`held`), are
+//! the names the body binds that its reverse sweep mentions (each
+//! primitive's step mentions only what it reads, `reads`): a value only the
+//! forward computation needed is dropped with the iteration.
 
 use super::forward;
-use super::held::{loop_residuals, rebound_residuals, residuals, static_flags, static_residuals};
+use super::held::{flags, keeps_loop_var, read_residuals, rebound_residuals};
 use super::names::{branch_holders, ct, flow, pullback, tape};
 use super::{reads, revolve};
 use crate::ir::{CallArg, Callee, Carried, Function, Kind, Merge, Stmt, VarId};
 use proc_macro2::{Ident, TokenStream};
-use quote::{format_ident, quote};
+use quote::{ToTokens, format_ident, quote};
+use std::collections::HashSet;
 
 /// Wraps an update of `v`'s cotangent so it only runs when `v` is a
 /// parameter the caller asked a cotangent for.
@@ -390,4 +396,75 @@ pub fn defined(body: &[Stmt], out: &mut Vec<VarId>) {
             }
         }
     }
+}
+
+/// The identifiers the reverse sweep of `stmts` mentions.
+fn mentioned(f: &Function, stmts: &[Stmt], active: &[bool]) -> HashSet<String> {
+    crate::ir::idents(body(f, active, stmts))
+}
+
+/// The residuals one loop iteration keeps, of those its reverse sweep
+/// reads: the loop variable, the carried values at the start of the
+/// iteration, and what the body binds ([`residuals`]).
+pub fn loop_residuals(
+    f: &Function,
+    pat: &TokenStream,
+    body: &[Stmt],
+    carried: &[Carried],
+    active: &[bool],
+) -> Vec<TokenStream> {
+    let read = mentioned(f, body, active);
+    let mut r: Vec<TokenStream> = Vec::new();
+    if keeps_loop_var(pat, &read) {
+        r.push(pat.clone());
+    }
+    r.extend(
+        carried
+            .iter()
+            .map(|c| f.name(c.phi))
+            .filter(|n| read.contains(&n.to_string()))
+            .map(|n| n.to_token_stream()),
+    );
+    r.extend(
+        read_residuals(f, body, active, &read)
+            .into_iter()
+            .map(|i| i.to_token_stream()),
+    );
+    r
+}
+
+/// Which entries of [`loop_residuals`] are static (the loop variable, static
+/// carried values, static `let`s): those go onto the tape owned (see
+/// `transforms::private::Own`), since they may borrow static arguments.
+pub fn static_residuals(
+    f: &Function,
+    pat: &TokenStream,
+    body: &[Stmt],
+    carried: &[Carried],
+    active: &[bool],
+) -> Vec<bool> {
+    let read = mentioned(f, body, active);
+    let mut r: Vec<bool> = Vec::new();
+    if keeps_loop_var(pat, &read) {
+        r.push(true);
+    }
+    r.extend(
+        carried
+            .iter()
+            .filter(|c| read.contains(&f.name(c.phi).to_string()))
+            .map(|c| f.vars[c.phi].kind == Kind::Static),
+    );
+    r.extend(flags(f, body, &read_residuals(f, body, active, &read)));
+    r
+}
+
+/// Which of [`residuals`]`(body)` are static `let`s.
+pub fn static_flags(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<bool> {
+    flags(f, body, &residuals(f, body, active))
+}
+
+/// The names a body binds that its reverse sweep reads: what a branch
+/// holder or a loop iteration keeps.
+pub fn residuals(f: &Function, body: &[Stmt], active: &[bool]) -> Vec<Ident> {
+    read_residuals(f, body, active, &mentioned(f, body, active))
 }

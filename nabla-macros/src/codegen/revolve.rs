@@ -5,9 +5,8 @@
 //! sweep `Revolve::reverse`, both with the loop's step closures.
 
 use super::forward::{self, Mode};
-use super::held::loop_residuals;
 use super::names::{ct, iters, tape};
-use super::reverse::{self, Flows};
+use super::reverse::{self, Flows, loop_residuals};
 use crate::ir::{Function, Kind, Stmt};
 use proc_macro2::{Ident, TokenStream};
 use quote::quote;

@@ -2,7 +2,7 @@
 //! VJP programs): their parameters over `__V`, the bound on `__V`, and the
 //! types of outputs and cotangents.
 
-use crate::ir::{Function, Output, ScalarTy, Tier};
+use crate::ir::{Function, Output, Tier};
 use proc_macro2::TokenStream;
 use quote::{ToTokens, quote};
 use syn::{Type, Visibility};
@@ -38,17 +38,6 @@ pub fn with_lifetime(ty: &Type) -> TokenStream {
             quote!((#(#elems,)*))
         }
         other => other.to_token_stream(),
-    }
-}
-
-/// The value type the monomorphic entry points use: `Array`, `f64` or
-/// `f32`.
-pub fn concrete(f: &Function) -> TokenStream {
-    let krate = &f.krate;
-    match f.tier {
-        Tier::Array => quote!(#krate::Array),
-        Tier::Scalar(ScalarTy::F64) => quote!(f64),
-        Tier::Scalar(ScalarTy::F32) => quote!(f32),
     }
 }
 

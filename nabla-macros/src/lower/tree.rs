@@ -57,7 +57,7 @@ impl Lowerer<'_> {
             .ident
             .clone();
         // The leaves' type: arrays, or the floats of a function of floats.
-        let leaf = crate::codegen::concrete(&self.f);
+        let leaf = self.f.concrete();
         let index = self.fresh("__leaf_index", Kind::Static);
         self.f.body.push(Stmt::Static {
             out: index,
@@ -188,7 +188,7 @@ impl Lowerer<'_> {
     pub(super) fn part(&mut self, e: &Expr) -> Option<CallArg> {
         let (tree, skel, segs) = self.tree_path(e)?;
         let krate = self.f.krate.clone();
-        let leaf = crate::codegen::concrete(&self.f);
+        let leaf = self.f.concrete();
         let param = self
             .f
             .param_of(tree)

@@ -21,7 +21,7 @@ mod second;
 mod vjp_jvp;
 
 use super::names;
-use super::sig::{Sig, concrete, with_lifetime};
+use super::sig::{Sig, with_lifetime};
 use crate::analysis::Analysis;
 use crate::ir::{Function, Output, Tier};
 use proc_macro2::{Ident, TokenStream};
@@ -131,7 +131,7 @@ impl<'a> Entries<'a> {
         let krate = &f.krate;
         let tr = quote!(#krate::transforms);
         let private = quote!(#tr::private);
-        let c = concrete(f);
+        let c = f.concrete();
         let user_params = f
             .params
             .iter()
@@ -263,7 +263,7 @@ fn per_tree(
 /// leaves rebuilt into the tree's type on the given skeleton.
 fn rebuild(f: &Function, skeleton: impl Fn(&syn::Ident) -> TokenStream) -> TokenStream {
     let krate = &f.krate;
-    let c = concrete(f);
+    let c = f.concrete();
     let items = f.params.iter().enumerate().map(|(i, p)| {
         let idx = syn::Index::from(i);
         match &p.tree {
