@@ -202,6 +202,44 @@ fn strip(src: &str) -> String {
     out
 }
 
+/// `text` with every `#[cfg(test)]` item blanked (up to its `;` or its
+/// matching `}`), newlines kept.
+fn without_test_items(text: &str) -> String {
+    let mut out: Vec<u8> = text.as_bytes().to_vec();
+    let mut from = 0;
+    while let Some(at) = text[from..].find("#[cfg(test)]") {
+        let start = from + at;
+        let b = text.as_bytes();
+        let mut i = start + "#[cfg(test)]".len();
+        let mut depth = 0usize;
+        while i < b.len() {
+            match b[i] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        i += 1;
+                        break;
+                    }
+                }
+                b';' if depth == 0 => {
+                    i += 1;
+                    break;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        for c in &mut out[start..i.min(b.len())] {
+            if *c != b'\n' {
+                *c = b' ';
+            }
+        }
+        from = i.min(b.len());
+    }
+    String::from_utf8(out).expect("blanking keeps UTF-8 boundaries")
+}
+
 fn ident_char(c: Option<char>) -> bool {
     c.is_some_and(|c| c.is_alphanumeric() || c == '_')
 }
@@ -354,8 +392,8 @@ impl Crate {
     /// Every (target file, line) a file imports.
     fn imports(&self, file: &str) -> Vec<(String, usize, String)> {
         let text = &self.files[file];
-        // Unit tests sit at the end of a file and see everything.
-        let text = text.split("#[cfg(test)]").next().unwrap();
+        // Test-only items (unit test modules, helpers) see everything.
+        let text = &without_test_items(text);
         let line_of = |at: usize| text[..at].matches('\n').count() + 1;
         let module = module_path(file);
         let mut found: Vec<(Vec<String>, usize)> = Vec::new();
@@ -603,4 +641,6 @@ fn the_reader_finds_upward_paths() {
     assert_eq!(paths, vec![vec!["a", "b"], vec!["a", "c", "d"]]);
     assert_eq!(path_at("crate::f::g(x)", 0), vec!["crate", "f", "g"]);
     assert_eq!(module_path("fused/mod.rs"), vec!["fused"]);
+    let t = without_test_items("#[cfg(test)]\nmod testing;\nuse crate::a;\n#[cfg(test)]\nmod t { use crate::b; }\nuse crate::c;");
+    assert!(t.contains("crate::a") && !t.contains("crate::b") && t.contains("crate::c"));
 }

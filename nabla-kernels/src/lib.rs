@@ -21,6 +21,7 @@ pub mod chooser;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 mod dots;
+mod dtype;
 pub mod elementwise;
 pub mod fastmath;
 pub mod float;
@@ -35,6 +36,7 @@ pub mod rows;
 pub mod special;
 pub mod ternary;
 
+pub use dtype::DType;
 pub use float::Float;
 
 /// A shape: axis lengths, kept inline for up to six axes, so the shape

@@ -31,13 +31,15 @@ pub mod random;
 mod registry;
 pub mod revolve;
 #[doc(hidden)]
-pub mod rules;
+pub mod entry;
 mod storage;
 pub mod transform;
 pub mod tree;
 mod vocab;
 
-/// The transform modules under the paths generated code names.
+/// The modules under the paths generated code names.
+#[doc(hidden)]
+pub use entry as rules;
 #[doc(hidden)]
 pub use transform::{compose, grad as transforms};
 

@@ -1,39 +1,11 @@
 //! `GpuArray`: a strided view of a shared, immutable device buffer.
 
+use crate::DType;
 use super::device::Gpu;
 use super::layout::{MAX_DIMS, row_major, sliced};
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use ndarray::Slice;
 use std::sync::Arc;
-
-/// Element type of a device buffer (`Bool` is stored as one byte, 0 or 1).
-///
-/// ```
-/// assert_eq!(nabla_kernels::cuda::GpuElem::F64.name(), "f64");
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum GpuElem {
-    /// 32-bit float.
-    F32,
-    /// 64-bit float.
-    F64,
-    /// 64-bit signed integer.
-    I64,
-    /// Boolean, one byte per element.
-    Bool,
-}
-
-impl GpuElem {
-    /// The suffix of this type's kernels in kernels.cu.
-    pub fn name(self) -> &'static str {
-        match self {
-            GpuElem::F32 => "f32",
-            GpuElem::F64 => "f64",
-            GpuElem::I64 => "i64",
-            GpuElem::Bool => "u8",
-        }
-    }
-}
 
 /// A device buffer of one element type.
 #[doc(hidden)]
@@ -48,7 +20,7 @@ pub enum Buf {
 /// A host element type that can be copied to and from a device buffer.
 pub trait HostElem: Copy + DeviceRepr + ValidAsZeroBits + Default + 'static {
     /// Its device element type.
-    const ELEM: GpuElem;
+    const ELEM: DType;
     #[doc(hidden)]
     fn wrap(s: CudaSlice<Self>) -> Buf;
     #[doc(hidden)]
@@ -58,7 +30,7 @@ pub trait HostElem: Copy + DeviceRepr + ValidAsZeroBits + Default + 'static {
 macro_rules! host_elem {
     ($t:ty, $e:ident, $b:ident) => {
         impl HostElem for $t {
-            const ELEM: GpuElem = GpuElem::$e;
+            const ELEM: DType = DType::$e;
             fn wrap(s: CudaSlice<Self>) -> Buf {
                 Buf::$b(s)
             }
@@ -109,15 +81,15 @@ impl GpuArray {
 
     /// An uninitialised-then-zeroed contiguous buffer of `elem` and `shape`.
     #[track_caller]
-    pub(crate) fn zeros(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
+    pub(crate) fn zeros(gpu: &Arc<Gpu>, elem: DType, shape: &[usize]) -> GpuArray {
         // Never a zero-byte allocation (empty arrays hold one unused element).
         let n = shape.iter().product::<usize>().max(1);
         let s = &gpu.stream;
         let buf = match elem {
-            GpuElem::F32 => Buf::F32(check(s.alloc_zeros(n))),
-            GpuElem::F64 => Buf::F64(check(s.alloc_zeros(n))),
-            GpuElem::I64 => Buf::I64(check(s.alloc_zeros(n))),
-            GpuElem::Bool => Buf::U8(check(s.alloc_zeros(n))),
+            DType::F32 => Buf::F32(check(s.alloc_zeros(n))),
+            DType::F64 => Buf::F64(check(s.alloc_zeros(n))),
+            DType::I64 => Buf::I64(check(s.alloc_zeros(n))),
+            DType::Bool => Buf::U8(check(s.alloc_zeros(n))),
         };
         GpuArray::from_buf(gpu, buf, shape)
     }
@@ -125,17 +97,17 @@ impl GpuArray {
     /// A contiguous buffer of `elem` and `shape` whose contents the caller
     /// overwrites completely.
     #[track_caller]
-    pub(crate) fn alloc(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize]) -> GpuArray {
+    pub(crate) fn alloc(gpu: &Arc<Gpu>, elem: DType, shape: &[usize]) -> GpuArray {
         let n = shape.iter().product::<usize>().max(1);
         let s = &gpu.stream;
         // SAFETY: every caller launches a kernel that writes all `n` elements
         // before the buffer is read.
         let buf = unsafe {
             match elem {
-                GpuElem::F32 => Buf::F32(check(s.alloc(n))),
-                GpuElem::F64 => Buf::F64(check(s.alloc(n))),
-                GpuElem::I64 => Buf::I64(check(s.alloc(n))),
-                GpuElem::Bool => Buf::U8(check(s.alloc(n))),
+                DType::F32 => Buf::F32(check(s.alloc(n))),
+                DType::F64 => Buf::F64(check(s.alloc(n))),
+                DType::I64 => Buf::I64(check(s.alloc(n))),
+                DType::Bool => Buf::U8(check(s.alloc(n))),
             }
         };
         GpuArray::from_buf(gpu, buf, shape)
@@ -169,8 +141,8 @@ impl GpuArray {
             T::ELEM,
             self.elem(),
             "cuda: to_host::<{}> of a {} array",
-            T::ELEM.name(),
-            self.elem().name()
+            T::ELEM.cuda_name(),
+            self.elem().cuda_name()
         );
         let c = if self.is_contiguous() {
             self.clone()
@@ -190,12 +162,12 @@ impl GpuArray {
     }
 
     /// The element type.
-    pub fn elem(&self) -> GpuElem {
+    pub fn elem(&self) -> DType {
         match &*self.buf {
-            Buf::F32(_) => GpuElem::F32,
-            Buf::F64(_) => GpuElem::F64,
-            Buf::I64(_) => GpuElem::I64,
-            Buf::U8(_) => GpuElem::Bool,
+            Buf::F32(_) => DType::F32,
+            Buf::F64(_) => DType::F64,
+            Buf::I64(_) => DType::I64,
+            Buf::U8(_) => DType::Bool,
         }
     }
 

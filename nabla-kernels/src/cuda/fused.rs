@@ -8,7 +8,8 @@
 //! prelude (layouts, the registry's op `switch`es) plus the kernel, compiled
 //! by NVRTC once per device, body and element type (and cached on disk).
 
-use super::array::{GpuArray, GpuElem, check};
+use super::array::{GpuArray, check};
+use crate::DType;
 use super::device::Gpu;
 use super::launch::KernelArg;
 use super::layout::Layout;
@@ -149,17 +150,17 @@ extern \"C\" __global__ void nabla_fused({params}) {{
 
 /// The kernel of `body` for `elem` on `gpu`, compiled on first use.
 #[track_caller]
-fn function(gpu: &Arc<Gpu>, body: &FusedBody, elem: GpuElem, sum: bool) -> CudaFunction {
-    let key = (body.id, elem == GpuElem::F64, sum);
+fn function(gpu: &Arc<Gpu>, body: &FusedBody, elem: DType, sum: bool) -> CudaFunction {
+    let key = (body.id, elem == DType::F64, sum);
     if let Some(f) = gpu.fused.lock().unwrap().get(&key) {
         return f.clone();
     }
     let t = match elem {
-        GpuElem::F32 => "float",
-        GpuElem::F64 => "double",
+        DType::F32 => "float",
+        DType::F64 => "double",
         e => panic!(
             "cuda fused region: expected f32 or f64 operands, got {}",
-            e.name()
+            e.cuda_name()
         ),
     };
     let f = gpu.user_function(&fused_source(body, t, sum), "nabla_fused");

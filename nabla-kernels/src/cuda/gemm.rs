@@ -1,6 +1,7 @@
 //! Batched matrix products with cuBLAS (column-major: operands swapped).
 
-use super::array::{Buf, GpuArray, GpuElem, check};
+use super::array::{Buf, GpuArray, check};
+use crate::DType;
 use cudarc::cublas::sys::cublasOperation_t;
 use cudarc::cublas::{Gemm, GemmConfig, StridedBatchedConfig};
 use cudarc::driver::CudaSlice;
@@ -75,8 +76,8 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
         a.elem(),
         b.elem(),
         "cuda matmul: dtypes {} and {} differ",
-        a.elem().name(),
-        b.elem().name()
+        a.elem().cuda_name(),
+        b.elem().cuda_name()
     );
     let (batch, m, k, n) = (
         a.shape()[0].max(b.shape()[0]),
@@ -134,8 +135,8 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
         }};
     }
     match a.elem() {
-        GpuElem::F32 => run!(f32, F32),
-        GpuElem::F64 => run!(f64, F64),
-        e => panic!("cuda matmul: expected f32 or f64 arrays, got {}", e.name()),
+        DType::F32 => run!(f32, F32),
+        DType::F64 => run!(f64, F64),
+        e => panic!("cuda matmul: expected f32 or f64 arrays, got {}", e.cuda_name()),
     }
 }

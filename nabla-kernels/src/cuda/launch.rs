@@ -1,7 +1,8 @@
 //! Launchers: one Rust function per kernel family of kernels.cu, mirroring
 //! the CPU kernels' signatures (inputs by view, a fresh contiguous output).
 
-use super::array::{Buf, GpuArray, GpuElem, check};
+use super::array::{Buf, GpuArray, check};
+use crate::DType;
 use super::device::Gpu;
 use super::layout::Layout;
 use crate::elementwise::{BinaryOp, CompareOp, UnaryOp, broadcast_shape};
@@ -94,10 +95,10 @@ fn same_device(op: &str, a: &GpuArray, b: &GpuArray) {
 #[track_caller]
 pub(super) fn float(op: &str, x: &GpuArray) -> &'static str {
     match x.elem() {
-        GpuElem::F32 | GpuElem::F64 => x.elem().name(),
+        DType::F32 | DType::F64 => x.elem().cuda_name(),
         e => panic!(
             "cuda {op}: expected an f32 or f64 array, got {} with shape {:?}",
-            e.name(),
+            e.cuda_name(),
             x.shape()
         ),
     }
@@ -136,8 +137,8 @@ pub fn binary(a: &GpuArray, b: &GpuArray, op: BinaryOp) -> GpuArray {
         a.elem(),
         b.elem(),
         "cuda binary: dtypes {} and {} differ",
-        a.elem().name(),
-        b.elem().name()
+        a.elem().cuda_name(),
+        b.elem().cuda_name()
     );
     let shape = broadcast_shape(a.shape(), b.shape());
     let out = GpuArray::alloc(a.gpu(), a.elem(), &shape);
@@ -168,15 +169,15 @@ pub fn compare(a: &GpuArray, b: &GpuArray, op: CompareOp) -> GpuArray {
         a.elem(),
         b.elem(),
         "cuda compare: dtypes {} and {} differ",
-        a.elem().name(),
-        b.elem().name()
+        a.elem().cuda_name(),
+        b.elem().cuda_name()
     );
     assert!(
-        a.elem() != GpuElem::Bool,
+        a.elem() != DType::Bool,
         "cuda compare: bool operands; cast them first"
     );
     let shape = broadcast_shape(a.shape(), b.shape());
-    let out = GpuArray::alloc(a.gpu(), GpuElem::Bool, &shape);
+    let out = GpuArray::alloc(a.gpu(), DType::Bool, &shape);
     let code = op as i32;
     let (la, lb, n) = (
         layout_of(a, &shape),
@@ -186,7 +187,7 @@ pub fn compare(a: &GpuArray, b: &GpuArray, op: CompareOp) -> GpuArray {
     if n > 0 {
         launch!(
             a.gpu(),
-            format!("compare_{}", a.elem().name()),
+            format!("compare_{}", a.elem().cuda_name()),
             grid(n as usize),
             [*a.buf, la, *b.buf, lb, *out.buf, n, code]
         );
@@ -201,15 +202,15 @@ pub fn where_select(mask: &GpuArray, a: &GpuArray, b: &GpuArray) -> GpuArray {
     same_device("where", a, b);
     assert_eq!(
         mask.elem(),
-        GpuElem::Bool,
+        DType::Bool,
         "cuda where: the mask must be bool"
     );
     assert_eq!(
         a.elem(),
         b.elem(),
         "cuda where: dtypes {} and {} differ",
-        a.elem().name(),
-        b.elem().name()
+        a.elem().cuda_name(),
+        b.elem().cuda_name()
     );
     let shape = broadcast_shape(&broadcast_shape(mask.shape(), a.shape()), b.shape());
     let out = GpuArray::alloc(a.gpu(), a.elem(), &shape);
@@ -222,7 +223,7 @@ pub fn where_select(mask: &GpuArray, a: &GpuArray, b: &GpuArray) -> GpuArray {
     if n > 0 {
         launch!(
             a.gpu(),
-            format!("where_{}", a.elem().name()),
+            format!("where_{}", a.elem().cuda_name()),
             grid(n as usize),
             [*mask.buf, lm, *a.buf, la, *b.buf, lb, *out.buf, n]
         );
@@ -242,7 +243,7 @@ fn copy_into(src: &GpuArray, dst: &GpuArray) {
         dst.numel() as i64,
     );
     if n > 0 {
-        let name = format!("copy_{}_{}", src.elem().name(), dst.elem().name());
+        let name = format!("copy_{}_{}", src.elem().cuda_name(), dst.elem().cuda_name());
         let at = std::panic::Location::caller();
         launch!(
             src.gpu(),
@@ -268,7 +269,7 @@ pub fn contiguous(x: &GpuArray) -> GpuArray {
 
 /// `x` converted to element type `to` (bool: nonzero is true).
 #[track_caller]
-pub fn cast(x: &GpuArray, to: GpuElem) -> GpuArray {
+pub fn cast(x: &GpuArray, to: DType) -> GpuArray {
     let out = GpuArray::alloc(x.gpu(), to, x.shape());
     copy_into(x, &out);
     out
@@ -316,7 +317,7 @@ pub fn slice_place(shape: &[usize], slices: &[Slice], src: &GpuArray) -> GpuArra
 /// not match.
 #[track_caller]
 pub fn add_into_region(dst: &mut GpuArray, slices: &[Slice], src: &GpuArray) -> bool {
-    let float = matches!(dst.elem(), GpuElem::F32 | GpuElem::F64);
+    let float = matches!(dst.elem(), DType::F32 | DType::F64);
     if !float || dst.elem() != src.elem() || dst.ordinal() != src.ordinal() {
         return false;
     }
@@ -336,7 +337,7 @@ pub fn add_into_region(dst: &mut GpuArray, slices: &[Slice], src: &GpuArray) -> 
     if n > 0 {
         launch!(
             dst.gpu(),
-            format!("add_into_{}", dst.elem().name()),
+            format!("add_into_{}", dst.elem().cuda_name()),
             grid(n as usize),
             [*src.buf, ls, *dst.buf, ld, n]
         );
@@ -346,13 +347,13 @@ pub fn add_into_region(dst: &mut GpuArray, slices: &[Slice], src: &GpuArray) -> 
 
 /// A contiguous array of `shape` filled with `v` (converted to `elem`).
 #[track_caller]
-pub fn fill(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize], v: f64) -> GpuArray {
+pub fn fill(gpu: &Arc<Gpu>, elem: DType, shape: &[usize], v: f64) -> GpuArray {
     let out = GpuArray::alloc(gpu, elem, shape);
     let n = out.numel() as i64;
     if n > 0 {
         launch!(
             gpu,
-            format!("fill_{}", elem.name()),
+            format!("fill_{}", elem.cuda_name()),
             grid(n as usize),
             [*out.buf, n, v]
         );
@@ -362,13 +363,13 @@ pub fn fill(gpu: &Arc<Gpu>, elem: GpuElem, shape: &[usize], v: f64) -> GpuArray 
 
 /// `[start, start + step, ..]` of length `n`.
 #[track_caller]
-pub fn arange(gpu: &Arc<Gpu>, elem: GpuElem, n: usize, start: f64, step: f64) -> GpuArray {
+pub fn arange(gpu: &Arc<Gpu>, elem: DType, n: usize, start: f64, step: f64) -> GpuArray {
     let out = GpuArray::alloc(gpu, elem, &[n]);
     let len = n as i64;
     if len > 0 {
         launch!(
             gpu,
-            format!("arange_{}", elem.name()),
+            format!("arange_{}", elem.cuda_name()),
             grid(n),
             [*out.buf, len, start, step]
         );
@@ -394,7 +395,7 @@ pub fn index_select(x: &GpuArray, axis: usize, idx: &[usize]) -> GpuArray {
         let ax = axis as i32;
         launch!(
             x.gpu(),
-            format!("index_select_{}", x.elem().name()),
+            format!("index_select_{}", x.elem().cuda_name()),
             grid(n as usize),
             [*x.buf, lx, *ids.buf, ax, *out.buf, n]
         );
@@ -453,7 +454,7 @@ pub fn launch_user(
     source: &str,
     name: &str,
     inputs: &[GpuArray],
-    out_elem: GpuElem,
+    out_elem: DType,
     out_shape: &[usize],
     how: UserLaunch,
 ) -> GpuArray {

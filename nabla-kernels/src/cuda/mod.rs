@@ -26,7 +26,7 @@ mod profile;
 mod reduce;
 mod rows;
 
-pub use array::{GpuArray, GpuElem, HostElem};
+pub use array::{GpuArray, HostElem};
 pub use device::{
     Gpu, GpuError, KERNEL_SOURCE, compile_kernels, compile_source, device_count, is_available,
 };

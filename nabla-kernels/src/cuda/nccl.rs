@@ -7,7 +7,8 @@
 //! the kernels that produced its input and before those that read its
 //! output, with no host synchronisation.
 
-use super::array::{Buf, GpuArray, GpuElem, HostElem, check};
+use super::array::{Buf, GpuArray, HostElem, check};
+use crate::DType;
 use super::device::{Gpu, GpuError};
 use super::launch::contiguous;
 use cudarc::driver::{CudaSlice, CudaView};
@@ -162,9 +163,9 @@ impl Nccl {
     #[track_caller]
     pub fn all_to_all(&self, x: &GpuArray) -> GpuArray {
         match x.elem() {
-            GpuElem::F32 => self.all_to_all_typed::<f32>(x),
-            GpuElem::F64 => self.all_to_all_typed::<f64>(x),
-            e => panic!("NCCL all_to_all: takes f32 or f64 arrays, got {}", e.name()),
+            DType::F32 => self.all_to_all_typed::<f32>(x),
+            DType::F64 => self.all_to_all_typed::<f64>(x),
+            e => panic!("NCCL all_to_all: takes f32 or f64 arrays, got {}", e.cuda_name()),
         }
     }
 
@@ -220,7 +221,7 @@ impl Nccl {
             }
             _ => panic!(
                 "NCCL collectives take f32 or f64 arrays, got {}",
-                x.elem().name()
+                x.elem().cuda_name()
             ),
         };
         GpuArray::from_buf(&self.gpu, out, shape)

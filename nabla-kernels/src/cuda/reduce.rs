@@ -5,7 +5,8 @@
 //! row, or one thread per output (chunked) when the kept axes are innermost
 //! in memory.
 
-use super::array::{GpuArray, GpuElem};
+use super::array::GpuArray;
+use crate::DType;
 use super::launch::{BLOCK, KernelArg, float, grid, launch, layout_of};
 use crate::reduce::ReduceOp;
 use cudarc::driver::LaunchConfig;
@@ -154,7 +155,7 @@ pub fn arg_reduce(x: &GpuArray, axis: usize, max: bool) -> GpuArray {
     let (v, rows, cols) = rows_view(x, &[axis]);
     let mut out_shape = x.shape().to_vec();
     out_shape.remove(axis);
-    let out = GpuArray::alloc(x.gpu(), GpuElem::I64, &out_shape);
+    let out = GpuArray::alloc(x.gpu(), DType::I64, &out_shape);
     let (lx, r, c, m) = (
         layout_of(&v, v.shape()),
         rows as i64,

@@ -152,7 +152,7 @@ impl Array {
             #[cfg(feature = "cuda")]
             crate::Device::Cuda(n) => Array::from_data(Data::Cuda(nabla_kernels::cuda::fill(
                 &crate::storage::gpu::gpu(n),
-                crate::storage::elem_of(dtype),
+                dtype,
                 shape,
                 value,
             ))),

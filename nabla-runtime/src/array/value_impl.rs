@@ -165,16 +165,7 @@ impl ArrayValue for Array {
         }
         a.detach().cast(self.dtype()).to_device(self.device())
     }
-    #[track_caller]
-    fn apply_custom<
-        Op: crate::vocab::custom_op::CustomOp<A>,
-        A: crate::vocab::arity::FixedArity,
-    >(
-        op: &Op,
-        x: &A::Args<Self>,
-    ) -> Self {
-        apply_array::<Op, A>(op, x)
-    }
+    crate::vocab::custom_op::apply_custom!(|op, x| apply_array::<Op, A>(op, x));
 }
 
 /// `Array`: run the forward, and record the VJP rule if an input is tracked.

@@ -175,7 +175,7 @@ impl CudaKernel {
             self.source,
             self.name,
             &gpus,
-            crate::storage::elem_of(out_dtype),
+            out_dtype,
             out_shape,
             how,
         )))

@@ -28,21 +28,21 @@ const STAGE: usize = 256;
 
 /// How far apart (in elements) the operands written into one buffer may
 /// start for this pass; wider layouts take the scatter pass.
-pub(super) const SPREAD: usize = 64;
+pub(crate) const SPREAD: usize = 64;
 
 /// Blocks per staging row: the carried `SPREAD` elements and a stage.
 const ROW: usize = (SPREAD + STAGE) / LANES;
 
 /// Whether every written buffer's operands start within [`SPREAD`]
 /// elements of each other.
-pub(super) fn applies<const N: usize>(layout: &Layout<'_, N>, written: &[bool]) -> bool {
+pub(crate) fn applies<const N: usize>(layout: &Layout<'_, N>, written: &[bool]) -> bool {
     (0..layout.lens.len()).all(|b| !written[b] || layout.hi[b] - layout.lo[b] <= SPREAD)
 }
 
 /// The pullback pass over the `n` elements: the filled buffers (`None`
 /// for an argument that no operand writes in place) and, when `sum` is
 /// asked, the per-chunk sums of the region in order.
-pub(super) fn run<R: Region<N>, const N: usize, T: Kernel>(
+pub(crate) fn run<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
     ct: Src<'_, T>,
     n: usize,

@@ -42,20 +42,19 @@
 //! }
 //! ```
 
-mod batched;
-pub(crate) mod dual;
-mod gather;
-#[cfg(feature = "cuda")]
-mod gpu;
+pub(crate) mod gather;
 pub(crate) mod lanes;
-mod parts;
+pub(crate) mod parts;
 pub(crate) mod pass;
-mod reader;
+pub(crate) mod reader;
 pub(crate) mod region;
-mod rows;
-mod scatter;
+pub(crate) mod rows;
+pub(crate) mod scatter;
 pub(crate) mod simd;
 
+use crate::interp::{fused_batched as batched, fused_dual as dual};
+#[cfg(feature = "cuda")]
+use crate::interp::gpu_sym as gpu;
 pub use lanes::{LANES, Lanes};
 pub use region::{Input, Kernel, Region};
 use region::{reduce_scale, to_args};
@@ -78,7 +77,7 @@ pub fn spec_of<V: ArrayValue, const N: usize>(
     let spec = OutSpec::of(&y);
     let shape = spec.shape.clone();
     (spec, move |ct: V| {
-        pullback(crate::rules::tail::fit(ct, &shape))
+        pullback(crate::entry::tail::fit(ct, &shape))
     })
 }
 
@@ -323,8 +322,8 @@ fn gpu_fusion() -> bool {
 #[track_caller]
 fn reduce<V: ArrayValue, R: Region<N>, const N: usize>(y: V) -> V {
     match (R::REDUCE, R::MEAN) {
-        (true, true) => crate::rules::mean::forward(&y),
-        (true, false) => crate::rules::sum::forward(&y),
+        (true, true) => crate::entry::mean::forward(&y),
+        (true, false) => crate::entry::sum::forward(&y),
         _ => y,
     }
 }
@@ -333,8 +332,8 @@ fn reduce<V: ArrayValue, R: Region<N>, const N: usize>(y: V) -> V {
 /// the sum's or the mean's, at `shape`).
 fn unreduce<V: ArrayValue, R: Region<N>, const N: usize>(ct: V, shape: &[usize]) -> V {
     match (R::REDUCE, R::MEAN) {
-        (true, true) => crate::rules::mean::vjp_0(shape, &ct),
-        (true, false) => crate::rules::sum::vjp_0(shape, &ct),
+        (true, true) => crate::entry::mean::vjp_0(shape, &ct),
+        (true, false) => crate::entry::sum::vjp_0(shape, &ct),
         _ => ct,
     }
 }

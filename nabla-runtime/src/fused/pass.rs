@@ -19,7 +19,7 @@ use std::sync::Mutex;
 /// CPU arrays of one float dtype that nothing records, slices in range,
 /// operand shapes that broadcast (otherwise the op-by-op path runs and
 /// reports any error).
-pub(super) fn operands<const N: usize, const B: usize>(
+pub(crate) fn operands<const N: usize, const B: usize>(
     args: &[&Array; B],
     inputs: &[Input; N],
 ) -> Option<[Array; N]> {
@@ -57,7 +57,7 @@ pub(super) fn operands<const N: usize, const B: usize>(
 }
 
 /// The broadcast shape of the operands.
-pub(super) fn broadcast(ops: &[Array]) -> Option<Shape> {
+pub(crate) fn broadcast(ops: &[Array]) -> Option<Shape> {
     let mut shape = Shape::new();
     for x in ops {
         shape = nabla_kernels::elementwise::try_broadcast_shape(&shape, x.shape())?;
@@ -74,7 +74,7 @@ pub(super) fn broadcast(ops: &[Array]) -> Option<Shape> {
 /// kernels read the operand by strides (docs/performance.md). Those
 /// regions take the op-by-op VJP. (A weight row repeated over a batch is
 /// cheaper to copy and stays fused.)
-pub(super) fn spreads_rows(ops: &[Array]) -> bool {
+pub(crate) fn spreads_rows(ops: &[Array]) -> bool {
     let Some(shape) = broadcast(ops) else {
         return false;
     };
@@ -89,7 +89,7 @@ pub(super) fn spreads_rows(ops: &[Array]) -> bool {
 
 /// The fused forward pass: the region's result, or its sum when it ends
 /// in one.
-pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Option<Array> {
+pub(crate) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Option<Array> {
     let shape = broadcast(ops)?;
     count_pass();
     Some(match ops[0].dtype() {
@@ -161,7 +161,7 @@ fn forward_body<R: Region<N>, const N: usize, T: Kernel>(
 
 /// Each chunk's sum of the region over `range`.
 #[inline(always)]
-pub(super) fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
+pub(crate) fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
     range: Range<usize>,
     sums: &mut Vec<f64>,
@@ -189,14 +189,14 @@ pub(super) fn reduce_body<R: Region<N>, const N: usize, T: Kernel>(
 /// the cotangents of its operands read in place (added straight into an
 /// argument-shaped buffer), and the other operands' cotangents, each at
 /// its operand's shape, for the caller to add in.
-pub(super) struct Cotangents<const B: usize> {
+pub(crate) struct Cotangents<const B: usize> {
     pub direct: [Option<Array>; B],
     pub rest: Vec<(usize, Array)>,
 }
 
 /// The fused pullback pass, when it applies (`ct` a CPU array of the
 /// operands' dtype).
-pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn vjp<R: Region<N>, const N: usize, const B: usize>(
     ops: &[Array; N],
     args: &[&Array; B],
     inputs: &[Input; N],
@@ -224,7 +224,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
 
 /// The value of a map-reduce region and its operands' cotangents for a
 /// unit cotangent, in one pass.
-pub(super) fn value_and_vjp<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn value_and_vjp<R: Region<N>, const N: usize, const B: usize>(
     ops: &[Array; N],
     args: &[&Array; B],
     inputs: &[Input; N],

@@ -9,7 +9,7 @@ use super::simd::Src;
 use std::marker::PhantomData;
 
 /// The operands of a pass over `n` elements, read block by block.
-pub(super) struct Reader<'a, T, const N: usize> {
+pub(crate) struct Reader<'a, T, const N: usize> {
     ptr: [*const T; N],
     /// 1 for a buffer of the pass's `n` elements, 0 for a scalar (read
     /// from `splat`).

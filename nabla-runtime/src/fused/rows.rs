@@ -18,7 +18,7 @@ use std::sync::Mutex;
 /// axis comes first (`vmap`), in one pass that writes nothing but the
 /// sums. Each run is summed by chunks aligned to its start and then
 /// pairwise, so the result does not depend on the number of threads.
-pub(super) fn reduce_rows<R: Region<N>, const N: usize>(
+pub(crate) fn reduce_rows<R: Region<N>, const N: usize>(
     ops: &[Array; N],
     rows: usize,
 ) -> Option<Array> {

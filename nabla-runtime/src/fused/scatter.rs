@@ -13,7 +13,7 @@ use std::ops::Range;
 
 /// Where a pass writes: per buffer, its length and the smallest and
 /// largest offset at which an operand's cotangent lands in it.
-pub(super) struct Layout<'a, const N: usize> {
+pub(crate) struct Layout<'a, const N: usize> {
     pub dests: &'a [Dest; N],
     pub lens: &'a [usize],
     pub lo: &'a [usize],
@@ -23,7 +23,7 @@ pub(super) struct Layout<'a, const N: usize> {
 /// The pullback pass over the `n` elements: the filled buffers (`None`
 /// for an argument that no operand writes in place) and, when `sum` is
 /// asked, the per-chunk sums of the region in order.
-pub(super) fn run<R: Region<N>, const N: usize, T: Kernel>(
+pub(crate) fn run<R: Region<N>, const N: usize, T: Kernel>(
     src: &[Src<'_, T>; N],
     ct: Src<'_, T>,
     n: usize,

@@ -95,7 +95,7 @@ pub fn limit_simd(level: u8) {
 /// Adds the first `len` lanes of `y` into the lane accumulators (a
 /// whole block at a constant length, so that it stays in vectors).
 #[inline(always)]
-pub(super) fn accumulate<T: Kernel>(acc: &mut [f64; LANES], y: &Lanes<T>, len: usize) {
+pub(crate) fn accumulate<T: Kernel>(acc: &mut [f64; LANES], y: &Lanes<T>, len: usize) {
     if len == LANES {
         for (a, v) in acc.iter_mut().zip(&y.0) {
             *a += nabla_kernels::Float::to_f64(*v);
@@ -110,12 +110,12 @@ pub(super) fn accumulate<T: Kernel>(acc: &mut [f64; LANES], y: &Lanes<T>, len: u
 /// The lane accumulators plus a whole block `y` (by value, so that they
 /// stay in registers).
 #[inline(always)]
-pub(super) fn add_lanes<T: Kernel>(acc: [f64; LANES], y: &Lanes<T>) -> [f64; LANES] {
+pub(crate) fn add_lanes<T: Kernel>(acc: [f64; LANES], y: &Lanes<T>) -> [f64; LANES] {
     std::array::from_fn(|i| acc[i] + nabla_kernels::Float::to_f64(y.0[i]))
 }
 
 /// The sum of the lane accumulators, pairwise.
-pub(super) fn pairwise(acc: &[f64]) -> f64 {
+pub(crate) fn pairwise(acc: &[f64]) -> f64 {
     if acc.len() <= 2 {
         return acc.iter().sum();
     }
@@ -129,7 +129,7 @@ pub(super) fn pairwise(acc: &[f64]) -> f64 {
 /// shape), the others one per remaining operand (`own`), at the broadcast
 /// shape.
 #[derive(Clone, Copy)]
-pub(super) struct Dest {
+pub(crate) struct Dest {
     pub buf: usize,
     pub offset: usize,
     pub own: bool,
@@ -137,7 +137,7 @@ pub(super) struct Dest {
 
 /// One operand of a pass: a contiguous buffer of the broadcast shape (an
 /// array's own, or a copy), or one element broadcast everywhere.
-pub(super) enum Operand<T: 'static> {
+pub(crate) enum Operand<T: 'static> {
     Array(Array),
     Copy(Vec<T>),
     Scalar(T),
@@ -147,7 +147,7 @@ impl<T: Kernel> Operand<T> {
     /// `x` read at the broadcast `shape`: its own buffer when it has that
     /// shape in standard layout, its element when it has one (or is one
     /// element broadcast), else a contiguous broadcast copy.
-    pub(super) fn of(x: &Array, shape: &[usize]) -> Operand<T> {
+    pub(crate) fn of(x: &Array, shape: &[usize]) -> Operand<T> {
         let a = T::typed(x).expect("checked dtype");
         if a.len() == 1 || (a.len() > 0 && a.strides().iter().all(|&s| s == 0)) {
             return Operand::Scalar(*a.first().expect("an element"));
@@ -166,7 +166,7 @@ impl<T: Kernel> Operand<T> {
     }
 
     /// Its elements as a pass reads them.
-    pub(super) fn src(&self) -> Src<'_, T> {
+    pub(crate) fn src(&self) -> Src<'_, T> {
         match self {
             Operand::Array(a) => Src::Slice(
                 T::typed(a)
@@ -201,7 +201,7 @@ fn tiled<T: Copy>(a: &Host<T>, shape: &[usize]) -> Option<Vec<T>> {
 
 /// An operand's elements: a buffer of the broadcast shape, or one element.
 #[derive(Clone, Copy)]
-pub(super) enum Src<'a, T> {
+pub(crate) enum Src<'a, T> {
     Slice(&'a [T]),
     Scalar(T),
 }

@@ -499,13 +499,5 @@ impl<V: ArrayValue> ArrayValue for Batched<V> {
     fn lift(&self, a: &Array) -> Self {
         Batched::unbatched(self.value.lift(a))
     }
-    fn apply_custom<
-        Op: crate::vocab::custom_op::CustomOp<A>,
-        A: crate::vocab::arity::FixedArity,
-    >(
-        op: &Op,
-        x: &A::Args<Self>,
-    ) -> Self {
-        crate::custom::apply_batched::<Op, A, V>(op, x)
-    }
+    crate::vocab::custom_op::apply_custom!(|op, x| crate::custom::apply_batched::<Op, A, V>(op, x));
 }

@@ -300,13 +300,5 @@ impl<V: ArrayValue> ArrayValue for Dual<V> {
     fn lift(&self, a: &Array) -> Self {
         Dual::constant(self.primal.lift(a))
     }
-    fn apply_custom<
-        Op: crate::vocab::custom_op::CustomOp<A>,
-        A: crate::vocab::arity::FixedArity,
-    >(
-        op: &Op,
-        x: &A::Args<Self>,
-    ) -> Self {
-        crate::custom::apply_dual::<Op, A, V>(op, x)
-    }
+    crate::vocab::custom_op::apply_custom!(|op, x| crate::custom::apply_dual::<Op, A, V>(op, x));
 }

@@ -27,6 +27,6 @@ pub(crate) fn data_cast(data: &Data, dtype: DType) -> Data {
         Data::I64(a) => go(a, dtype),
         Data::Bool(a) => go(a, dtype),
         #[cfg(feature = "cuda")]
-        Data::Cuda(g) => Data::Cuda(nabla_kernels::cuda::cast(g, super::dtype::elem_of(dtype))),
+        Data::Cuda(g) => Data::Cuda(nabla_kernels::cuda::cast(g, dtype)),
     }
 }

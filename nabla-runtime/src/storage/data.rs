@@ -39,7 +39,7 @@ impl Data {
             Data::I64(_) => DType::I64,
             Data::Bool(_) => DType::Bool,
             #[cfg(feature = "cuda")]
-            Data::Cuda(g) => super::dtype::dtype_of(g.elem()),
+            Data::Cuda(g) => g.elem(),
         }
     }
 

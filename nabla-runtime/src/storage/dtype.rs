@@ -1,73 +1,16 @@
-//! Element types ([`DType`], [`Element`]) and devices ([`Device`]).
+//! Element types ([`DType`], defined once in `nabla-kernels`, and
+//! [`Element`]) and devices ([`Device`]).
 
 use super::data::Data;
 use super::host::Host;
-#[cfg(feature = "cuda")]
-use nabla_kernels::cuda::GpuElem;
 use ndarray::ArrayD;
 use std::fmt;
 
-/// The element type of an [`Array`](crate::Array).
-///
-/// `F32` and `F64` are differentiable; `I64` (indices) and `Bool` (masks)
-/// are not.
-///
-/// ```
-/// use nabla::{Array, DType};
-/// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
-/// assert!(DType::F32.is_float() && !DType::Bool.is_float());
-/// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-pub enum DType {
-    /// 32-bit float.
-    F32,
-    /// 64-bit float.
-    F64,
-    /// 64-bit signed integer (indices).
-    I64,
-    /// Boolean (masks).
-    Bool,
+pub use nabla_kernels::DType;
+
 }
 
-impl DType {
-    /// True for `F32` and `F64`.
-    pub fn is_float(self) -> bool {
-        matches!(self, DType::F32 | DType::F64)
-    }
-}
 
-/// The kernels' element type of a dtype, and back.
-#[cfg(feature = "cuda")]
-pub(crate) fn dtype_of(e: GpuElem) -> DType {
-    match e {
-        GpuElem::F32 => DType::F32,
-        GpuElem::F64 => DType::F64,
-        GpuElem::I64 => DType::I64,
-        GpuElem::Bool => DType::Bool,
-    }
-}
-
-#[cfg(feature = "cuda")]
-pub(crate) fn elem_of(d: DType) -> GpuElem {
-    match d {
-        DType::F32 => GpuElem::F32,
-        DType::F64 => GpuElem::F64,
-        DType::I64 => GpuElem::I64,
-        DType::Bool => GpuElem::Bool,
-    }
-}
-
-impl fmt::Display for DType {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let s = match self {
-            DType::F32 => "f32",
-            DType::F64 => "f64",
-            DType::I64 => "i64",
-            DType::Bool => "bool",
-        };
-        f.write_str(s)
-    }
-}
 
 /// Where an array's storage lives.
 ///

@@ -7,7 +7,8 @@
 use super::data::Data;
 use super::dtype::Device;
 use super::host::Host;
-use nabla_kernels::cuda::{Gpu, GpuArray, GpuElem};
+use super::dtype::DType;
+use nabla_kernels::cuda::{Gpu, GpuArray};
 use std::sync::Arc;
 
 /// The device `ordinal`, or a panic saying why it cannot be used.
@@ -47,10 +48,10 @@ pub(crate) fn upload(data: &Data, g: &Arc<Gpu>) -> GpuArray {
 pub(crate) fn download(x: &GpuArray) -> Data {
     let shape = x.shape();
     match x.elem() {
-        GpuElem::F32 => Data::F32(Host::from_vec(shape, x.to_host::<f32>())),
-        GpuElem::F64 => Data::F64(Host::from_vec(shape, x.to_host::<f64>())),
-        GpuElem::I64 => Data::I64(Host::from_vec(shape, x.to_host::<i64>())),
-        GpuElem::Bool => Data::Bool(Host::from_vec(
+        DType::F32 => Data::F32(Host::from_vec(shape, x.to_host::<f32>())),
+        DType::F64 => Data::F64(Host::from_vec(shape, x.to_host::<f64>())),
+        DType::I64 => Data::I64(Host::from_vec(shape, x.to_host::<i64>())),
+        DType::Bool => Data::Bool(Host::from_vec(
             shape,
             x.to_host::<u8>().into_iter().map(|b| b != 0).collect(),
         )),

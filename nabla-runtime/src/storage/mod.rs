@@ -17,4 +17,4 @@ pub(crate) use data::{Data, any_map, float_map, float_map2, float_slice_map, flo
 pub use dtype::{DType, Device, Element};
 pub(crate) use host::{Host, row_major_view};
 #[cfg(feature = "cuda")]
-pub(crate) use {data::no_gpu_path, dtype::elem_of};
+pub(crate) use data::no_gpu_path;

@@ -1,16 +1,19 @@
-//! The transforms as values.
+//! L5 transforms: the transforms as values.
 //!
 //! * [`grad`]: `grad`, `value_and_grad`, `vjp`, `jvp`, `checkpoint` of any
-//!   `#[differentiable]` function, with `argnums` (`argnums.rs`: picking
-//!   arguments out of the argument tuple) and `has_aux`.
+//!   `#[differentiable]` function, with `argnums` (`select`: picking
+//!   cotangents by argument) and `has_aux`; `private` is what generated
+//!   code calls beside them.
 //! * [`compose`]: the composable transforms `vmap`, `jacfwd`, `jacrev`,
 //!   `hessian` and `grad` of scalar functions, nested to any depth, over
-//!   the [`DiffFn`](compose::DiffFn) trait; argument and output structure
-//!   (`structure`), Jacobian assembly and pullbacks (`jacobian`), and
-//!   Jacobians for several arguments (`many`); `grad`, `value_and_grad`,
-//!   `jvp` and `vjp` of those transforms (`outer`); transformed functions
-//!   called inside differentiable code (`inside`); Jacobians and Hessians
-//!   of functions of floats (`fixed`).
+//!   the [`DiffFn`](compose::DiffFn) trait (`diff_fn`); the transform
+//!   value types (`values`) and `vmap`'s axes (`axes`); `vmap`'s programs
+//!   (`vmap`), Jacobian assembly and pullbacks (`jacobian`), and Jacobians
+//!   for several arguments (`many`); `grad`, `value_and_grad`, `jvp` and
+//!   `vjp` of those transforms (`outer`, `aux`, `nested`); transformed
+//!   functions called inside differentiable code (`inside`); Jacobians and
+//!   Hessians of functions of floats (`fixed`). Argument and output
+//!   structures are L2 vocabulary (`vocab/structure.rs`, `vocab/arity.rs`).
 
 mod aux;
 mod axes;
@@ -23,5 +26,8 @@ mod jacobian;
 mod many;
 mod nested;
 pub(crate) mod outer;
+#[doc(hidden)]
+pub mod private;
+mod select;
 mod values;
 mod vmap;

@@ -126,3 +126,28 @@ pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
         None
     }
 }
+
+/// The signature of [`ArrayValue::apply_custom`], written once: the
+/// trait's declaration (`apply_custom!(decl)`) and each value type's
+/// implementation (`apply_custom!(|op, x| body)`).
+///
+/// [`ArrayValue::apply_custom`]: crate::ArrayValue::apply_custom
+macro_rules! apply_custom {
+    (decl) => {
+        /// Applies a user-defined primitive (see [`crate::custom`]).
+        fn apply_custom<Op: $crate::vocab::custom_op::CustomOp<A>, A: $crate::vocab::arity::FixedArity>(
+            op: &Op,
+            x: &A::Args<Self>,
+        ) -> Self;
+    };
+    (|$op:ident, $x:ident| $body:expr) => {
+        #[track_caller]
+        fn apply_custom<Op: $crate::vocab::custom_op::CustomOp<A>, A: $crate::vocab::arity::FixedArity>(
+            $op: &Op,
+            $x: &A::Args<Self>,
+        ) -> Self {
+            $body
+        }
+    };
+}
+pub(crate) use apply_custom;

@@ -254,11 +254,7 @@ pub trait ArrayValue: Value {
     fn dtype(&self) -> crate::DType;
     /// The device of the arrays underneath.
     fn device(&self) -> crate::Device;
-    /// Applies a user-defined primitive (see [`crate::custom`]).
-    fn apply_custom<Op: crate::vocab::custom_op::CustomOp<A>, A: crate::vocab::arity::FixedArity>(
-        op: &Op,
-        x: &A::Args<Self>,
-    ) -> Self;
+    crate::vocab::custom_op::apply_custom!(decl);
 }
 
 /// The `Value` methods of every op of the registry (`nabla-ops`) in two

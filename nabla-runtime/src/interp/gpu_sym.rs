@@ -13,8 +13,8 @@
 //! operand's cotangent at the broadcast shape in the same kernel; those of
 //! broadcast operands are then summed to their shapes.
 
-use super::pass;
-use super::region::{Input, Region};
+use crate::fused::pass;
+use crate::fused::region::{Input, Region};
 use crate::storage::Data;
 use crate::{Array, Shape, Value};
 use nabla_kernels::cuda::{FusedBody, GpuArray};
@@ -256,7 +256,7 @@ pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
     let bufs = buffers(ops);
     crate::array::count_pass();
     let y = if R::REDUCE {
-        let scale = super::region::reduce_scale::<R, N>(shape.iter().product());
+        let scale = crate::fused::region::reduce_scale::<R, N>(shape.iter().product());
         nabla_kernels::cuda::fused_sum(&b, &bufs, &shape, scale)
     } else {
         nabla_kernels::cuda::fused_map(&b, &bufs, &[], &shape)
@@ -287,7 +287,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize>(
             return None;
         }
         let c = ct.reshape(&[]);
-        let scale = super::region::reduce_scale::<R, N>(shape.iter().product());
+        let scale = crate::fused::region::reduce_scale::<R, N>(shape.iter().product());
         if scale == 1.0 { c } else { c.mul_scalar(scale) }
     } else {
         if !nabla_kernels::elementwise::broadcasts_to(ct.shape(), &shape) {

@@ -7,12 +7,12 @@
 //! forward-mode rule runs per block, as it would on whole arrays op by
 //! op.
 
-use super::lanes::{LANES, Lanes};
-use super::parts;
-use super::pass::operands;
-use super::reader::Reader;
-use super::region::{Input, Kernel, Region};
-use super::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
+use crate::fused::lanes::{LANES, Lanes};
+use crate::fused::parts;
+use crate::fused::pass::operands;
+use crate::fused::reader::Reader;
+use crate::fused::region::{Input, Kernel, Region};
+use crate::fused::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use crate::array::count_pass;
 use crate::{Array, DType, Dual};
 use nabla_kernels::parallel::for_each;
@@ -57,7 +57,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
             }
         })
     });
-    let shape = super::pass::broadcast(&ops)?;
+    let shape = crate::fused::pass::broadcast(&ops)?;
     Some(match dtype {
         DType::F64 => typed::<R, N, f64>(&ops, &tops, &shape),
         _ => typed::<R, N, f32>(&ops, &tops, &shape),
@@ -77,7 +77,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
     let tsrc: [Option<Src<'_, T>>; N] = std::array::from_fn(|k| tins[k].as_ref().map(|o| o.src()));
     if tsrc.iter().all(Option::is_none) {
         // No tangent reaches the region: its primal alone.
-        let y = super::pass::forward::<R, N>(ops).expect("operands checked");
+        let y = crate::fused::pass::forward::<R, N>(ops).expect("operands checked");
         return Dual::constant(y);
     }
     count_pass();
@@ -99,7 +99,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
             .into_iter()
             .flat_map(|m| m.into_inner().expect("parts finished"))
             .unzip();
-        let scale = super::region::reduce_scale::<R, N>(n);
+        let scale = crate::fused::region::reduce_scale::<R, N>(n);
         let scalar = |s: &[f64]| {
             Array::from_vec(
                 vec![<T as nabla_kernels::Float>::from_f64(pairwise(s) * scale)],

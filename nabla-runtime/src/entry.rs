@@ -1,4 +1,5 @@
-//! Uniform entry points for generated code.
+//! Uniform entry points for generated code (named `nabla::rules` in
+//! what the macro writes).
 //!
 //! `#[differentiable]` lowers every known operation to a call of
 //! `rules::<op>::forward(inputs.., params..)` in the forward sweep and

@@ -11,8 +11,8 @@
 //! A region that does not reduce and whose result later operations read
 //! runs op by op in a VJP (see [`vjp`]).
 
-use super::pass;
-use super::region::{Input, Region};
+use crate::fused::pass;
+use crate::fused::region::{Input, Region};
 use crate::vocab::accumulate::OutSpec;
 use crate::{Array, ArrayValue, Batched, Value};
 use std::marker::PhantomData;
@@ -130,7 +130,7 @@ pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
 /// reduced.
 fn forward_aligned<R: Region<N>, const N: usize>(a: &Aligned<N>) -> Option<Array> {
     if R::REDUCE {
-        super::rows::reduce_rows::<R, N>(&a.ops, a.batch())
+        crate::fused::rows::reduce_rows::<R, N>(&a.ops, a.batch())
     } else {
         pass::forward::<R, N>(&a.ops)
     }
@@ -259,7 +259,7 @@ fn per_example<R: Region<N>, const N: usize, const B: usize>(
         let refs: [&Array; B] = std::array::from_fn(|j| &xs[j]);
         let ops = pass::operands(&refs, inputs)?;
         let c = pass::vjp::<R, N, B>(&ops, &refs, inputs, &example(ct, i))?;
-        let g = super::region::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);
+        let g = crate::fused::region::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);
         for (acc, g) in grads.iter_mut().zip(g) {
             acc.push(g);
         }

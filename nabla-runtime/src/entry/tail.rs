@@ -258,12 +258,12 @@ pub mod matmul {
     #[inline]
     pub fn vjp_0<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
-        crate::rules::matmul::vjp_0(a, b, &full(ct, &out))
+        crate::entry::matmul::vjp_0(a, b, &full(ct, &out))
     }
     #[inline]
     pub fn vjp_1<V: ArrayValue>(a: &V, b: &V, ct: &V) -> V {
         let out = out_shape(&a.shape_vec(), &b.shape_vec());
-        crate::rules::matmul::vjp_1(a, b, &full(ct, &out))
+        crate::entry::matmul::vjp_1(a, b, &full(ct, &out))
     }
 }
 
