@@ -9,9 +9,9 @@ use std::fmt;
 /// are not.
 ///
 /// ```
-/// use nabla::{Array, DType};
-/// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
+/// use nabla_kernels::DType;
 /// assert!(DType::F32.is_float() && !DType::Bool.is_float());
+/// assert_eq!(DType::I64.to_string(), "i64");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum DType {
@@ -30,7 +30,7 @@ impl DType {
     /// element).
     ///
     /// ```
-    /// assert_eq!(nabla::DType::Bool.cuda_name(), "u8");
+    /// assert_eq!(nabla_kernels::DType::Bool.cuda_name(), "u8");
     /// ```
     pub fn cuda_name(self) -> &'static str {
         match self {
@@ -41,11 +41,11 @@ impl DType {
         }
     }
 
-
     /// True for `F32` and `F64`.
     pub fn is_float(self) -> bool {
         matches!(self, DType::F32 | DType::F64)
     }
+}
 
 impl fmt::Display for DType {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -20,6 +20,8 @@ pub mod autograd;
 pub mod composite;
 pub mod cuda;
 pub mod custom;
+#[doc(hidden)]
+pub mod entry;
 pub mod functions;
 pub mod fused;
 mod interp;
@@ -30,8 +32,6 @@ pub mod primitives;
 pub mod random;
 mod registry;
 pub mod revolve;
-#[doc(hidden)]
-pub mod entry;
 mod storage;
 pub mod transform;
 pub mod tree;

@@ -1,8 +1,9 @@
 //! The op registry (`nabla-ops`) expanded into the runtime.
 //!
-//! Each macro here is a callback for `nabla_ops::unary_ops!` or
-//! `nabla_ops::binary_ops!`; the file that holds the generated items
-//! invokes it (`nabla_ops::unary_ops!(value_methods decl)` inside `trait
+//! Each macro here, and `value_decls!` (`vocab/value.rs`) and
+//! `lane_methods!` (`fused/lanes.rs`) beside their users, is a callback
+//! for `nabla_ops::unary_ops!` or `nabla_ops::binary_ops!`; the file that
+//! holds the generated items invokes it (`nabla_ops::unary_ops!(value_methods dual)` inside `impl
 //! Value`, and so on). From the one declaration of an elementwise op they
 //! make:
 //!
@@ -11,21 +12,23 @@
 //! | `value_decls decl` | `vocab/value.rs` | the [`Value`](crate::Value) method |
 //! | `value_decls scalar` | `vocab/value.rs` | its `f32`/`f64` implementation (the kernel's scalar formula) |
 //! | `value_methods array` | `array/value_impl.rs` | `Value for Array` (calls the `Array` method) |
-//! | `value_methods dual` | `dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
-//! | `value_methods batched` | `batched.rs` | `Value for Batched<V>` (elementwise batching) |
+//! | `value_methods dual` | `interp/dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
+//! | `value_methods batched` | `interp/batched.rs` | `Value for Batched<V>` (elementwise batching) |
+//! | `lane_methods lanes` | `fused/lanes.rs` | `Value for Lanes<T>` (a block of elements) |
+//! | `sym_methods` | `interp/gpu_sym.rs` | `Value for Sym` (CUDA C of the op) |
 //! | `unary_modules`, `binary_modules` | `primitives/{unary,binary}.rs` | the rule module: forward, derivative, JVP, VJP |
 //! | `unary_modules`, `binary_modules` | `primitives/{unary,binary}.rs` | the `Array` method (forward + tape) |
 //! | `free_fns` | `functions.rs` | `nabla::<jax name>` |
-//! | `entries` | `rules.rs` | the entry points generated code calls |
-//! | `tail_entries` | `rules/tail.rs` | output-only-tail entries of the ops whose derivative never reads `y` |
+//! | `entries` | `entry.rs` | the entry points generated code calls |
+//! | `tail_entries` | `entry/tail.rs` | output-only-tail entries of the ops whose derivative never reads `y` |
 //!
 //! An op whose `rule` is `(custom)` gets the `Value` methods and the free
 //! function; its rule module, `Array` method, entry points and tail entry
 //! are hand-written beside the generated ones, with the same signatures.
 
-/// The `Value` methods of every op, in one of five forms: `decl` (the
-/// trait's declarations), `scalar` (`f32`/`f64`), `array`, `dual`,
-/// `batched`.
+/// The `Value` methods of every op, in one of three forms: `array`,
+/// `dual`, `batched` (the trait's declarations and the `f32`/`f64` forms
+/// are `value_decls!`, the blocks' `lane_methods!`).
 macro_rules! value_methods {
     ($form:ident $(
         $(#[$doc:meta])*
@@ -325,7 +328,7 @@ macro_rules! unary_modules {
     (@from_x $reads:ident [$($p:ident: $pt:ty),*] $name:ident $method:ident $eg:tt) => {};
     (@method [$($doc:tt)*] $name:ident $method:ident [$($p:ident: $pt:ty),*] (custom) $ex:tt) => {};
     // Without parameters the tape node keeps the op's chain rule, so a
-    // chain of such ops runs backward as one pass (`fused::chain`).
+    // chain of such ops runs backward as one pass (`autograd::chain`).
     (@method [$($doc:tt)*] $name:ident $method:ident [] ($($rule:tt)*) ($ex:tt => $out:expr)) => {
         impl Array {
             $($doc)*
@@ -520,7 +523,7 @@ macro_rules! entries {
 }
 pub(crate) use entries;
 
-/// Output-only-tail entries (see `rules/tail.rs`) of the ops with a
+/// Output-only-tail entries (see `entry/tail.rs`) of the ops with a
 /// formula whose derivative reads only the inputs (`reads: x` for unary
 /// ops, `reads: inputs` for binary ones).
 macro_rules! tail_entries {

@@ -1,8 +1,8 @@
 //! `GpuArray`: a strided view of a shared, immutable device buffer.
 
-use crate::DType;
 use super::device::Gpu;
 use super::layout::{MAX_DIMS, row_major, sliced};
+use crate::DType;
 use cudarc::driver::{CudaSlice, DeviceRepr, ValidAsZeroBits};
 use ndarray::Slice;
 use std::sync::Arc;

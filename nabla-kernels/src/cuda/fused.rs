@@ -9,10 +9,10 @@
 //! by NVRTC once per device, body and element type (and cached on disk).
 
 use super::array::{GpuArray, check};
-use crate::DType;
 use super::device::Gpu;
 use super::launch::KernelArg;
 use super::layout::Layout;
+use crate::DType;
 use cudarc::driver::{CudaFunction, LaunchArgs, LaunchConfig, PushKernelArg};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -137,6 +137,9 @@ pub fn matmul(a: &GpuArray, b: &GpuArray) -> GpuArray {
     match a.elem() {
         DType::F32 => run!(f32, F32),
         DType::F64 => run!(f64, F64),
-        e => panic!("cuda matmul: expected f32 or f64 arrays, got {}", e.cuda_name()),
+        e => panic!(
+            "cuda matmul: expected f32 or f64 arrays, got {}",
+            e.cuda_name()
+        ),
     }
 }

@@ -2,9 +2,9 @@
 //! the CPU kernels' signatures (inputs by view, a fresh contiguous output).
 
 use super::array::{Buf, GpuArray, check};
-use crate::DType;
 use super::device::Gpu;
 use super::layout::Layout;
+use crate::DType;
 use crate::elementwise::{BinaryOp, CompareOp, UnaryOp, broadcast_shape};
 use cudarc::driver::{LaunchArgs, LaunchConfig, PushKernelArg};
 use ndarray::Slice;

@@ -8,9 +8,9 @@
 //! output, with no host synchronisation.
 
 use super::array::{Buf, GpuArray, HostElem, check};
-use crate::DType;
 use super::device::{Gpu, GpuError};
 use super::launch::contiguous;
+use crate::DType;
 use cudarc::driver::{CudaSlice, CudaView};
 use cudarc::nccl::{Comm, Id, NcclType, ReduceOp};
 use std::sync::{Arc, Mutex};
@@ -165,7 +165,10 @@ impl Nccl {
         match x.elem() {
             DType::F32 => self.all_to_all_typed::<f32>(x),
             DType::F64 => self.all_to_all_typed::<f64>(x),
-            e => panic!("NCCL all_to_all: takes f32 or f64 arrays, got {}", e.cuda_name()),
+            e => panic!(
+                "NCCL all_to_all: takes f32 or f64 arrays, got {}",
+                e.cuda_name()
+            ),
         }
     }
 

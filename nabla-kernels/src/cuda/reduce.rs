@@ -6,8 +6,8 @@
 //! in memory.
 
 use super::array::GpuArray;
-use crate::DType;
 use super::launch::{BLOCK, KernelArg, float, grid, launch, layout_of};
+use crate::DType;
 use crate::reduce::ReduceOp;
 use cudarc::driver::LaunchConfig;
 

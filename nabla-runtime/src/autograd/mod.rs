@@ -31,7 +31,7 @@ pub(crate) enum GradMeta {
         inputs: Vec<Option<Arc<GradMeta>>>,
         backward: Mutex<Option<BackwardFn>>,
         /// A unary op's chain rule and saved values, so that a chain of
-        /// them runs backward as one pass (`fused::chain`).
+        /// them runs backward as one pass (`autograd::chain`).
         link: Option<Link>,
     },
 }

@@ -18,7 +18,7 @@
 //! writing primal and tangent together. Under `vmap` (`Batched<Array>`)
 //! the passes run over the whole batch, a sum or mean per example.
 //! On GPU arrays (feature `cuda`) the region runs as one generated CUDA
-//! kernel each way (see `gpu.rs`): the forward (with its sum, if any) and
+//! kernel each way (see `interp/gpu_sym.rs`): the forward (with its sum, if any) and
 //! the pullback, which writes every operand's cotangent in the same kernel.
 //! Any other value (a tracked array, nested `Batched`, the pullback at
 //! `Dual`, `Dual` or `Batched` GPU arrays, mixed dtypes or devices) runs
@@ -52,9 +52,9 @@ pub(crate) mod rows;
 pub(crate) mod scatter;
 pub(crate) mod simd;
 
-use crate::interp::{fused_batched as batched, fused_dual as dual};
 #[cfg(feature = "cuda")]
 use crate::interp::gpu_sym as gpu;
+use crate::interp::{fused_batched as batched, fused_dual as dual};
 pub use lanes::{LANES, Lanes};
 pub use region::{Input, Kernel, Region};
 use region::{reduce_scale, to_args};

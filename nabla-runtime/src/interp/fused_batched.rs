@@ -50,7 +50,7 @@ impl<R: Region<N>, const N: usize> Region<N> for Elementwise<R> {
 }
 
 /// The region's operands as arrays for a pass over the whole batch.
-pub(super) struct Aligned<const N: usize> {
+pub(crate) struct Aligned<const N: usize> {
     /// Batch axis first, per-example axes padded to `rank` with leading
     /// length-1 axes; operands shared by the batch as they are (forward)
     /// or broadcast along it (pullback).
@@ -118,7 +118,7 @@ fn align<const N: usize, const B: usize>(
 
 /// The region on batched arrays in one pass (and, for a reducing region,
 /// a per-example sum), or `None` (run it op by op).
-pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn forward<R: Region<N>, const N: usize, const B: usize>(
     args: [&Batched<Array>; B],
     inputs: &[Input; N],
 ) -> Option<Batched<Array>> {
@@ -144,13 +144,13 @@ const PER_EXAMPLE_MIN: usize = 1 << 15;
 
 /// What the pullback of a region under `vmap` keeps: the aligned
 /// operands (every one batched) and, for large examples, the arguments.
-pub(super) struct Saved<const N: usize, const B: usize> {
+pub(crate) struct Saved<const N: usize, const B: usize> {
     aligned: Aligned<N>,
     args: Option<[Batched<Array>; B]>,
 }
 
 /// The region on batched arrays and what its pullback needs, or `None`.
-pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn vjp<R: Region<N>, const N: usize, const B: usize>(
     args: [&Batched<Array>; B],
     inputs: &[Input; N],
 ) -> Option<(Batched<Array>, Saved<N, B>)> {
@@ -170,7 +170,7 @@ pub(super) fn vjp<R: Region<N>, const N: usize, const B: usize>(
 /// What the pullback of the region on batched arrays needs, and the
 /// output's per-example spec, without running the forward pass (for
 /// callers that need only the output's shape: `grad` under `vmap`).
-pub(super) fn vjp_shapes<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn vjp_shapes<R: Region<N>, const N: usize, const B: usize>(
     args: [&Batched<Array>; B],
     inputs: &[Input; N],
 ) -> Option<(OutSpec, Saved<N, B>)> {
@@ -203,7 +203,7 @@ impl<const N: usize, const B: usize> Saved<N, B> {
     /// The cotangents for the region's `ct`: per example for large
     /// examples, else by one pullback pass over the batch; op by op when
     /// the passes cannot take `ct`.
-    pub(super) fn pull<R: Region<N>>(self, ct: Batched<Array>, inputs: &[Input; N]) -> Pulled<B> {
+    pub(crate) fn pull<R: Region<N>>(self, ct: Batched<Array>, inputs: &[Input; N]) -> Pulled<B> {
         if let Some(args) = &self.args
             && let Some(g) = per_example::<R, N, B>(args, inputs, &ct, self.aligned.batch())
         {

@@ -7,13 +7,13 @@
 //! forward-mode rule runs per block, as it would on whole arrays op by
 //! op.
 
+use crate::array::count_pass;
 use crate::fused::lanes::{LANES, Lanes};
 use crate::fused::parts;
 use crate::fused::pass::operands;
 use crate::fused::reader::Reader;
 use crate::fused::region::{Input, Kernel, Region};
 use crate::fused::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
-use crate::array::count_pass;
 use crate::{Array, DType, Dual};
 use nabla_kernels::parallel::for_each;
 use std::ops::Range;
@@ -23,7 +23,7 @@ use std::sync::Mutex;
 /// the primals are arrays the fused pass takes and every tangent is a CPU
 /// array of its primal's dtype and shape that nothing records; `None`
 /// otherwise (the caller runs the region op by op).
-pub(super) fn forward<R: Region<N>, const N: usize, const B: usize>(
+pub(crate) fn forward<R: Region<N>, const N: usize, const B: usize>(
     args: [&Dual<Array>; B],
     inputs: &[Input; N],
 ) -> Option<Dual<Array>> {

@@ -220,7 +220,7 @@ fn device_data(x: &Array) -> Option<&GpuArray> {
 
 /// The region's operands when every argument is an untracked float array
 /// on one GPU (same dtype) and the operands broadcast together.
-pub(super) fn operands<const N: usize, const B: usize>(
+pub(crate) fn operands<const N: usize, const B: usize>(
     args: &[&Array; B],
     inputs: &[Input; N],
 ) -> Option<[Array; N]> {
@@ -250,7 +250,7 @@ fn buffers<'a>(ops: impl IntoIterator<Item = &'a Array>) -> Vec<&'a GpuArray> {
 
 /// The region's result on the device: its elementwise result, or its sum
 /// or mean (one kernel, then the blocks' partial sums added).
-pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
+pub(crate) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
     let shape = pass::broadcast(ops).expect("operands broadcast");
     let b = body::<R, N>(Program::Forward);
     let bufs = buffers(ops);
@@ -270,7 +270,7 @@ pub(super) fn forward<R: Region<N>, const N: usize>(ops: &[Array; N]) -> Array {
 /// writing all of them at the broadcast shape, then each summed to its
 /// operand's shape), or `None` when `ct` cannot go to the device kernel
 /// (tracked, or not of the operands' dtype and device).
-pub(super) fn vjp<R: Region<N>, const N: usize>(
+pub(crate) fn vjp<R: Region<N>, const N: usize>(
     ops: &[Array; N],
     ct: &Array,
 ) -> Option<Vec<Array>> {

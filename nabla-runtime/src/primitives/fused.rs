@@ -52,7 +52,7 @@ pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array
 
 /// `R::eval` over three arrays of one shape, each contiguous, a block of
 /// `fused::LANES` elements at a time (the vectorisable forms of `exp`,
-/// `tanh`, `erf`, ..: `fused::pass::chain_rule`), in parallel chunks above the
+/// `tanh`, `erf`, ..: `fused::simd::chain_rule`), in parallel chunks above the
 /// kernels' threshold; `None` for other layouts.
 fn in_lanes<R: ElementwiseRule, T: crate::fused::region::Kernel>(
     x: ndarray::ArrayViewD<'_, T>,

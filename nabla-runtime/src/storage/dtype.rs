@@ -6,11 +6,14 @@ use super::host::Host;
 use ndarray::ArrayD;
 use std::fmt;
 
+/// The element type of an [`Array`](crate::Array): `F32` and `F64` are
+/// differentiable, `I64` (indices) and `Bool` (masks) are not.
+///
+/// ```
+/// use nabla::{Array, DType};
+/// assert_eq!(Array::zeros(&[2], DType::F64).dtype(), DType::F64);
+/// ```
 pub use nabla_kernels::DType;
-
-}
-
-
 
 /// Where an array's storage lives.
 ///

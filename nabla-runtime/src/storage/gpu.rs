@@ -5,9 +5,9 @@
 //! device array (a constant) moves to that device, anything else on
 //! different devices is a panic naming the devices.
 use super::data::Data;
+use super::dtype::DType;
 use super::dtype::Device;
 use super::host::Host;
-use super::dtype::DType;
 use nabla_kernels::cuda::{Gpu, GpuArray};
 use std::sync::Arc;
 

@@ -13,8 +13,8 @@ pub(crate) mod gpu;
 mod host;
 
 pub(crate) use cast::data_cast;
+#[cfg(feature = "cuda")]
+pub(crate) use data::no_gpu_path;
 pub(crate) use data::{Data, any_map, float_map, float_map2, float_slice_map, float_slice_map2};
 pub use dtype::{DType, Device, Element};
 pub(crate) use host::{Host, row_major_view};
-#[cfg(feature = "cuda")]
-pub(crate) use data::no_gpu_path;

@@ -7,7 +7,7 @@
 //! returning `vec![..]`, and every transform of such a function) exposes two
 //! generic programs: `eval::<V>` and `vjp::<V>`. A transform is a small type
 //! whose programs call the inner function's programs at another value type
-//! (argument and output shapes: `transform/structure.rs`; the Jacobians and
+//! (argument and output shapes: `vocab/structure.rs`; the Jacobians and
 //! their pullbacks: `transform/jacobian.rs`):
 //!
 //! | transform | `eval::<V>` runs | its `vjp::<V>` runs |

@@ -29,7 +29,7 @@
 
 pub use crate::vocab::argnums::{Argnum, TupleGet};
 pub use crate::vocab::cotangent::Cotangent;
-use crate::{Array, Value};
+
 use std::marker::PhantomData;
 use std::ops::Deref;
 

@@ -3,6 +3,7 @@
 //! static argument).
 
 use crate::vocab::argnums::{Argnum, TupleGet};
+use crate::vocab::cotangent::Cotangent;
 
 /// The cotangent slot of a non-differentiable (static) argument.
 ///

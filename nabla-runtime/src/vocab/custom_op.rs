@@ -135,14 +135,20 @@ pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
 macro_rules! apply_custom {
     (decl) => {
         /// Applies a user-defined primitive (see [`crate::custom`]).
-        fn apply_custom<Op: $crate::vocab::custom_op::CustomOp<A>, A: $crate::vocab::arity::FixedArity>(
+        fn apply_custom<
+            Op: $crate::vocab::custom_op::CustomOp<A>,
+            A: $crate::vocab::arity::FixedArity,
+        >(
             op: &Op,
             x: &A::Args<Self>,
         ) -> Self;
     };
     (|$op:ident, $x:ident| $body:expr) => {
         #[track_caller]
-        fn apply_custom<Op: $crate::vocab::custom_op::CustomOp<A>, A: $crate::vocab::arity::FixedArity>(
+        fn apply_custom<
+            Op: $crate::vocab::custom_op::CustomOp<A>,
+            A: $crate::vocab::arity::FixedArity,
+        >(
             $op: &Op,
             $x: &A::Args<Self>,
         ) -> Self {

@@ -1,7 +1,7 @@
 //! The shapes of composable functions' values: one array ([`One`]), a
 //! list of arrays ([`List`]) or a tree of arrays ([`TreeS`]), each both an
 //! argument slot ([`Slot`]) and an output structure ([`Structure`]). The
-//! arities built from slots live in `transform/arity.rs`. Re-exported from
+//! arities built from slots live in `vocab/arity.rs`. Re-exported from
 //! [`crate::compose`].
 
 use crate::Array;
