@@ -11,7 +11,7 @@
 //! |---|---|---|
 //! | `value_decls decl` | `vocab/value.rs` | the [`Value`](crate::Value) method |
 //! | `value_decls scalar` | `vocab/value.rs` | its `f32`/`f64` implementation (the kernel's scalar formula) |
-//! | `value_methods array` | `array/value_impl.rs` | `Value for Array` (calls the `Array` method) |
+//! | `value_methods array` | `primitives/array_value.rs` | `Value for Array` (calls the `Array` method) |
 //! | `value_methods dual` | `interp/dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
 //! | `value_methods batched` | `interp/batched.rs` | `Value for Batched<V>` (elementwise batching) |
 //! | `lane_methods lanes` | `fused/lanes.rs` | `Value for Lanes<T>` (a block of elements) |

@@ -13,7 +13,7 @@ pub use typed::passes;
 mod operators;
 pub(crate) mod view;
 pub use operators::Scalar;
-mod value_impl;
+
 
 use crate::autograd::GradMeta;
 use crate::storage::{DType, Data};

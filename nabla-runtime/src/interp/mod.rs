@@ -4,7 +4,7 @@
 //! regions at `Dual<Array>` ([`fused_dual`]) and `Batched<Array>`
 //! ([`fused_batched`]), and, with feature `cuda`, the GPU symbol `Sym`
 //! that writes a region as CUDA C ([`gpu_sym`]). `Array` itself runs them
-//! in `array/value_impl.rs` (L3); custom ops at `Dual` and `Batched` are
+//! in `primitives/array_value.rs` (L3); custom ops at `Dual` and `Batched` are
 //! applied in `custom.rs`.
 
 pub(crate) mod batched;

@@ -12,6 +12,7 @@
 //! Composite functions (softmax, losses, activations built from primitives)
 //! live in [`crate::composite`] and need no rules of their own.
 
+mod array_value;
 pub mod binary;
 pub mod cast;
 pub mod compare;
