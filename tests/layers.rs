@@ -641,6 +641,8 @@ fn the_reader_finds_upward_paths() {
     assert_eq!(paths, vec![vec!["a", "b"], vec!["a", "c", "d"]]);
     assert_eq!(path_at("crate::f::g(x)", 0), vec!["crate", "f", "g"]);
     assert_eq!(module_path("fused/mod.rs"), vec!["fused"]);
-    let t = without_test_items("#[cfg(test)]\nmod testing;\nuse crate::a;\n#[cfg(test)]\nmod t { use crate::b; }\nuse crate::c;");
+    let t = without_test_items(
+        "#[cfg(test)]\nmod testing;\nuse crate::a;\n#[cfg(test)]\nmod t { use crate::b; }\nuse crate::c;",
+    );
     assert!(t.contains("crate::a") && !t.contains("crate::b") && t.contains("crate::c"));
 }

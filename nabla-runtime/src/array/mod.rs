@@ -14,7 +14,6 @@ mod operators;
 pub(crate) mod view;
 pub use operators::Scalar;
 
-
 use crate::autograd::GradMeta;
 use crate::storage::{DType, Data};
 use std::sync::Arc;
