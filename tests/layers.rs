@@ -379,12 +379,12 @@ impl Crate {
 
     fn resolve(&self, parts: &[String]) -> Option<String> {
         let direct = self.module_file(parts);
-        if direct.is_none() || direct.as_deref() == Some("lib.rs") {
-            if let Some(base) = parts.first().and_then(|p| self.reexport.get(p)) {
-                let mut full = base.clone();
-                full.extend(parts[1..].iter().cloned());
-                return self.module_file(&full);
-            }
+        if (direct.is_none() || direct.as_deref() == Some("lib.rs"))
+            && let Some(base) = parts.first().and_then(|p| self.reexport.get(p))
+        {
+            let mut full = base.clone();
+            full.extend(parts[1..].iter().cloned());
+            return self.module_file(&full);
         }
         direct
     }
@@ -472,10 +472,11 @@ impl Crate {
             if parts.is_empty() {
                 continue;
             }
-            if let Some(target) = self.resolve(&parts) {
-                if target != file && target != "lib.rs" {
-                    out.push((target, line, parts.join("::")));
-                }
+            if let Some(target) = self.resolve(&parts)
+                && target != file
+                && target != "lib.rs"
+            {
+                out.push((target, line, parts.join("::")));
             }
         }
         out
