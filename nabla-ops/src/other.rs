@@ -7,7 +7,7 @@
 /// reverse step `rules::<op>::vjp_<k>` reads of the inputs and the output
 /// (one `[..]` per input: `V` value, `S` shape, `_` nothing). Their kernels
 /// and rules are hand-written in the runtime's `primitives` modules, their
-/// entry points in `rules.rs`.
+/// entry points in `entry.rs` (`nabla::rules` in generated code).
 ///
 /// ```
 /// macro_rules! names {

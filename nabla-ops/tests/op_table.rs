@@ -156,14 +156,14 @@ macro_rules! others {
 /// nabla-runtime/src/); the Batched methods its batching goes through
 /// (interp/batched.rs); fusion; GPU kernel`, cells in markdown. Read from
 /// the code: the free functions in `functions.rs`, the entries in
-/// `rules.rs`, the `ArrayValue` calls of each forward, `fusable`, `is_view`
+/// `entry.rs`, the `ArrayValue` calls of each forward, `fusable`, `is_view`
 /// and `is_sum` in `nabla-macros/src/fusion.rs`, and the
 /// `on_gpu!`/`on_gpus!` calls in `primitives/`.
 const OTHER_FACTS: &[&str] = &[
     "add_scalar; no; `primitives/unary.rs` (`affine`); add_scalar; yes, literal `c`; `cuda::unary` (`Affine`, `primitives/unary.rs`)",
     "mul_scalar; no; `primitives/unary.rs` (`affine`); mul_scalar; yes, literal `c`; `cuda::unary` (`Affine`, `primitives/unary.rs`)",
-    "add_const; no; `rules/constant.rs`; add_scalar, lift, add; no; `cuda::unary` (a number) or `cuda::binary` (an array)",
-    "mul_const; no; `rules/constant.rs`; mul_scalar, lift, mul; no; `cuda::unary` (a number) or `cuda::binary` (an array)",
+    "add_const; no; `entry/constant.rs`; add_scalar, lift, add; no; `cuda::unary` (a number) or `cuda::binary` (an array)",
+    "mul_const; no; `entry/constant.rs`; mul_scalar, lift, mul; no; `cuda::unary` (a number) or `cuda::binary` (an array)",
     "sum; yes; `primitives/reduce.rs`; sum_axes; ends a region (map-reduce); `cuda::reduce` (`primitives/reduce.rs`)",
     "sum_axes; yes; `primitives/reduce.rs`; sum_axes; no; `cuda::reduce` (`primitives/reduce.rs`)",
     "max; yes; `primitives/reduce/chooser.rs`; max_axes, chooser_vjp; no; `cuda::reduce` (`primitives/reduce.rs`)",
