@@ -324,19 +324,15 @@ pub fn constant_method(name: &str) -> bool {
 }
 
 /// Methods that call one of the library's `#[differentiable]` composites
-/// (`x.softmax(-1)` is `nabla::softmax(&x, -1)`).
+/// (`x.softmax(-1)` is `nabla::softmax(&x, -1)`): the registry's
+/// `composite_methods!` list.
 pub fn composite_method(name: &str) -> bool {
-    matches!(
-        name,
-        "softmax"
-            | "log_softmax"
-            | "logsumexp_axes"
-            | "var_axes"
-            | "gelu"
-            | "gelu_tanh"
-            | "silu"
-            | "softplus"
-    )
+    macro_rules! one_of {
+        ($($m:ident)*) => {
+            [$(stringify!($m)),*]
+        };
+    }
+    nabla_ops::composite_methods!(one_of).contains(&name)
 }
 
 /// The known name closest to `name` (edit distance at most a third of its

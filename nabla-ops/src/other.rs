@@ -53,3 +53,26 @@ macro_rules! other_ops {
         }
     };
 }
+
+/// The `Array` methods that call one of the library's `#[differentiable]`
+/// composites of the same name (`x.softmax(-1)` is `nabla::softmax(&x,
+/// -1)`): the one list the macro reads to lower such a call and the
+/// runtime checks its `Array` methods against.
+///
+/// ```
+/// macro_rules! names {
+///     ($($name:ident)*) => {
+///         [$(stringify!($name)),*]
+///     };
+/// }
+/// assert!(nabla_ops::composite_methods!(names).contains(&"softmax"));
+/// ```
+#[macro_export]
+macro_rules! composite_methods {
+    ($callback:ident $($args:tt)*) => {
+        $callback! {
+            $($args)*
+            softmax log_softmax logsumexp_axes var_axes gelu gelu_tanh silu softplus
+        }
+    };
+}

@@ -269,6 +269,21 @@ pub fn label_column(logits: impl AsRef<[usize]>, labels: &Array) -> Array {
     labels.reshape(&col)
 }
 
+/// Every method of the registry's `composite_methods!` list exists on
+/// `Array` (the macro lowers `x.softmax(..)` to the composite of that name
+/// and expects the method for plain calls): a compile-time check.
+macro_rules! composite_methods_exist {
+    ($($m:ident)*) => {
+        const _: () = {
+            #[allow(dead_code)]
+            fn exists() {
+                $(let _ = Array::$m;)*
+            }
+        };
+    };
+}
+nabla_ops::composite_methods!(composite_methods_exist);
+
 impl Array {
     /// Mean of all elements.
     ///
