@@ -3,7 +3,8 @@
 # header line (date, commit, machine) as docs/bench/<mode>.txt, then
 # rewrites the scoreboard at the top of docs/performance.md
 # (scripts/scoreboard.py). Never run in CI: it needs the PyTorch/JAX venv
-# run.sh makes, and about 15 minutes of an otherwise idle machine.
+# run.sh makes, and (2 cores) about 6 minutes of an otherwise idle
+# machine plus the release build.
 #
 # Usage: scripts/bench-all.sh [MODE...]     (default: torch jax fusion nn nn_jax)
 # Environment:
