@@ -30,17 +30,8 @@
 /// `dual`, `batched` (the trait's declarations and the `f32`/`f64` forms
 /// are `value_decls!`, the blocks' `lane_methods!`).
 macro_rules! value_methods {
-    ($form:ident $(
-        $(#[$doc:meta])*
-        $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
-            method: $method:ident, func: $func:ident,
-            $($body:tt)*
-        }
-    )*) => {
-        $(
-            $crate::registry::value_methods!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
-                $method, $(($($p),*))?);
-        )*
+    ($form:ident $($entries:tt)*) => {
+        $crate::vocab::value::each_method!(value_methods $form $($entries)*);
     };
     // Unary ops carry a (possibly empty) parameter list; binary ops none.
     (@array $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {

@@ -50,17 +50,8 @@ impl<T: Kernel> Lanes<T> {
 /// The `Value` methods of every op of the registry (`nabla-ops`) at
 /// [`Lanes`]: each a short loop of the scalar formula over the block.
 macro_rules! lane_methods {
-    ($form:ident $(
-        $(#[$doc:meta])*
-        $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
-            method: $method:ident, func: $func:ident,
-            $($body:tt)*
-        }
-    )*) => {
-        $(
-            $crate::fused::lanes::lane_methods!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
-                $method, $(($($p),*))?);
-        )*
+    ($form:ident $($entries:tt)*) => {
+        $crate::vocab::value::each_method!(lane_methods $form $($entries)*);
     };
     // Unary ops carry a (possibly empty) parameter list; binary ops none.
     (@lanes $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
@@ -76,7 +67,6 @@ macro_rules! lane_methods {
         }
     };
 }
-use lane_methods;
 
 impl<T: Kernel> Value for Lanes<T> {
     #[inline(always)]

@@ -257,11 +257,14 @@ pub trait ArrayValue: Value {
     crate::vocab::custom_op::apply_custom!(decl);
 }
 
-/// The `Value` methods of every op of the registry (`nabla-ops`) in two
-/// forms: `decl` (the trait's declarations) and `scalar` (`f32`/`f64`, the
-/// kernel's scalar formula). The other forms are in `registry.rs`.
-macro_rules! value_decls {
-    ($form:ident $(
+/// Splits a registry list (`nabla_ops::unary_ops!`/`binary_ops!`) into
+/// one call of `$target!(@form ..)` per op (`$target` in scope where the
+/// list is expanded), with the op's name, kind,
+/// parameters (`[p: T, ..]`, empty for binary ops) and method name: the
+/// one place that reads the entry format for the `Value` method callbacks
+/// (`value_decls!`, `lane_methods!`, `registry::value_methods!`).
+macro_rules! each_method {
+    ($target:ident $form:ident $(
         $(#[$doc:meta])*
         $name:ident $kind:ident $(($($p:ident: $pt:ty),*))? {
             method: $method:ident, func: $func:ident,
@@ -269,9 +272,19 @@ macro_rules! value_decls {
         }
     )*) => {
         $(
-            $crate::vocab::value::value_decls!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
+            $target!(@$form $(#[$doc])* $name $kind [$($($p: $pt),*)?]
                 $method, $(($($p),*))?);
         )*
+    };
+}
+pub(crate) use each_method;
+
+/// The `Value` methods of every op of the registry (`nabla-ops`) in two
+/// forms: `decl` (the trait's declarations) and `scalar` (`f32`/`f64`, the
+/// kernel's scalar formula). The other forms are in `registry.rs`.
+macro_rules! value_decls {
+    ($form:ident $($entries:tt)*) => {
+        $crate::vocab::value::each_method!(value_decls $form $($entries)*);
     };
     // Unary ops carry a (possibly empty) parameter list; binary ops none.
     (@decl $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
