@@ -44,13 +44,21 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 /// assert_eq!(total.into_inner(), 4950);
 /// ```
 pub fn for_each<F: Fn(usize) + Sync>(n: usize, f: F) {
+    for_each_dyn(n, &f)
+}
+
+/// [`for_each`] behind one indirect call per index, so that rayon's job
+/// machinery is compiled once for the whole program rather than once per
+/// loop body (see docs/performance.md, "Build times"). An index is a piece
+/// of a kernel, so the indirect call costs nothing measurable.
+fn for_each_dyn(n: usize, f: &(dyn Fn(usize) + Sync)) {
     let helpers = rayon::current_num_threads().min(n.saturating_sub(1));
     if helpers == 0 {
         (0..n).for_each(f);
     } else if rayon::current_thread_index().is_some() {
-        (0..n).into_par_iter().for_each(&f);
+        (0..n).into_par_iter().for_each(f);
     } else {
-        shared_loop(n, helpers, &f);
+        shared_loop(n, helpers, f);
     }
 }
 
