@@ -39,15 +39,18 @@ secs release_example_clean cargo build --release --example imperative_mlp --timi
 cp "$target"/cargo-timings/cargo-timing.html "$target/../$commit-release-example.html" 2>/dev/null || true
 
 # One edit of a `#[differentiable]` function in an example: the example
-# crate alone rebuilds (the library is unchanged).
-ex=examples/mlp_functional.rs
-secs release_example_warm cargo build --release --example mlp_functional
-cp "$ex" "$target/example.bak"
-trap 'cp "$target/example.bak" "$root/$ex"' EXIT
-sed -i '0,/^#\[differentiable\]/s//#[differentiable] \/\/ edited/' "$ex"
-secs release_rebuild_after_one_edit cargo build --release --example mlp_functional
-cp "$target/example.bak" "$ex"
-trap - EXIT
+# crate alone rebuilds (the library is unchanged). mlp_functional holds one
+# differentiable function; second_order five, under nested transforms.
+for name in mlp_functional second_order; do
+  ex=examples/$name.rs
+  secs "release_warm_$name" cargo build --release --example "$name"
+  cp "$ex" "$target/example.bak"
+  trap 'cp "$target/example.bak" "$root/$ex"' EXIT
+  sed -i '0,/^#\[differentiable\]/s//#[differentiable] \/\/ edited/' "$ex"
+  secs "release_rebuild_after_one_edit_$name" cargo build --release --example "$name"
+  cp "$target/example.bak" "$ex"
+  trap - EXIT
+done
 
 if [ "${TESTS:-1}" != 0 ]; then
   secs test_build_clean cargo test --workspace --no-run --timings

@@ -86,6 +86,12 @@ pub fn map_collect<R: Send, F: Fn(usize) -> R + Sync>(n: usize, f: F) -> Vec<R> 
 /// assert_eq!(v, vec![2.0; 5]);
 /// ```
 pub fn chunks_mut<T: Send, F: Fn(usize, &mut [T]) + Sync>(data: &mut [T], chunk: usize, f: F) {
+    chunks_mut_dyn(data, chunk, &f)
+}
+
+/// [`chunks_mut`] with its body behind one indirect call per piece: the
+/// splitting is compiled once per element type, not once per body.
+fn chunks_mut_dyn<T: Send>(data: &mut [T], chunk: usize, f: &(dyn Fn(usize, &mut [T]) + Sync)) {
     let chunk = chunk.max(1);
     let len = data.len();
     let base = SendPtr(data.as_mut_ptr());

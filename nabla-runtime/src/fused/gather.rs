@@ -50,7 +50,7 @@ pub(crate) fn run<R: Region<N>, const N: usize, T: Kernel>(
     written: &[bool],
     sum: bool,
 ) -> (Vec<Option<Vec<T>>>, Vec<f64>) {
-    parts::pullback(n, layout.lens, layout.lo, written, sum, |r, last, o| {
+    parts::pullback(n, layout.lens, layout.lo, written, sum, &|r, last, o| {
         dispatch!(body::<R, N, T>(src, ct, r, last, layout, o))
     })
 }

@@ -200,17 +200,20 @@ pub struct PartOut<'a, T> {
 /// element lands in it (`range.start + lo[b]`, 0 for the first part).
 /// Returns the filled buffers (`None` where not written) and, when `sum`
 /// is asked, the per-chunk sums in order.
-pub fn pullback<T, F>(
+///
+/// `body` is called once per part (thousands of elements), behind one
+/// indirect call: the set-up here is compiled once per element type, not
+/// once per region.
+pub fn pullback<T>(
     n: usize,
     lens: &[usize],
     lo: &[usize],
     written: &[bool],
     sum: bool,
-    body: F,
+    body: &(dyn Fn(Range<usize>, bool, &mut PartOut<'_, T>) + Sync),
 ) -> (Vec<Option<Vec<T>>>, Vec<f64>)
 where
     T: Copy + Send + std::ops::AddAssign,
-    F: Fn(Range<usize>, bool, &mut PartOut<'_, T>) + Sync,
 {
     let ranges = split(n);
     let last = ranges.len() - 1;

@@ -31,7 +31,7 @@ pub(crate) fn run<R: Region<N>, const N: usize, T: Kernel>(
     written: &[bool],
     sum: bool,
 ) -> (Vec<Option<Vec<T>>>, Vec<f64>) {
-    parts::pullback(n, layout.lens, layout.lo, written, sum, |r, _, o| {
+    parts::pullback(n, layout.lens, layout.lo, written, sum, &|r, _, o| {
         dispatch!(vjp_body::<R, N, T>(src, ct, r, layout, o))
     })
 }
