@@ -194,6 +194,10 @@ pub struct PartOut<'a, T> {
     pub sums: Option<Vec<f64>>,
 }
 
+/// The body of a [`pullback`] pass: fills one part's pieces, given the
+/// part's element range and whether it is the last part.
+pub type PartBody<'a, T> = dyn Fn(Range<usize>, bool, &mut PartOut<'_, T>) + Sync + 'a;
+
 /// Runs a pullback pass over `n` elements that writes buffers of lengths
 /// `lens` (those `written`), in parts: `body(range, last, out)` fills one
 /// part's pieces, each buffer's piece starting where the part's first
@@ -210,7 +214,7 @@ pub fn pullback<T>(
     lo: &[usize],
     written: &[bool],
     sum: bool,
-    body: &(dyn Fn(Range<usize>, bool, &mut PartOut<'_, T>) + Sync),
+    body: &PartBody<'_, T>,
 ) -> (Vec<Option<Vec<T>>>, Vec<f64>)
 where
     T: Copy + Send + std::ops::AddAssign,

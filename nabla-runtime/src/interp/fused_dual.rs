@@ -15,7 +15,7 @@ use crate::fused::reader::Reader;
 use crate::fused::region::{Input, Kernel, Region};
 use crate::fused::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use crate::{Array, DType, Dual};
-use nabla_kernels::parallel::for_each;
+use nabla_kernels::parallel::for_each_inlined;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -86,7 +86,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
         // Per chunk, the partial sums of the primal and of the tangent.
         let sums: Vec<Mutex<Vec<(f64, f64)>>> =
             ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
-        for_each(ranges.len(), |p| {
+        for_each_inlined(ranges.len(), |p| {
             let mut out = sums[p].lock().expect("one part per lock");
             dispatch!(reduce_body::<R, N, T>(
                 &src,
@@ -118,7 +118,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
             .zip(tout.pieces(&cuts))
             .map(Mutex::new)
             .collect();
-        for_each(ranges.len(), |p| {
+        for_each_inlined(ranges.len(), |p| {
             let mut piece = pieces[p].lock().expect("one part per lock");
             let (y, t) = &mut *piece;
             dispatch!(forward_body::<R, N, T>(
