@@ -47,33 +47,6 @@ pub fn for_each<F: Fn(usize) + Sync>(n: usize, f: F) {
     for_each_dyn(n, &f)
 }
 
-/// [`for_each`] with `f` compiled into the loop (rayon's job machinery is
-/// instantiated once per `f`, where [`for_each`] compiles it once for the
-/// whole program). The fused forward-mode passes use it: LLVM optimises
-/// their SIMD bodies markedly better in this context (the Rosenbrock JVP
-/// runs 3× faster than behind [`for_each`]'s indirect call;
-/// docs/performance.md, "Build times").
-///
-/// ```
-/// use nabla_kernels::parallel::for_each_inlined;
-/// use std::sync::atomic::{AtomicUsize, Ordering};
-/// let total = AtomicUsize::new(0);
-/// for_each_inlined(100, |i| {
-///     total.fetch_add(i, Ordering::Relaxed);
-/// });
-/// assert_eq!(total.into_inner(), 4950);
-/// ```
-pub fn for_each_inlined<F: Fn(usize) + Sync>(n: usize, f: F) {
-    let helpers = rayon::current_num_threads().min(n.saturating_sub(1));
-    if helpers == 0 {
-        (0..n).for_each(f);
-    } else if rayon::current_thread_index().is_some() {
-        (0..n).into_par_iter().for_each(&f);
-    } else {
-        shared_loop(n, helpers, &f);
-    }
-}
-
 /// [`for_each`] behind one indirect call per index, so that rayon's job
 /// machinery is compiled once for the whole program rather than once per
 /// loop body (see docs/performance.md, "Build times"). An index is a piece

@@ -112,7 +112,7 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     {
         return cast(y);
     }
-    let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
+    let ops: [V; N] = Input::all(&inputs, &args);
     reduce::<V, R, N>(R::ops(ops.each_ref()))
 }
 
@@ -202,7 +202,7 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                         let (_, p) = R::ops_vjp(ops.each_ref());
                         let gs = p(unreduce::<Array, R, N>(ct, &broadcast_shape(&ops)));
                         (
-                            std::array::from_fn(|_| None),
+                            region::nones(),
                             gs.into_iter().map(from_array).enumerate().collect(),
                         )
                     }
@@ -217,13 +217,13 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                     p(unreduce::<Array, R, N>(ct, &broadcast_shape(&ops))).to_vec()
                 });
                 (
-                    std::array::from_fn(|_| None),
+                    region::nones(),
                     gs.into_iter().map(from_array).enumerate().collect(),
                 )
             }
             Pullback::Batched(b) => pull_batched::<V, R, N, B>(b, ct, &inputs),
             Pullback::Ops(p, shape) => (
-                std::array::from_fn(|_| None),
+                region::nones(),
                 p(unreduce::<V, R, N>(ct, &shape))
                     .into_iter()
                     .enumerate()
@@ -277,7 +277,7 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
         let (y, pb) = vjp::<V, R, N, B>(args, inputs.clone());
         (OutSpec::of(&y), Pb::Full(pb))
     } else {
-        let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(&args));
+        let ops: [V; N] = Input::all(&inputs, &args);
         let (mut spec, p) = R::ops_vjp_shapes(ops.each_ref());
         // The shape-only program takes the sum's cotangent as it is (a sum
         // broadcasts it unchanged); a mean's is scaled by `1/n` first.
@@ -303,7 +303,7 @@ pub fn vjp_shapes<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
                 ct.mul_scalar(scale)
             };
             let rest = p(ct).into_iter().enumerate();
-            to_args(std::array::from_fn(|_| None), rest, &inputs, &saved)
+            to_args(region::nones(), rest, &inputs, &saved)
         }
     })
 }
@@ -348,7 +348,7 @@ fn ops_vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     V,
     Pullback<impl FnOnce(V) -> [V; N] + use<V, R, N, B>, N, B>,
 ) {
-    let ops: [V; N] = std::array::from_fn(|k| inputs[k].of(args));
+    let ops: [V; N] = Input::all(inputs, args);
     let (y, p) = R::ops_vjp(ops.each_ref());
     let shape = y.shape_vec();
     (reduce::<V, R, N>(y), Pullback::Ops(p, shape))

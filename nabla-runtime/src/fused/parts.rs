@@ -39,6 +39,22 @@ pub fn split(n: usize) -> Vec<Range<usize>> {
     }
 }
 
+/// One empty result list per part of a pass, each behind its own lock.
+/// (This and [`joined`] keep the collecting out of the region-generic
+/// passes: compiled once per result type, not once per region.)
+pub fn slots<X>(parts: usize) -> Vec<Mutex<Vec<X>>> {
+    (0..parts).map(|_| Mutex::new(Vec::new())).collect()
+}
+
+/// The parts' results in order, once every part is done.
+pub fn joined<X>(slots: Vec<Mutex<Vec<X>>>) -> Vec<X> {
+    let mut all = Vec::new();
+    for m in slots {
+        all.extend(m.into_inner().expect("parts finished"));
+    }
+    all
+}
+
 /// A piece of a buffer that one part of a pass writes front to back:
 /// elements below `init` are initialised.
 pub struct Piece<'a, T> {

@@ -102,22 +102,19 @@ fn forward_typed<R: Region<N>, const N: usize, T: Kernel>(
     ops: &[Array; N],
     shape: &[usize],
 ) -> Array {
-    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
-    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
+    let ins = Operand::<T>::all(ops, shape);
+    let src = Operand::srcs(&ins);
     let n: usize = shape.iter().product();
     let ranges = parts::split(n);
     if R::REDUCE {
         // One partial sum per chunk, summed pairwise: the same whatever the
         // number of threads.
-        let sums: Vec<Mutex<Vec<f64>>> = ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
+        let sums: Vec<Mutex<Vec<f64>>> = parts::slots(ranges.len());
         for_each(ranges.len(), |p| {
             let mut out = sums[p].lock().expect("one part per lock");
             dispatch!(reduce_body::<R, N, T>(&src, ranges[p].clone(), &mut out));
         });
-        let sums: Vec<f64> = sums
-            .into_iter()
-            .flat_map(|m| m.into_inner().expect("parts finished"))
-            .collect();
+        let sums = parts::joined(sums);
         return Array::from_vec(
             vec![<T as nabla_kernels::Float>::from_f64(
                 pairwise(&sums) * super::region::reduce_scale::<R, N>(n),
@@ -246,8 +243,8 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     shape: &[usize],
 ) -> (Cotangents<B>, Option<Array>) {
     let n: usize = shape.iter().product();
-    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
-    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
+    let ins = Operand::<T>::all(ops, shape);
+    let src = Operand::srcs(&ins);
     // Without a cotangent: a unit one, and the region summed too. A mean
     // scales the cotangent of its sum by `1/n`.
     let scale = super::region::reduce_scale::<R, N>(n);
@@ -261,66 +258,20 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         None => Operand::Scalar(<T as nabla_kernels::Float>::from_f64(scale)),
     };
     let c = c.src();
-    let mut lens: Vec<usize> = args.iter().map(|a| a.shape().iter().product()).collect();
-    let mut used = [false; B];
-    let dests: [Dest; N] = std::array::from_fn(|k| {
-        let j = inputs[k].arg();
-        match in_place_offset::<T>(&ops[k], args[j], shape) {
-            Some(offset) => {
-                used[j] = true;
-                Dest {
-                    buf: j,
-                    offset,
-                    own: false,
-                }
-            }
-            None => {
-                lens.push(n);
-                Dest {
-                    buf: lens.len() - 1,
-                    offset: 0,
-                    own: true,
-                }
-            }
-        }
-    });
-    // Per buffer, the smallest and largest offset added at.
-    let mut lo = vec![usize::MAX; lens.len()];
-    let mut hi = vec![0; lens.len()];
-    for d in &dests {
-        lo[d.buf] = lo[d.buf].min(d.offset);
-        hi[d.buf] = hi[d.buf].max(d.offset);
-    }
-    let written: Vec<bool> = (0..lens.len()).map(|b| b >= B || used[b]).collect();
+    let plan = Plan::<N>::of::<T, B>(ops, args, inputs, shape);
     let layout = scatter::Layout {
-        dests: &dests,
-        lens: &lens,
-        lo: &lo,
-        hi: &hi,
+        dests: &plan.dests,
+        lens: &plan.lens,
+        lo: &plan.lo,
+        hi: &plan.hi,
     };
-    let (mut done, sums) = if gather::applies(&layout, &written) {
-        gather::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+    let written = &plan.written;
+    let (done, sums) = if gather::applies(&layout, written) {
+        gather::run::<R, N, T>(&src, c, n, &layout, written, ct.is_none())
     } else {
-        scatter::run::<R, N, T>(&src, c, n, &layout, &written, ct.is_none())
+        scatter::run::<R, N, T>(&src, c, n, &layout, written, ct.is_none())
     };
-    let mut direct: [Option<Array>; B] = std::array::from_fn(|_| None);
-    let mut rest = Vec::new();
-    for (k, d) in dests.iter().enumerate() {
-        let Some(b) = done[d.buf].take() else {
-            continue;
-        };
-        if !d.own {
-            direct[d.buf] = Some(Array::from_vec(b, args[d.buf].shape()));
-        } else {
-            let g = Array::from_vec(b, shape);
-            let g = if ops[k].shape() == shape {
-                g
-            } else {
-                g.sum_to_shape(ops[k].shape())
-            };
-            rest.push((k, g));
-        }
-    }
+    let (direct, rest) = plan.cotangents(done, ops, args, shape);
     let sum = ct.is_none().then(|| {
         Array::from_vec(
             vec![<T as nabla_kernels::Float>::from_f64(
@@ -330,6 +281,103 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
         )
     });
     (Cotangents { direct, rest }, sum)
+}
+
+/// Where a pullback pass adds each operand's cotangent: per operand its
+/// buffer and offset (an argument's own buffer when the operand is a
+/// contiguous run of it, else a buffer of its own at the broadcast shape),
+/// the buffers' lengths, the smallest and largest offset added at in each,
+/// and which buffers the pass writes. Built outside the region-generic
+/// pass, so it is compiled once per element type and operand count.
+struct Plan<const N: usize> {
+    dests: [Dest; N],
+    lens: Vec<usize>,
+    lo: Vec<usize>,
+    hi: Vec<usize>,
+    written: Vec<bool>,
+}
+
+impl<const N: usize> Plan<N> {
+    fn of<T: Kernel, const B: usize>(
+        ops: &[Array; N],
+        args: &[&Array; B],
+        inputs: &[Input; N],
+        shape: &[usize],
+    ) -> Self {
+        let n: usize = shape.iter().product();
+        let mut lens: Vec<usize> = args.iter().map(|a| a.shape().iter().product()).collect();
+        let mut used = [false; B];
+        let mut dests = [Dest {
+            buf: 0,
+            offset: 0,
+            own: true,
+        }; N];
+        for (k, d) in dests.iter_mut().enumerate() {
+            let j = inputs[k].arg();
+            *d = match in_place_offset::<T>(&ops[k], args[j], shape) {
+                Some(offset) => {
+                    used[j] = true;
+                    Dest {
+                        buf: j,
+                        offset,
+                        own: false,
+                    }
+                }
+                None => {
+                    lens.push(n);
+                    Dest {
+                        buf: lens.len() - 1,
+                        offset: 0,
+                        own: true,
+                    }
+                }
+            };
+        }
+        let mut lo = vec![usize::MAX; lens.len()];
+        let mut hi = vec![0; lens.len()];
+        for d in &dests {
+            lo[d.buf] = lo[d.buf].min(d.offset);
+            hi[d.buf] = hi[d.buf].max(d.offset);
+        }
+        let written: Vec<bool> = (0..lens.len()).map(|b| b >= B || used[b]).collect();
+        Plan {
+            dests,
+            lens,
+            lo,
+            hi,
+            written,
+        }
+    }
+
+    /// The filled buffers as cotangents: an argument's own buffer as its
+    /// cotangent, every other operand's summed to its shape.
+    fn cotangents<T: Kernel, const B: usize>(
+        &self,
+        mut done: Vec<Option<Vec<T>>>,
+        ops: &[Array; N],
+        args: &[&Array; B],
+        shape: &[usize],
+    ) -> ([Option<Array>; B], Vec<(usize, Array)>) {
+        let mut direct: [Option<Array>; B] = super::region::nones();
+        let mut rest = Vec::new();
+        for (k, d) in self.dests.iter().enumerate() {
+            let Some(b) = done[d.buf].take() else {
+                continue;
+            };
+            if !d.own {
+                direct[d.buf] = Some(Array::from_vec(b, args[d.buf].shape()));
+            } else {
+                let g = Array::from_vec(b, shape);
+                let g = if ops[k].shape() == shape {
+                    g
+                } else {
+                    g.sum_to_shape(ops[k].shape())
+                };
+                rest.push((k, g));
+            }
+        }
+        (direct, rest)
+    }
 }
 
 /// Where operand `op`'s elements start in `arg`'s buffer, when `op` is a

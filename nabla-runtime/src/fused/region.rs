@@ -39,6 +39,15 @@ impl Input {
         }
     }
 
+    /// Every input's operand, op by op. (The helpers here and in
+    /// `simd.rs` build a region's arrays outside the region-generic
+    /// functions, so each is compiled once per operand count rather than
+    /// once per region: docs/performance.md, "Build times".)
+    #[track_caller]
+    pub(crate) fn all<V: ArrayValue, const N: usize>(inputs: &[Input; N], args: &[&V]) -> [V; N] {
+        std::array::from_fn(|k| inputs[k].of(args))
+    }
+
     /// Adds the operand's cotangent `g` into its argument's.
     pub(crate) fn acc<V: ArrayValue>(&self, slot: &mut Option<V>, arg_shape: &[usize], g: V) {
         match self {
@@ -110,3 +119,8 @@ pub(crate) fn reduce_scale<R: Region<N>, const N: usize>(n: usize) -> f64 {
 pub trait Kernel: Value + Copy + nabla_kernels::Float + crate::array::Typed {}
 impl Kernel for f64 {}
 impl Kernel for f32 {}
+
+/// `B` empty slots.
+pub(crate) fn nones<X, const B: usize>() -> [Option<X>; B] {
+    std::array::from_fn(|_| None)
+}

@@ -40,13 +40,13 @@ fn reduce_rows_typed<R: Region<N>, const N: usize, T: Kernel>(
 ) -> Array {
     let n: usize = shape.iter().product();
     let m = n / rows;
-    let ins: [RowOperand<'_, T>; N] = std::array::from_fn(|k| RowOperand::of(&ops[k], shape));
+    let ins: [RowOperand<'_, T>; N] = RowOperand::all(ops, shape);
     // Work item `j`: chunk `j % per_row` of row `j / per_row`, one sum each.
     let per_row = m.div_ceil(parts::CHUNK).max(1);
     let items = rows * per_row;
     let groups = parts::split(n).len().min(items);
     let per_group = items.div_ceil(groups);
-    let sums: Vec<Mutex<Vec<f64>>> = (0..groups).map(|_| Mutex::new(Vec::new())).collect();
+    let sums: Vec<Mutex<Vec<f64>>> = parts::slots(groups);
     for_each(groups, |p| {
         let mut out = sums[p].lock().expect("one group per lock");
         for j in p * per_group..((p + 1) * per_group).min(items) {
@@ -54,7 +54,7 @@ fn reduce_rows_typed<R: Region<N>, const N: usize, T: Kernel>(
             let start = row * m + c * parts::CHUNK;
             let end = (row * m + m).min(start + parts::CHUNK);
             if start < end {
-                let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].row(row, m));
+                let src: [Src<'_, T>; N] = RowOperand::rows(&ins, row, m);
                 let within = start - row * m..end - row * m;
                 dispatch!(reduce_body::<R, N, T>(&src, within, &mut out));
             } else {
@@ -62,10 +62,7 @@ fn reduce_rows_typed<R: Region<N>, const N: usize, T: Kernel>(
             }
         }
     });
-    let sums: Vec<f64> = sums
-        .into_iter()
-        .flat_map(|m| m.into_inner().expect("groups finished"))
-        .collect();
+    let sums = parts::joined(sums);
     let scale = super::region::reduce_scale::<R, N>(m);
     let v: Vec<T> = sums
         .chunks(per_row)
@@ -112,6 +109,20 @@ impl<'a, T: Kernel> RowOperand<'a, T> {
             return RowOperand::Rows { data, stride };
         }
         RowOperand::Whole(Operand::of(x, shape))
+    }
+
+    /// Every operand read by rows ([`RowOperand::of`]).
+    fn all<const N: usize>(ops: &'a [Array; N], shape: &[usize]) -> [RowOperand<'a, T>; N] {
+        std::array::from_fn(|k| RowOperand::of(&ops[k], shape))
+    }
+
+    /// Row `i` of `m` elements of each of `ins`.
+    fn rows<const N: usize>(
+        ins: &'a [RowOperand<'a, T>; N],
+        i: usize,
+        m: usize,
+    ) -> [Src<'a, T>; N] {
+        std::array::from_fn(|k| ins[k].row(i, m))
     }
 
     /// Row `i` of `m` elements.

@@ -165,6 +165,16 @@ impl<T: Kernel> Operand<T> {
         Operand::Copy(nabla_kernels::elementwise::row_major(&b))
     }
 
+    /// Every operand read at the broadcast `shape` ([`Operand::of`]).
+    pub(crate) fn all<const N: usize>(ops: &[Array; N], shape: &[usize]) -> [Operand<T>; N] {
+        std::array::from_fn(|k| Operand::of(&ops[k], shape))
+    }
+
+    /// The elements of each of `ins` ([`Operand::src`]).
+    pub(crate) fn srcs<const N: usize>(ins: &[Operand<T>; N]) -> [Src<'_, T>; N] {
+        std::array::from_fn(|k| ins[k].src())
+    }
+
     /// Its elements as a pass reads them.
     pub(crate) fn src(&self) -> Src<'_, T> {
         match self {

@@ -211,7 +211,7 @@ impl<const N: usize, const B: usize> Saved<N, B> {
         }
         let a = self.aligned;
         let ct = elementwise_ct::<R, N>(&a, ct);
-        let refs: [&Array; N] = std::array::from_fn(|k| &a.ops[k]);
+        let refs: [&Array; N] = a.ops.each_ref();
         let identity: [Input; N] = std::array::from_fn(Input::Arg);
         let gs: [Array; N] = match pass::vjp::<Elementwise<R>, N, N>(&a.ops, &refs, &identity, &ct)
         {
@@ -233,7 +233,7 @@ impl<const N: usize, const B: usize> Saved<N, B> {
             .enumerate()
             .map(|(k, g)| (k, Batched::new(g.reshape(&a.shapes[k]), Some(0))))
             .collect();
-        (std::array::from_fn(|_| None), rest)
+        (crate::fused::region::nones(), rest)
     }
 }
 
@@ -256,7 +256,7 @@ fn per_example<R: Region<N>, const N: usize, const B: usize>(
     let mut grads: [Vec<Array>; B] = std::array::from_fn(|_| Vec::with_capacity(batch));
     for i in 0..batch {
         let xs: [Array; B] = std::array::from_fn(|j| example(&args[j], i));
-        let refs: [&Array; B] = std::array::from_fn(|j| &xs[j]);
+        let refs: [&Array; B] = xs.each_ref();
         let ops = pass::operands(&refs, inputs)?;
         let c = pass::vjp::<R, N, B>(&ops, &refs, inputs, &example(ct, i))?;
         let g = crate::fused::region::to_args::<Array, N, B>(c.direct, c.rest, inputs, &xs);

@@ -15,7 +15,7 @@ use crate::fused::reader::Reader;
 use crate::fused::region::{Input, Kernel, Region};
 use crate::fused::simd::{Operand, Src, accumulate, add_lanes, dispatch, pairwise};
 use crate::{Array, DType, Dual};
-use nabla_kernels::parallel::for_each_inlined;
+use nabla_kernels::parallel::for_each;
 use std::ops::Range;
 use std::sync::Mutex;
 
@@ -70,11 +70,10 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
     shape: &[usize],
 ) -> Dual<Array> {
     let n: usize = shape.iter().product();
-    let ins: [Operand<T>; N] = std::array::from_fn(|k| Operand::of(&ops[k], shape));
-    let tins: [Option<Operand<T>>; N] =
-        std::array::from_fn(|k| tops[k].as_ref().map(|t| Operand::of(t, shape)));
-    let src: [Src<'_, T>; N] = std::array::from_fn(|k| ins[k].src());
-    let tsrc: [Option<Src<'_, T>>; N] = std::array::from_fn(|k| tins[k].as_ref().map(|o| o.src()));
+    let ins = Operand::<T>::all(ops, shape);
+    let tins: [Option<Operand<T>>; N] = tangent_operands(tops, shape);
+    let src = Operand::srcs(&ins);
+    let tsrc: [Option<Src<'_, T>>; N] = tangent_srcs(&tins);
     if tsrc.iter().all(Option::is_none) {
         // No tangent reaches the region: its primal alone.
         let y = crate::fused::pass::forward::<R, N>(ops).expect("operands checked");
@@ -84,9 +83,8 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
     let ranges = parts::split(n);
     if R::REDUCE {
         // Per chunk, the partial sums of the primal and of the tangent.
-        let sums: Vec<Mutex<Vec<(f64, f64)>>> =
-            ranges.iter().map(|_| Mutex::new(Vec::new())).collect();
-        for_each_inlined(ranges.len(), |p| {
+        let sums: Vec<Mutex<Vec<(f64, f64)>>> = parts::slots(ranges.len());
+        for_each(ranges.len(), |p| {
             let mut out = sums[p].lock().expect("one part per lock");
             dispatch!(reduce_body::<R, N, T>(
                 &src,
@@ -95,10 +93,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
                 &mut out
             ));
         });
-        let (ys, ts): (Vec<f64>, Vec<f64>) = sums
-            .into_iter()
-            .flat_map(|m| m.into_inner().expect("parts finished"))
-            .unzip();
+        let (ys, ts): (Vec<f64>, Vec<f64>) = parts::joined(sums).into_iter().unzip();
         let scale = crate::fused::region::reduce_scale::<R, N>(n);
         let scalar = |s: &[f64]| {
             Array::from_vec(
@@ -118,7 +113,7 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
             .zip(tout.pieces(&cuts))
             .map(Mutex::new)
             .collect();
-        for_each_inlined(ranges.len(), |p| {
+        for_each(ranges.len(), |p| {
             let mut piece = pieces[p].lock().expect("one part per lock");
             let (y, t) = &mut *piece;
             dispatch!(forward_body::<R, N, T>(
@@ -138,6 +133,21 @@ fn typed<R: Region<N>, const N: usize, T: Kernel>(
         Array::from_vec(out.finish(full), shape),
         Some(Array::from_vec(tout.finish(full), shape)),
     )
+}
+
+/// Each operand's tangent read at the broadcast `shape`, where it has one.
+fn tangent_operands<T: Kernel, const N: usize>(
+    tops: &[Option<Array>; N],
+    shape: &[usize],
+) -> [Option<Operand<T>>; N] {
+    std::array::from_fn(|k| tops[k].as_ref().map(|t| Operand::of(t, shape)))
+}
+
+/// The elements of each tangent operand, where there is one.
+fn tangent_srcs<T: Kernel, const N: usize>(
+    tins: &[Option<Operand<T>>; N],
+) -> [Option<Src<'_, T>>; N] {
+    std::array::from_fn(|k| tins[k].as_ref().map(|o| o.src()))
 }
 
 /// The operands read as dual blocks: a tangent where the operand has one

@@ -10,6 +10,10 @@
 //! skip the general product, are written out below. Batching rule (all of
 //! them): move both batch axes to the front, broadcasting an unbatched
 //! operand.
+//!
+//! The `jvp` rules are `#[inline(always)]`: a fused forward-mode pass runs
+//! them on blocks of lanes, where they must melt into the block's vector
+//! code (docs/design.md, "Forward mode").
 
 use crate::autograd::binary_node;
 use crate::primitives::unary::not_float;
@@ -130,6 +134,7 @@ fn widened<V: Value>(t: V, y: &V) -> V {
 }
 
 /// `ẏ = ∂a·ȧ + ∂b·ḃ`, skipping symbolic-zero tangents.
+#[inline(always)]
 fn jvp_from<V: Value>(y: &V, da: Option<(&V, V)>, db: Option<(&V, V)>) -> V {
     let t = |(d, p): (&V, V)| d.mul(&p);
     match (da.map(t), db.map(t)) {
@@ -199,6 +204,7 @@ macro_rules! binary_primitive {
             /// assert_eq!(op::jvp(&a, &b, &y, Some(&2.0), Some(&0.5)), 2.0 * pa + 0.5 * pb);
             /// assert_eq!(op::jvp(&a, &b, &y, None, None), 0.0);
             /// ```
+            #[inline(always)]
             pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
                 jvp_from(y, da.map(|d| (d, partial_a(a, b, y))), db.map(|d| (d, partial_b(a, b, y))))
             }
@@ -288,6 +294,7 @@ pub mod add {
     /// let t = add::jvp(&a, &b, &y, Some(&da), None); // widened to the output's shape
     /// assert_eq!((t.shape(), t.to_vec::<f64>()), (&[2, 2][..], vec![1.0, 1.0, 2.0, 2.0]));
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.add(z),
@@ -340,6 +347,7 @@ pub mod sub {
     /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, Some(&2.0), Some(&0.5)), 1.5);
     /// assert_eq!(sub::jvp(&5.0f64, &1.0, &4.0, None, Some(&0.5)), -0.5);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(_a: &V, _b: &V, y: &V, da: Option<&V>, db: Option<&V>) -> V {
         match (da, db) {
             (Some(x), Some(z)) => x.sub(z),
@@ -462,6 +470,7 @@ pub mod mul_scaled {
     /// // y = 0.5·a·b at a = 2, b = 3: ẏ = 0.5·(ȧ·3 + 2·ḃ)
     /// assert_eq!(mul_scaled::jvp(&2.0f64, &3.0, &3.0, Some(&1.0), Some(&1.0), 0.5), 2.5);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(a: &V, b: &V, y: &V, da: Option<&V>, db: Option<&V>, c: f64) -> V {
         let ta = da.map(|d| d.mul_scaled(b, c));
         let tb = db.map(|d| a.mul_scaled(d, c));

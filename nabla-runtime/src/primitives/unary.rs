@@ -9,6 +9,10 @@
 //! the general product, and the internal `affine` and `rdiv` are written
 //! out below with the same interface. Batching rule (all of them):
 //! elementwise, so the batch axis passes through unchanged.
+//!
+//! The `jvp` rules are `#[inline(always)]`: a fused forward-mode pass runs
+//! them on blocks of lanes, where they must melt into the block's vector
+//! code (docs/design.md, "Forward mode").
 
 use crate::registry::unary_modules;
 use crate::storage::{float_map, float_slice_map};
@@ -63,6 +67,7 @@ pub mod square {
     /// use nabla::primitives::unary::square;
     /// assert_eq!(square::jvp(&3.0f64, &9.0, &0.5), 3.0);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(x: &V, _y: &V, dx: &V) -> V {
         dx.mul_scaled(x, 2.0)
     }
@@ -186,6 +191,7 @@ pub mod neg {
     /// use nabla::primitives::unary::neg;
     /// assert_eq!(neg::jvp(&1.0f64, &-1.0, &0.5), -0.5);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(_x: &V, _y: &V, dx: &V) -> V {
         dx.neg()
     }
@@ -233,6 +239,7 @@ pub mod affine {
     /// use nabla::primitives::unary::affine;
     /// assert_eq!(affine::jvp(2.0, &0.5f64), 1.0);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(a: f64, dx: &V) -> V {
         dx.mul_scalar(a)
     }
@@ -276,6 +283,7 @@ pub mod rdiv {
     /// use nabla::primitives::unary::rdiv;
     /// assert_eq!(rdiv::jvp(&2.0f64, 8.0, &0.5), -1.0);
     /// ```
+    #[inline(always)]
     pub fn jvp<V: Value>(x: &V, c: f64, dx: &V) -> V {
         dx.mul(&derivative(x, c))
     }
