@@ -259,12 +259,7 @@ fn vjp_typed<R: Region<N>, const N: usize, const B: usize, T: Kernel>(
     };
     let c = c.src();
     let plan = Plan::<N>::of::<T, B>(ops, args, inputs, shape);
-    let layout = scatter::Layout {
-        dests: &plan.dests,
-        lens: &plan.lens,
-        lo: &plan.lo,
-        hi: &plan.hi,
-    };
+    let layout = plan.layout();
     let written = &plan.written;
     let (done, sums) = if gather::applies(&layout, written) {
         gather::run::<R, N, T>(&src, c, n, &layout, written, ct.is_none())
@@ -346,6 +341,16 @@ impl<const N: usize> Plan<N> {
             lo,
             hi,
             written,
+        }
+    }
+
+    /// The plan as the passes read it.
+    fn layout(&self) -> scatter::Layout<'_, N> {
+        scatter::Layout {
+            dests: &self.dests,
+            lens: &self.lens,
+            lo: &self.lo,
+            hi: &self.hi,
         }
     }
 
