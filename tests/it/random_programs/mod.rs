@@ -13,7 +13,9 @@ use nabla::prelude::*;
 use proptest::prelude::*;
 
 mod programs;
+mod unfused;
 use programs::*;
+use unfused::*;
 
 type Prog = fn(&Array, &Array, &Array) -> Array;
 
