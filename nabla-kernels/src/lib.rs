@@ -34,7 +34,6 @@ pub mod parallel;
 pub mod reduce;
 pub mod rows;
 pub mod special;
-pub mod ternary;
 
 pub use dtype::DType;
 pub use float::Float;

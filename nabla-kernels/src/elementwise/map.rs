@@ -8,7 +8,7 @@ use super::simd::fill1_best;
 use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2};
 use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
-use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
 use std::mem::MaybeUninit;
 
 /// What a unary map reads: an ndarray view in any layout (the result is
@@ -49,22 +49,62 @@ pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) ->
         let out = map_slice(s, &f);
         return crate::owned(x.raw_dim(), out);
     }
-    if x.len() >= PARALLEL_THRESHOLD {
-        par_outer(x.shape(), |i, d| {
-            for (d, &v) in d.iter_mut().zip(x.index_axis(Axis(0), i).iter()) {
-                d.write(f(v));
-            }
-        })
-    } else if let Some(out) = by_rows1(&x, &f) {
-        out
-    } else if x.len() <= SMALL {
-        // Small and strided: gather, then the contiguous loop.
-        let c = contiguous(&x);
-        let out = map_slice(c.as_slice().expect("contiguous"), &f);
-        crate::owned(c.raw_dim(), out)
-    } else {
-        x.mapv(f)
+    strided(&x, &|d, s| fill1_best(d, s, &f))
+}
+
+/// What the strided paths of [`map`] apply to each contiguous run: `f` of
+/// every element of the source into the destination. A `dyn` (one call
+/// per run, not per element) keeps these paths compiled once per element
+/// type instead of once per closure.
+type Fill<'a, T> = dyn Fn(&mut [MaybeUninit<T>], &[T]) + Sync + 'a;
+
+/// [`map`] over a view that is not one row-major slice. A view whose
+/// elements fill one block of memory in another order (a transpose) maps
+/// that block and keeps its strides, as NumPy's ufuncs keep the memory
+/// order; otherwise the map runs in parallel along the first axis when
+/// large, row by row when the last axis is contiguous, else over a
+/// row-major copy.
+fn strided<T: Float>(x: &ArrayViewD<'_, T>, fill: &Fill<'_, T>) -> ArrayD<T> {
+    if let Some(s) = x.as_slice_memory_order()
+        && x.strides().iter().all(|&st| st >= 0)
+    {
+        let strides: Vec<usize> = x.strides().iter().map(|&st| st as usize).collect();
+        return ArrayD::from_shape_vec(x.raw_dim().strides(IxDyn(&strides)), fill_all(s, fill))
+            .expect("the view's own shape and strides");
     }
+    if x.len() >= PARALLEL_THRESHOLD {
+        return par_outer(x.shape(), |i, d| {
+            let piece = x.index_axis(Axis(0), i);
+            match piece.as_slice() {
+                Some(s) => fill(d, s),
+                None => fill(d, contiguous(&piece).as_slice().expect("contiguous")),
+            }
+        });
+    }
+    if let Some(out) = by_rows1(x, fill) {
+        return out;
+    }
+    let c = contiguous(x);
+    crate::owned(
+        c.raw_dim(),
+        fill_all(c.as_slice().expect("contiguous"), fill),
+    )
+}
+
+/// `fill` over all of `s` into a new vector, in parallel chunks above
+/// [`PARALLEL_THRESHOLD`].
+fn fill_all<T: Float>(s: &[T], fill: &Fill<'_, T>) -> Vec<T> {
+    let n = s.len();
+    if n >= PARALLEL_THRESHOLD {
+        return crate::parallel::filled(n, CHUNK, |c, d| {
+            fill(d, &s[c * CHUNK..c * CHUNK + d.len()])
+        });
+    }
+    let mut out: Vec<T> = Vec::with_capacity(n);
+    fill(&mut out.spare_capacity_mut()[..n], s);
+    // SAFETY: `fill` wrote all `n` slots.
+    unsafe { out.set_len(n) };
+    out
 }
 
 /// A large strided result computed in parallel, one piece per index of
@@ -89,7 +129,7 @@ fn row_eligible<T>(v: &ArrayViewD<'_, T>) -> bool {
 /// `f` over `x` row by row, when its last axis is contiguous (a slice or a
 /// transpose of the outer axes, e.g. `x[:, 1:]`): one vectorised loop per
 /// row instead of ndarray's element-by-element iterator.
-fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<ArrayD<T>> {
+fn by_rows1<T: Float>(x: &ArrayViewD<'_, T>, fill: &Fill<'_, T>) -> Option<ArrayD<T>> {
     if !row_eligible(x) {
         return None;
     }
@@ -103,17 +143,13 @@ fn by_rows1<T: Float, F: Fn(T) -> T>(x: &ArrayViewD<'_, T>, f: &F) -> Option<Arr
             // SAFETY: `o` is the offset of a row of `x`, whose `w` elements
             // are contiguous (last stride 1) and inside the view.
             let row = unsafe { std::slice::from_raw_parts(p.offset(o), w) };
-            fill1_best(rows.next().expect("one chunk per row"), row, f);
+            fill(rows.next().expect("one chunk per row"), row);
         });
     }
     // SAFETY: `each_row2` visited every row, so all `n` slots were written.
     unsafe { out.set_len(n) };
     Some(crate::owned(x.raw_dim(), out))
 }
-
-/// The most elements a strided unary map gathers into a contiguous copy
-/// first; larger ones go through ndarray's `mapv`.
-const SMALL: usize = 4096;
 
 fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
     let n = s.len();

@@ -31,11 +31,10 @@ pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
 pub use accumulate::add_into;
 pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
 pub use compare::{CompareOp, compare, where_select};
-pub(crate) use map::par_outer;
 pub use map::{MapSource, map};
 pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
 pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use simd::{has_avx2, has_avx512};
-pub(crate) use strided::{MAX_ROW_AXES, each_row2, merged_axes, stride_along};
+pub(crate) use strided::{MAX_ROW_AXES, each_row2};
 pub use zip::{ZipSource, zip_map};

@@ -1,5 +1,4 @@
-//! Random operands for the broadcast tests of the strided kernels (here
-//! and in `ternary`).
+//! Random operands for the broadcast tests of the strided kernels.
 
 use ndarray::{ArrayD, Axis, IxDyn};
 

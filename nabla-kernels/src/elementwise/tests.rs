@@ -228,6 +228,38 @@ fn large_parallel_map() {
     );
 }
 
+/// Every path of a unary map over a view that is not one row-major
+/// slice, small and large: a transpose (mapped in memory order, keeping
+/// its strides), a reversed axis, a slice with a contiguous last axis
+/// (row by row) and a strided slice (gathered first), all against
+/// ndarray's element iterator.
+#[test]
+fn strided_maps_match_the_generic_iterator() {
+    let f = |v: f64| v * 0.5 - 1.0;
+    for (r, c) in [(3, 5), (40, 70), (300, 250)] {
+        let a = ndarray::Array::from_shape_fn((r, c), |(i, j)| (i * c + j) as f64).into_dyn();
+        let mut rev = a.clone();
+        rev.invert_axis(ndarray::Axis(0));
+        let views = [
+            a.t(),
+            rev.view(),
+            a.slice(ndarray::s![.., 1..]).into_dyn(),
+            a.slice(ndarray::s![.., ..;2]).into_dyn(),
+            a.slice(ndarray::s![..;2, ..]).into_dyn(),
+        ];
+        for (k, v) in views.into_iter().enumerate() {
+            let got = map(v.clone(), f);
+            assert_eq!(got.shape(), v.shape(), "{r}x{c} view {k}");
+            assert!(
+                got.iter().zip(v.iter()).all(|(&g, &x)| g == f(x)),
+                "{r}x{c} view {k}"
+            );
+        }
+        // A transpose keeps its column-major layout, as NumPy's ufuncs do.
+        assert_eq!(map(a.t(), f).strides(), a.t().strides(), "{r}x{c}");
+    }
+}
+
 #[test]
 fn sign_keeps_signed_zeros_and_nan() {
     fn check<T: crate::Float + std::fmt::Debug>(vals: &[f64]) {

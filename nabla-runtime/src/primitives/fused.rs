@@ -3,9 +3,9 @@
 //! A derivative rule such as `ẋ · (1 − y²)` costs one kernel pass and one
 //! new array per op when run op by op. On CPU arrays of one float dtype
 //! whose shapes broadcast together, the rule instead runs as a single pass
-//! (`nabla_kernels::ternary::zip3_map`), evaluated one element at a time
-//! at the scalar type: the same generic code, instantiated at `f32` or
-//! `f64`. Anything else runs the rule op by op, which records the tape and
+//! over row-major operands, evaluated a block of lanes at a time: the same
+//! generic code, instantiated at `Lanes` and at `f32` or `f64` for the
+//! tail. Anything else runs the rule op by op, which records the tape and
 //! reports errors as usual: a GPU array, mixed dtypes, shapes that do not
 //! broadcast, an operand recording on the autograd tape, or a first or
 //! second operand smaller than the result (the derivative `f'(x)` would
@@ -21,49 +21,41 @@ use crate::storage::Data;
 use crate::vocab::value::ElementwiseRule;
 use crate::{Array, Device};
 use nabla_kernels::elementwise::try_broadcast_shape;
-use nabla_kernels::ternary::zip3_map;
+use std::borrow::Cow;
 
 /// `R::eval(a, b, c)` in one pass where it can be (see the module doc).
 pub(crate) fn rule<R: ElementwiseRule>(a: &Array, b: &Array, c: &Array) -> Array {
-    if !fusable(a, b, c) {
+    let Some(shape) = fusable(a, b, c) else {
         return R::eval(a, b, c);
-    }
+    };
     let data = match (&*a.data, &*b.data, &*c.data) {
-        (Data::F32(x), Data::F32(y), Data::F32(z))
-            if let Some(out) = in_lanes::<R, f32>(x.view(), y.view(), z.view()) =>
-        {
-            Data::F32(out.into())
-        }
-        (Data::F64(x), Data::F64(y), Data::F64(z))
-            if let Some(out) = in_lanes::<R, f64>(x.view(), y.view(), z.view()) =>
-        {
-            Data::F64(out.into())
-        }
         (Data::F32(x), Data::F32(y), Data::F32(z)) => {
-            Data::F32(zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into())
+            Data::F32(in_lanes::<R, f32>(x.view(), y.view(), z.view(), &shape).into())
         }
         (Data::F64(x), Data::F64(y), Data::F64(z)) => {
-            Data::F64(zip3_map(x.view(), y.view(), z.view(), |p, q, r| R::eval(&p, &q, &r)).into())
+            Data::F64(in_lanes::<R, f64>(x.view(), y.view(), z.view(), &shape).into())
         }
         _ => return R::eval(a, b, c),
     };
     Array::from_data(data)
 }
 
-/// `R::eval` over three arrays of one shape, each contiguous, a block of
+/// `R::eval` over three arrays broadcast to `shape`, a block of
 /// `fused::LANES` elements at a time (the vectorisable forms of `exp`,
-/// `tanh`, `erf`, ..: `fused::simd::chain_rule`), in parallel chunks above the
-/// kernels' threshold; `None` for other layouts.
+/// `tanh`, `erf`, ..: `fused::simd::chain_rule`), in parallel chunks above
+/// the kernels' threshold. Operands that are not already contiguous at
+/// `shape` (a broadcast cotangent, a transposed input) are copied into
+/// row-major order first, by code that is generic over the element type
+/// only, so each rule compiles to one lane loop per dtype.
 fn in_lanes<R: ElementwiseRule, T: crate::fused::region::Kernel>(
     x: ndarray::ArrayViewD<'_, T>,
     y: ndarray::ArrayViewD<'_, T>,
     z: ndarray::ArrayViewD<'_, T>,
-) -> Option<ndarray::ArrayD<T>> {
-    if x.shape() != y.shape() || y.shape() != z.shape() {
-        return None;
-    }
-    let (xs, ys, zs) = (x.to_slice()?, y.to_slice()?, z.to_slice()?);
-    let mut out = zs.to_vec();
+    shape: &[usize],
+) -> ndarray::ArrayD<T> {
+    let (xs, ys) = (row_major(x, shape), row_major(y, shape));
+    let (xs, ys) = (&xs[..], &ys[..]);
+    let mut out = row_major(z, shape).into_owned();
     const CHUNK: usize = 1 << 14;
     if out.len() >= nabla_kernels::PARALLEL_THRESHOLD {
         nabla_kernels::parallel::chunks_mut(&mut out, CHUNK, |i, t| {
@@ -73,22 +65,35 @@ fn in_lanes<R: ElementwiseRule, T: crate::fused::region::Kernel>(
     } else {
         crate::fused::simd::chain_rule::<R, T>(xs, ys, &mut out);
     }
-    ndarray::ArrayD::from_shape_vec(x.raw_dim(), out).ok()
+    ndarray::ArrayD::from_shape_vec(shape, out).expect("one element per index")
 }
 
-/// Whether the fused kernel applies: one float dtype, all on the CPU,
-/// shapes that broadcast together, and nothing to record on the tape.
-fn fusable(a: &Array, b: &Array, c: &Array) -> bool {
+/// The elements of `v` broadcast to `shape`, in row-major order:
+/// borrowed where they already are, copied otherwise.
+fn row_major<'a, T: Copy>(v: ndarray::ArrayViewD<'a, T>, shape: &[usize]) -> Cow<'a, [T]> {
+    if v.shape() == shape
+        && let Some(s) = v.to_slice()
+    {
+        return Cow::Borrowed(s);
+    }
+    let b = v.broadcast(shape).expect("shapes broadcast");
+    Cow::Owned(nabla_kernels::elementwise::row_major(&b))
+}
+
+/// The result's shape where the fused kernel applies: one float dtype,
+/// all on the CPU, shapes that broadcast together, and nothing to record
+/// on the tape.
+fn fusable(a: &Array, b: &Array, c: &Array) -> Option<Vec<usize>> {
     let d = a.dtype();
     if !d.is_float() || b.dtype() != d || c.dtype() != d {
-        return false;
+        return None;
     }
     if [a, b, c].iter().any(|x| x.device() != Device::Cpu) || needs_grad(&[a, b, c]) {
-        return false;
+        return None;
     }
     let (sa, sb, sc) = (a.shape(), b.shape(), c.shape());
     if sa == sb && sb == sc {
-        return true;
+        return Some(sa.to_vec());
     }
     // `a` and `b` (a unary op's input and output) must already have the
     // result's size: where `c` (a batch of tangents, say) is larger, one
@@ -96,10 +101,11 @@ fn fusable(a: &Array, b: &Array, c: &Array) -> bool {
     // of once per element of the result.
     try_broadcast_shape(sa, sb)
         .and_then(|s| try_broadcast_shape(&s, sc))
-        .is_some_and(|s| {
+        .filter(|s| {
             let n: usize = s.iter().product();
             a.numel() == n && b.numel() == n
         })
+        .map(|s| s.to_vec())
 }
 
 #[cfg(test)]
@@ -133,6 +139,15 @@ mod tests {
                     t.shape()
                 );
             }
+            // A transposed input and output (strided views) with a
+            // row-major cotangent.
+            let (xt, tt) = (x.transpose(), t.reshape(&[3, 2]));
+            let yt = f(&xt);
+            assert_eq!(
+                Value::fused_rule::<R>(&xt, &yt, &tt).to_vec::<f64>(),
+                R::eval(&xt, &yt, &tt).to_vec::<f64>(),
+                "{name} transposed"
+            );
             // The scalar instantiation is the rule itself, element by element.
             let (xs, ys, ts) = (x.to_vec::<f64>(), y.to_vec::<f64>(), t.to_vec::<f64>());
             let fused = Value::fused_rule::<R>(&x, &y, &t).to_vec::<f64>();
