@@ -8,6 +8,7 @@
 
 use crate::Float;
 use crate::elementwise::{MapSource, ZipSource};
+use ndarray::{ArrayD, ArrayViewD};
 
 macro_rules! unary_kernels {
     ($(
@@ -211,3 +212,54 @@ pub fn cuda_source(template: &str) -> String {
         .replace("NABLA_BINARY_CASES", &binary)
         .replace("NABLA_OP_CODES", &codes)
 }
+
+/// The registry's CPU kernels ([`unary`], [`binary`]) at one element
+/// type, compiled once in this crate: callers link to these instead of
+/// instantiating the generic kernels (one vectorised loop per op and
+/// dtype) in their own crate.
+///
+/// ```
+/// use nabla_kernels::ops::{OpKernels, UnaryOp, BinaryOp};
+/// assert_eq!(f64::unary_slice(&[4.0, 9.0], UnaryOp::Sqrt()), vec![2.0, 3.0]);
+/// let a = ndarray::arr1(&[1.0f32, 2.0]).into_dyn();
+/// let b = ndarray::arr0(10.0f32).into_dyn();
+/// assert_eq!(f32::binary_views(a.view(), b.view(), BinaryOp::Mul).as_slice().unwrap(), &[10.0, 20.0]);
+/// ```
+pub trait OpKernels: Float {
+    /// [`unary`] over row-major elements.
+    fn unary_slice(x: &[Self], op: UnaryOp) -> Vec<Self>;
+    /// [`unary`] over a view in any layout.
+    fn unary_view(x: ArrayViewD<'_, Self>, op: UnaryOp) -> ArrayD<Self>;
+    /// [`binary`] over two row-major runs of one length.
+    ///
+    /// # Panics
+    /// When the lengths differ.
+    fn binary_slices(a: &[Self], b: &[Self], op: BinaryOp) -> Vec<Self>;
+    /// [`binary`] over two views broadcast together.
+    ///
+    /// # Panics
+    /// When the shapes do not broadcast.
+    fn binary_views(a: ArrayViewD<'_, Self>, b: ArrayViewD<'_, Self>, op: BinaryOp)
+    -> ArrayD<Self>;
+}
+
+macro_rules! op_kernels {
+    ($($t:ty),*) => {$(
+        impl OpKernels for $t {
+            fn unary_slice(x: &[$t], op: UnaryOp) -> Vec<$t> {
+                unary(x, op)
+            }
+            fn unary_view(x: ArrayViewD<'_, $t>, op: UnaryOp) -> ArrayD<$t> {
+                unary(x, op)
+            }
+            fn binary_slices(a: &[$t], b: &[$t], op: BinaryOp) -> Vec<$t> {
+                binary(a, b, op)
+            }
+            fn binary_views(a: ArrayViewD<'_, $t>, b: ArrayViewD<'_, $t>, op: BinaryOp) -> ArrayD<$t> {
+                binary(a, b, op)
+            }
+        }
+    )*};
+}
+
+op_kernels!(f32, f64);

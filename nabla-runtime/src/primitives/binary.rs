@@ -20,7 +20,8 @@ use crate::primitives::unary::not_float;
 use crate::registry::binary_modules;
 use crate::storage::{float_map2, float_slice_map2};
 use crate::{Array, Value};
-use nabla_kernels::elementwise::{BinaryOp, CompareOp, binary as kernel, try_broadcast_shape};
+use nabla_kernels::elementwise::{BinaryOp, CompareOp, try_broadcast_shape};
+use nabla_kernels::ops::OpKernels;
 
 /// Checks that `a` and `b` broadcast and share a float dtype (equal
 /// shapes, the common case, without building the broadcast shape: the
@@ -80,14 +81,16 @@ pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> 
         &g[0], &g[1], op
     ));
     if a.shape() == b.shape()
-        && let Some(y) = float_slice_map2!(&*a.data, &*b.data, |x, y| kernel(x, y, op))
+        && let Some(y) = float_slice_map2!(&*a.data, &*b.data, |x, y| OpKernels::binary_slices(
+            x, y, op
+        ))
     {
         return Array::from_data(y);
     }
     Array::from_data(float_map2!(
         &*a.data,
         &*b.data,
-        |x, y| kernel(x.view(), y.view(), op),
+        |x, y| OpKernels::binary_views(x.view(), y.view(), op),
         unreachable!()
     ))
 }

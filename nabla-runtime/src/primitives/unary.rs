@@ -17,7 +17,8 @@
 use crate::registry::unary_modules;
 use crate::storage::{float_map, float_slice_map};
 use crate::{Array, Value};
-use nabla_kernels::elementwise::{CompareOp, UnaryOp, unary as kernel};
+use nabla_kernels::elementwise::{CompareOp, UnaryOp};
+use nabla_kernels::ops::OpKernels;
 
 /// Runs a unary kernel on a float array.
 #[track_caller]
@@ -26,12 +27,12 @@ pub(crate) fn unary_forward(x: &Array, op: UnaryOp, name: &str) -> Array {
         not_float(name, x)
     }
     crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::unary(g, op));
-    if let Some(y) = float_slice_map!(&*x.data, |s| kernel(s, op)) {
+    if let Some(y) = float_slice_map!(&*x.data, |s| OpKernels::unary_slice(s, op)) {
         return Array::from_data(y);
     }
     Array::from_data(float_map!(
         &*x.data,
-        |a| kernel(a.view(), op),
+        |a| OpKernels::unary_view(a.view(), op),
         not_float(name, x)
     ))
 }
