@@ -7,7 +7,7 @@
 //! the CUDA source's `switch` is written.
 
 use crate::Float;
-use crate::elementwise::{MapSource, ZipSource};
+use crate::elementwise::{Fill, MapSource, ZipSource, filler};
 use ndarray::{ArrayD, ArrayViewD};
 
 macro_rules! unary_kernels {
@@ -87,19 +87,30 @@ macro_rules! unary_kernels {
         /// assert_eq!(unary(x.view(), UnaryOp::Relu()).as_slice().unwrap(), &[0.0, 2.0]);
         /// ```
         pub fn unary<T: Float, S: MapSource<T>>(x: S, op: UnaryOp) -> S::Out {
+            let (mut x, mut out) = (Some(x), None);
+            with_fill::<T>(op, &mut |fill| {
+                out = Some(x.take().expect("one fill per op").map_fill(fill));
+            });
+            out.expect("one fill per op")
+        }
+
+        /// Calls `k` with `op`'s [`Fill`]: generic over the element type
+        /// only, so each op's loop compiles once per dtype, whatever the
+        /// source it maps.
+        fn with_fill<T: Float>(op: UnaryOp, k: &mut dyn FnMut(&Fill<'_, T>)) {
             match op {
-                $(UnaryOp::$kind($($p),*) => x.map_with(move |v| scalar::$name(v $(, $p)*)),)*
+                $(UnaryOp::$kind($($p),*) => k(&filler(move |v| scalar::$name(v $(, $p)*))),)*
                 UnaryOp::Affine(a, b) => {
                     let (a, b) = (T::from_f64(a), T::from_f64(b));
-                    x.map_with(move |v| a * v + b)
+                    k(&filler(move |v| a * v + b))
                 }
                 UnaryOp::RDiv(c) => {
                     let c = T::from_f64(c);
-                    x.map_with(move |v| c / v)
+                    k(&filler(move |v| c / v))
                 }
                 UnaryOp::ExpBase(c) => {
                     let c = T::from_f64(c);
-                    x.map_with(move |v| c.powf(v))
+                    k(&filler(move |v| c.powf(v)))
                 }
             }
         }

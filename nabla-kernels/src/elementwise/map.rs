@@ -6,7 +6,6 @@ use super::CHUNK;
 use super::row_major::contiguous;
 use super::simd::fill1_best;
 use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2};
-use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
 use std::mem::MaybeUninit;
@@ -23,40 +22,50 @@ use std::mem::MaybeUninit;
 pub trait MapSource<T: Float> {
     /// The mapped elements.
     type Out;
-    /// `f` of every element.
-    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Self::Out;
+    /// The elements, each run of contiguous ones mapped by `fill`.
+    fn map_fill(self, fill: &Fill<'_, T>) -> Self::Out;
 }
 
 impl<T: Float> MapSource<T> for ArrayViewD<'_, T> {
     type Out = ArrayD<T>;
-    #[inline]
-    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> ArrayD<T> {
-        map(self, f)
+    fn map_fill(self, fill: &Fill<'_, T>) -> ArrayD<T> {
+        if let Some(s) = self.as_slice() {
+            return crate::owned(self.raw_dim(), fill_all(s, fill));
+        }
+        strided(&self, fill)
     }
 }
 
 impl<T: Float> MapSource<T> for &[T] {
     type Out = Vec<T>;
-    #[inline]
-    fn map_with<F: Fn(T) -> T + Sync + Send>(self, f: F) -> Vec<T> {
-        map_slice(self, &f)
+    fn map_fill(self, fill: &Fill<'_, T>) -> Vec<T> {
+        fill_all(self, fill)
     }
+}
+
+/// A unary map's innermost loop: `f` of every element of a contiguous run
+/// (the second argument) into the destination (the first), of one length.
+/// Every path of a map calls it once per run (a `dyn` call, not one per
+/// element), so each map compiles its vectorised loop once, whatever the
+/// source's layout, and the paths around it once per element type.
+pub type Fill<'a, T> = dyn Fn(&mut [MaybeUninit<T>], &[T]) + Sync + 'a;
+
+/// The [`Fill`] of `f`: one vectorised loop (with AVX2 and AVX-512 copies
+/// chosen at run time).
+///
+/// ```
+/// use nabla_kernels::elementwise::{filler, MapSource};
+/// let v: Vec<f32> = (&[1.0f32, 2.0][..]).map_fill(&filler(|v: f32| v * 10.0));
+/// assert_eq!(v, vec![10.0, 20.0]);
+/// ```
+pub fn filler<T: Float, F: Fn(T) -> T + Sync>(f: F) -> impl Fn(&mut [MaybeUninit<T>], &[T]) + Sync {
+    move |d, s| fill1_best(d, s, &f)
 }
 
 /// Maps `f` over `x`, with a contiguous (vectorising, parallel) fast path.
 pub fn map<T: Float, F: Fn(T) -> T + Sync + Send>(x: ArrayViewD<'_, T>, f: F) -> ArrayD<T> {
-    if let Some(s) = x.as_slice() {
-        let out = map_slice(s, &f);
-        return crate::owned(x.raw_dim(), out);
-    }
-    strided(&x, &|d, s| fill1_best(d, s, &f))
+    x.map_fill(&filler(f))
 }
-
-/// What the strided paths of [`map`] apply to each contiguous run: `f` of
-/// every element of the source into the destination. A `dyn` (one call
-/// per run, not per element) keeps these paths compiled once per element
-/// type instead of once per closure.
-type Fill<'a, T> = dyn Fn(&mut [MaybeUninit<T>], &[T]) + Sync + 'a;
 
 /// [`map`] over a view that is not one row-major slice. A view whose
 /// elements fill one block of memory in another order (a transpose) maps
@@ -149,23 +158,4 @@ fn by_rows1<T: Float>(x: &ArrayViewD<'_, T>, fill: &Fill<'_, T>) -> Option<Array
     // SAFETY: `each_row2` visited every row, so all `n` slots were written.
     unsafe { out.set_len(n) };
     Some(crate::owned(x.raw_dim(), out))
-}
-
-fn map_slice<T: Float, F: Fn(T) -> T + Sync + Send>(s: &[T], f: &F) -> Vec<T> {
-    let n = s.len();
-    let mut out: Vec<T> = Vec::with_capacity(n);
-    {
-        let dst = &mut out.spare_capacity_mut()[..n];
-        if n >= PARALLEL_THRESHOLD {
-            chunks_mut(dst, CHUNK, |c, d| {
-                let lo = c * CHUNK;
-                fill1_best(d, &s[lo..lo + d.len()], f)
-            });
-        } else {
-            fill1_best(dst, s, f);
-        }
-    }
-    // SAFETY: every one of the first `n` slots was written by `fill1`.
-    unsafe { out.set_len(n) };
-    out
 }

@@ -31,7 +31,7 @@ pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
 pub use accumulate::add_into;
 pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
 pub use compare::{CompareOp, compare, where_select};
-pub use map::{MapSource, map};
+pub use map::{Fill, MapSource, filler, map};
 pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
 pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
