@@ -1,6 +1,8 @@
-//! Unary maps ([`map`]): the contiguous (vectorised, parallel) path, the
-//! row-by-row path for views with a contiguous last axis, and the parallel
-//! split along the first axis shared with the broadcast maps.
+//! Unary maps ([`map`], [`MapSource`]): one vectorised loop per map (a
+//! [`Fill`]) applied to contiguous runs by paths compiled once per element
+//! type: the contiguous (parallel) path, memory order for transposes, row
+//! by row for views with a contiguous last axis, and the parallel split
+//! along the first axis shared with the broadcast maps.
 
 use super::CHUNK;
 use super::row_major::contiguous;
