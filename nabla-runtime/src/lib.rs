@@ -20,6 +20,7 @@ pub mod autograd;
 pub mod composite;
 pub mod cuda;
 pub mod custom;
+pub mod dynamic;
 #[doc(hidden)]
 pub mod entry;
 pub mod functions;

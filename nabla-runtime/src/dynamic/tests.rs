@@ -1,0 +1,227 @@
+//! The run-time transforms against closed forms, central differences in
+//! f64, and each other.
+
+use super::*;
+use crate::{Array, ArrayValue, DType, Value};
+
+fn arr(v: &[f64], shape: &[usize]) -> Dyn {
+    Dyn::from(Array::from_vec(v.to_vec(), shape))
+}
+
+fn vals(d: &Dyn) -> Vec<f64> {
+    d.to_array().to_vec::<f64>()
+}
+
+fn close(a: &[f64], b: &[f64], tol: f64) {
+    assert_eq!(a.len(), b.len(), "{a:?} vs {b:?}");
+    for (x, y) in a.iter().zip(b) {
+        assert!((x - y).abs() <= tol * (1.0 + y.abs()), "{a:?} vs {b:?}");
+    }
+}
+
+/// A function touching elementwise, broadcasting, reduction, shape and
+/// matmul rules: sum(tanh(W x) * x[::-1]) + max(x) + prod(x).
+fn f(x: &Dyn) -> Dyn {
+    let w = arr(&[0.3, -0.2, 0.5, 0.1, 0.4, -0.7, 0.2, 0.9, -0.1], &[3, 3]);
+    let wx = w.matmul(&x.reshape(&[3, 1])).reshape(&[3]);
+    let rev = x.index_select(0, &[2, 1, 0]);
+    let a = wx.tanh().mul(&rev).sum_axes(&[0], false);
+    let b = x.max_axes(&[0], false);
+    let c = x.prod_axes(&[0], false);
+    a.add(&b)
+        .add(&c)
+        .add_scalar(0.5)
+        .mul(&x.exp().sum_axes(&[0], false).ln())
+}
+
+fn central_grad(f: impl Fn(&Dyn) -> Dyn, x: &[f64]) -> Vec<f64> {
+    let h = 1e-6;
+    (0..x.len())
+        .map(|i| {
+            let (mut p, mut m) = (x.to_vec(), x.to_vec());
+            p[i] += h;
+            m[i] -= h;
+            let n = [x.len()];
+            (f(&arr(&p, &n)).to_array().item() - f(&arr(&m, &n)).to_array().item()) / (2.0 * h)
+        })
+        .collect()
+}
+
+const X: [f64; 3] = [0.3, -0.8, 1.1];
+
+#[test]
+fn grad_matches_central_differences() {
+    let g = grad(f, &arr(&X, &[3]));
+    close(&vals(&g), &central_grad(f, &X), 1e-7);
+}
+
+#[test]
+fn jvp_and_vjp_agree() {
+    let x = arr(&X, &[3]);
+    let v = [0.7, -0.1, 0.4];
+    let (_, t) = jvp(
+        |x| vec![f(&x[0])],
+        std::slice::from_ref(&x),
+        &[arr(&v, &[3])],
+    );
+    let g = vals(&grad(f, &x));
+    let dot: f64 = g.iter().zip(v).map(|(a, b)| a * b).sum();
+    close(&[t[0].to_array().item()], &[dot], 1e-12);
+}
+
+#[test]
+fn hessian_matches_differences_of_gradients_and_is_symmetric() {
+    let x = arr(&X, &[3]);
+    let h = hessian(|x| f(&x[0]), std::slice::from_ref(&x));
+    let h = vals(&h[0][0]);
+    assert_eq!(h.len(), 9);
+    let eps = 1e-5;
+    for i in 0..3 {
+        let (mut p, mut m) = (X.to_vec(), X.to_vec());
+        p[i] += eps;
+        m[i] -= eps;
+        let gp = vals(&grad(f, &arr(&p, &[3])));
+        let gm = vals(&grad(f, &arr(&m, &[3])));
+        let col: Vec<f64> = gp
+            .iter()
+            .zip(&gm)
+            .map(|(a, b)| (a - b) / (2.0 * eps))
+            .collect();
+        let row: Vec<f64> = (0..3).map(|k| h[k * 3 + i]).collect();
+        close(&row, &col, 1e-6);
+        for k in 0..3 {
+            assert!((h[i * 3 + k] - h[k * 3 + i]).abs() < 1e-12);
+        }
+    }
+}
+
+#[test]
+fn jacfwd_equals_jacrev() {
+    let x = arr(&X, &[3]);
+    let g = |x: &[Dyn]| {
+        vec![
+            x[0].sin().mul(&x[0].sum_axes(&[0], true)),
+            x[0].cumsum_axis(0, false),
+        ]
+    };
+    let a = jacfwd(g, std::slice::from_ref(&x));
+    let b = jacrev(g, std::slice::from_ref(&x));
+    for j in 0..2 {
+        assert_eq!(a[j][0].to_array().shape(), &[3, 3]);
+        close(&vals(&a[j][0]), &vals(&b[j][0]), 1e-14);
+    }
+}
+
+/// The seed's second example: jacfwd(jacrev(vmap(foo))) on a (2, 3) input
+/// has shape (2, 2, 3, 2, 3), and equals -sin on the diagonal.
+#[test]
+fn seed_hessian_of_a_vmapped_function() {
+    let x = arr(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], &[2, 3]);
+    let foo = |x: &[Dyn]| vec![x[0].sin().sum_axes(&[0], false)];
+    let vf = |x: &[Dyn]| vmap(foo, x, &[Some(0)], &[0]);
+    let jr = |x: &[Dyn]| jacrev(vf, x).remove(0);
+    let h = jacfwd(jr, std::slice::from_ref(&x)).remove(0).remove(0);
+    let a = h.to_array();
+    assert_eq!(a.shape(), &[2, 2, 3, 2, 3]);
+    let v = a.to_vec::<f64>();
+    let xs = vals(&x);
+    for (k, val) in v.iter().enumerate() {
+        // index (b, i, j, c, l): nonzero only for b = i = c, j = l
+        let (b, i, j, c, l) = (k / 36, (k / 18) % 2, (k / 6) % 3, (k / 3) % 2, k % 3);
+        let expect = if b == i && i == c && j == l {
+            -xs[i * 3 + j].sin()
+        } else {
+            0.0
+        };
+        assert!(
+            (val - expect).abs() < 1e-12,
+            "element {k}: {val} vs {expect}"
+        );
+    }
+}
+
+#[test]
+fn per_example_gradients_by_vmap_of_grad() {
+    let x = arr(&[0.1, 0.2, 0.3, 0.4, 0.5, 0.6], &[2, 3]);
+    let g = vmap(
+        |x| {
+            vec![grad(
+                |r| {
+                    r.square()
+                        .sum_axes(&[0], false)
+                        .mul(&r.sum_axes(&[0], false))
+                },
+                &x[0],
+            )]
+        },
+        std::slice::from_ref(&x),
+        &[Some(0)],
+        &[0],
+    );
+    let xs = vals(&x);
+    let mut expect = Vec::new();
+    for r in xs.chunks(3) {
+        let s: f64 = r.iter().sum();
+        let q: f64 = r.iter().map(|v| v * v).sum();
+        expect.extend(r.iter().map(|v| 2.0 * v * s + q));
+    }
+    close(&vals(&g[0]), &expect, 1e-14);
+}
+
+#[test]
+fn nested_grad_of_a_closure_over_an_outer_tracer() {
+    // d/dx [ d/dy (x·y²) at y = 3 ] = d/dx (6x) = 6; an outer tracer
+    // captured by the inner function is a constant there.
+    let x = arr(&[2.0], &[]);
+    let g = grad(
+        |x| {
+            let x = x.clone();
+            grad(move |y| x.mul(&y.square()), &arr(&[3.0], &[]))
+        },
+        &x,
+    );
+    assert_eq!(g.to_array().item(), 6.0);
+}
+
+#[test]
+fn third_derivative_by_nested_grads() {
+    // d³/dx³ sin(x) = -cos(x)
+    let x = arr(&[0.4], &[]);
+    let d3 = grad(|x| grad(|x| grad(|x| x.sin(), x), x), &x);
+    assert!((d3.to_array().item() + 0.4f64.cos()).abs() < 1e-15);
+}
+
+#[test]
+fn vmap_in_axes_and_out_axes() {
+    let a = arr(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let b = arr(&[10.0, 20.0], &[2]);
+    // batch over a's axis 1 (3 examples of shape [2]), b unbatched
+    let out = vmap(|x| vec![x[0].mul(&x[1])], &[a, b], &[Some(1), None], &[1]);
+    let o = out[0].to_array();
+    assert_eq!(o.shape(), &[2, 3]);
+    assert_eq!(
+        o.to_vec::<f64>(),
+        vec![10.0, 20.0, 30.0, 80.0, 100.0, 120.0]
+    );
+}
+
+#[test]
+fn an_output_that_ignores_the_input_has_zero_gradient() {
+    let x = arr(&X, &[3]);
+    let g = grad(|_| arr(&[1.5], &[]), &x);
+    assert_eq!(vals(&g), vec![0.0; 3]);
+}
+
+#[test]
+fn f32_stays_f32() {
+    let x = Dyn::from(Array::from_vec(vec![1.0f32, 2.0], &[2]));
+    let g = grad(|x| x.sin().sum_axes(&[0], false), &x);
+    assert_eq!(g.dtype(), DType::F32);
+}
+
+#[test]
+fn non_scalar_grad_names_the_fix() {
+    let r = std::panic::catch_unwind(|| grad(|x| x.sin(), &arr(&X, &[3])));
+    let msg = *r.unwrap_err().downcast::<String>().unwrap();
+    assert!(msg.contains("grad") && msg.contains("sum"), "{msg}");
+}
