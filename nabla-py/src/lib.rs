@@ -1,77 +1,58 @@
-//! The extension module `nabla._nabla`: Nabla's `Array` and its operations
-//! for Python. The Python package `nabla` (python/nabla/) re-exports it.
+//! The extension module `nabla._nabla`: Nabla's runtime for Python. The
+//! package `nabla` (python/nabla/) re-exports it and adds the transforms
+//! of Python functions (python/nabla/_transforms.py).
+//!
+//! | file | what |
+//! |---|---|
+//! | `array.rs` | `nabla.Array`: attributes, conversion, autograd |
+//! | `operators.rs` | Python operators, in-place updates |
+//! | `indexing.rs` | `x[...]` |
+//! | `ops.rs` | the op functions (`nabla.sin`, `nabla.sum`, ...) |
+//! | `create.rs` | creation and random draws |
+//! | `convert.rs` | Python values to arrays, dtypes, axes |
+//! | `numpy_interop.rs` | NumPy arrays in and out |
+//! | `trace.rs` | levels, tracers and pullbacks for the transforms |
+//! | `errors.rs` | panics as Python exceptions |
 
 use pyo3::prelude::*;
 
-/// An n-dimensional array of Nabla's runtime.
-#[pyclass(name = "Array", module = "nabla", frozen)]
-struct PyArray(nabla::Array);
+mod array;
+mod convert;
+mod create;
+mod errors;
+mod indexing;
+mod numpy_interop;
+mod operators;
+mod ops;
+mod trace;
 
-/// A dtype, as Python sees it (`nabla.float32`, `nabla.float64`).
-#[pyclass(name = "DType", module = "nabla", frozen, eq)]
-#[derive(PartialEq)]
-struct PyDType(nabla::DType);
+/// Turns recording on the imperative tape on or off for this thread,
+/// returning the previous setting (`with nabla.no_grad():` uses it).
+#[pyfunction]
+fn _set_grad_enabled(enabled: bool) -> bool {
+    nabla::autograd::set_grad_enabled(enabled)
+}
 
-#[pymethods]
-impl PyArray {
-    /// An array from a flat list of numbers and a shape.
-    #[new]
-    #[pyo3(signature = (values, shape, dtype = None))]
-    fn new(values: Vec<f64>, shape: Vec<usize>, dtype: Option<&PyDType>) -> PyResult<Self> {
-        let n: usize = shape.iter().product();
-        if n != values.len() {
-            return Err(pyo3::exceptions::PyValueError::new_err(format!(
-                "Array: {} values for shape {shape:?} ({n} elements)",
-                values.len()
-            )));
-        }
-        let a = nabla::Array::from_vec(values, &shape);
-        Ok(Self(match dtype {
-            Some(d) => a.cast(d.0),
-            None => a,
-        }))
-    }
-
-    /// The shape, a tuple.
-    #[getter]
-    fn shape(&self) -> Vec<usize> {
-        self.0.shape().to_vec()
-    }
-
-    /// The elements in row-major order, as floats.
-    fn tolist(&self) -> Vec<f64> {
-        self.0.cast(nabla::DType::F64).to_vec::<f64>()
-    }
-
-    /// Elementwise sine.
-    fn sin(&self) -> Self {
-        Self(self.0.sin())
-    }
-
-    /// The sum of all elements.
-    fn sum(&self) -> Self {
-        Self(self.0.sum())
-    }
-
-    fn __add__(&self, other: &PyArray) -> Self {
-        Self(&self.0 + &other.0)
-    }
-
-    fn __mul__(&self, other: &PyArray) -> Self {
-        Self(&self.0 * &other.0)
-    }
-
-    fn __repr__(&self) -> String {
-        format!("{}", self.0)
-    }
+/// True unless inside `nabla.no_grad()`.
+#[pyfunction]
+fn is_grad_enabled() -> bool {
+    nabla::is_grad_enabled()
 }
 
 #[pymodule]
 fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    errors::install_hook();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
-    m.add_class::<PyArray>()?;
-    m.add_class::<PyDType>()?;
-    m.add("float32", PyDType(nabla::DType::F32))?;
-    m.add("float64", PyDType(nabla::DType::F64))?;
+    m.add_class::<array::PyArray>()?;
+    m.add_class::<convert::PyDType>()?;
+    m.add("float32", convert::PyDType(nabla::DType::F32))?;
+    m.add("float64", convert::PyDType(nabla::DType::F64))?;
+    m.add("int64", convert::PyDType(nabla::DType::I64))?;
+    m.add("bool_", convert::PyDType(nabla::DType::Bool))?;
+    m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    ops::register(m)?;
+    create::register(m)?;
+    trace::register(m)?;
     Ok(())
 }

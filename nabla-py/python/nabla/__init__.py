@@ -1,9 +1,41 @@
-"""Nabla from Python: arrays, autodiff transforms and `nabla.jit`.
+"""Nabla from Python: arrays, PyTorch-style autograd, and JAX-style
+transforms (grad, vjp, jvp, vmap, jacfwd, jacrev, hessian) of Python
+functions.
 
-The arrays and their operations run in Nabla's Rust runtime (the
-extension module `nabla._nabla`).
+The arrays and every derivative rule run in Nabla's Rust runtime (the
+extension module `nabla._nabla`); the transforms of Python functions run
+the runtime's rules at run time (`nabla::dynamic`).
+
+    >>> import nabla
+    >>> x = nabla.array([0.0, 1.0])
+    >>> nabla.grad(lambda x: nabla.sum(nabla.sin(x)))(x).tolist()
+    [1.0, 0.5403022766113281]
 """
 
-from nabla._nabla import Array, __version__, float32, float64
+import contextlib as _contextlib
 
-__all__ = ["Array", "__version__", "float32", "float64"]
+from nabla import _nabla
+from nabla._nabla import *  # noqa: F401,F403  (arrays, ops, creation)
+from nabla._nabla import Array, DType, __version__, random  # noqa: F401
+from nabla._transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap  # noqa: F401
+from nabla._tree import tree_flatten, tree_leaves, tree_map, tree_unflatten  # noqa: F401
+from nabla import nn  # noqa: F401
+
+# NumPy/JAX spellings of the same ops.
+absolute = _nabla.abs
+power = _nabla.pow
+arctan2 = _nabla.atan2
+concat = _nabla.concatenate
+amax = _nabla.max
+amin = _nabla.min
+
+
+@_contextlib.contextmanager
+def no_grad():
+    """Operations inside record nothing on the imperative tape (as
+    `torch.no_grad()`)."""
+    prev = _nabla._set_grad_enabled(False)
+    try:
+        yield
+    finally:
+        _nabla._set_grad_enabled(prev)

@@ -60,6 +60,21 @@ pub fn no_grad<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Turns recording on the tape on or off for this thread until the next
+/// call, returning the previous setting (`torch.set_grad_enabled`); for
+/// front ends whose scopes are not closures (Python's `with`). Prefer
+/// [`no_grad`] in Rust.
+///
+/// ```
+/// let prev = nabla::autograd::set_grad_enabled(false);
+/// assert!(!nabla::is_grad_enabled());
+/// nabla::autograd::set_grad_enabled(prev);
+/// assert!(nabla::is_grad_enabled());
+/// ```
+pub fn set_grad_enabled(enabled: bool) -> bool {
+    GRAD_ENABLED.with(|g| g.replace(enabled))
+}
+
 /// True unless inside [`no_grad`].
 ///
 /// ```

@@ -28,6 +28,7 @@
 //! assert!((h.to_array().item() + 1f64.sin()).abs() < 1e-15);
 //! ```
 
+mod extra;
 mod lift;
 mod rev;
 mod rev_value;
@@ -36,7 +37,9 @@ mod value;
 
 pub(crate) use lift::lift;
 pub use rev::Rev;
-pub use transforms::{Pullback, grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap};
+pub use transforms::{
+    Pullback, grad, hessian, jacfwd, jacrev, jvp, pullback, rev_leaf, value_and_grad, vjp, vmap,
+};
 
 use crate::Array;
 use crate::interp::batched::Batched;

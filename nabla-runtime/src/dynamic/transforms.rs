@@ -100,19 +100,44 @@ pub fn vjp(f: impl FnOnce(&[Dyn]) -> Vec<Dyn>, primals: &[Dyn]) -> (Vec<Dyn>, Pu
     let ins: Vec<Dyn> = primals
         .iter()
         .enumerate()
-        .map(|(i, p)| Dyn::Rev(level, Box::new(Rev::leaf(p.clone(), i))))
+        .map(|(i, p)| rev_leaf(level, p.clone(), i))
         .collect();
     let outs = f(&ins);
-    let mut values = Vec::with_capacity(outs.len());
-    let mut nodes = Vec::with_capacity(outs.len());
-    for o in &outs {
+    pullback(level, &outs, primals)
+}
+
+/// Input `index` of the reverse-mode transform at `level`: the first half
+/// of [`vjp`], for callers that run the function themselves (the Python
+/// API). [`pullback`] is the second half.
+///
+/// ```
+/// use nabla::dynamic::{self, Dyn};
+/// use nabla::{Array, Value};
+/// let l = dynamic::new_level();
+/// let x = Dyn::from(Array::scalar(2.0f64));
+/// let t = dynamic::rev_leaf(l, x.clone(), 0);
+/// let (y, pb) = dynamic::pullback(l, &[t.square()], &[x]);
+/// assert_eq!(y[0].to_array().item(), 4.0);
+/// assert_eq!(pb.call(&[Some(Dyn::from(Array::scalar(1.0f64)))])[0].to_array().item(), 4.0);
+/// ```
+pub fn rev_leaf(level: Level, value: Dyn, index: usize) -> Dyn {
+    Dyn::Rev(level, Box::new(Rev::leaf(value, index)))
+}
+
+/// The outputs of a function traced at reverse-mode `level` (whose
+/// leaves, made by [`rev_leaf`], had the values `inputs`): their values
+/// one level down, and the pullback to the leaves.
+pub fn pullback(level: Level, outputs: &[Dyn], inputs: &[Dyn]) -> (Vec<Dyn>, Pullback) {
+    let mut values = Vec::with_capacity(outputs.len());
+    let mut nodes = Vec::with_capacity(outputs.len());
+    for o in outputs {
         let r = o.rev_at(level);
         values.push(r.value);
         nodes.push(r.node);
     }
     let pullback = Pullback {
         outputs: nodes,
-        inputs: primals.to_vec(),
+        inputs: inputs.to_vec(),
     };
     (values, pullback)
 }

@@ -1,0 +1,59 @@
+//! Rust panics as Python exceptions. Every call into the runtime goes
+//! through [`guard`]: a panic (a bad shape, a bad dtype, a bad argument)
+//! becomes `ValueError` or `TypeError` carrying the runtime's message, which
+//! names the op, the shapes and the fix; nothing aborts the interpreter.
+
+use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::PyErr;
+use std::cell::Cell;
+use std::panic::{AssertUnwindSafe, catch_unwind};
+use std::sync::Once;
+
+thread_local! {
+    /// True while a guarded call runs on this thread: its panics are
+    /// reported as exceptions, not printed.
+    static GUARDED: Cell<u32> = const { Cell::new(0) };
+}
+
+static HOOK: Once = Once::new();
+
+/// Keeps the default panic message for panics outside [`guard`] and
+/// silences the ones it turns into exceptions.
+pub fn install_hook() {
+    HOOK.call_once(|| {
+        let default = std::panic::take_hook();
+        std::panic::set_hook(Box::new(move |info| {
+            if GUARDED.with(|g| g.get()) == 0 {
+                default(info);
+            }
+        }));
+    });
+}
+
+/// Runs `f`, turning a panic into a Python exception.
+pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, PyErr> {
+    GUARDED.with(|g| g.set(g.get() + 1));
+    let r = catch_unwind(AssertUnwindSafe(f));
+    GUARDED.with(|g| g.set(g.get() - 1));
+    r.map_err(|payload| {
+        let msg = if let Some(s) = payload.downcast_ref::<String>() {
+            s.clone()
+        } else if let Some(s) = payload.downcast_ref::<&str>() {
+            (*s).to_string()
+        } else {
+            "nabla: an operation failed".to_string()
+        };
+        exception(msg)
+    })
+}
+
+/// The exception class for a runtime message: `TypeError` for dtypes,
+/// `ValueError` for everything else (shapes, axes, values).
+pub fn exception(msg: String) -> PyErr {
+    let lower = msg.to_lowercase();
+    if lower.contains("dtype") && !lower.contains("shape") {
+        PyTypeError::new_err(msg)
+    } else {
+        PyValueError::new_err(msg)
+    }
+}
