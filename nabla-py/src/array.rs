@@ -41,7 +41,11 @@ fn element(py: Python<'_>, a: &nabla::Array, i: usize) -> PyResult<Py<PyAny>> {
         DType::F32 => a.to_vec::<f32>()[i].into_pyobject(py)?.into_any().unbind(),
         DType::F64 => a.to_vec::<f64>()[i].into_pyobject(py)?.into_any().unbind(),
         DType::I64 => a.to_vec::<i64>()[i].into_pyobject(py)?.into_any().unbind(),
-        DType::Bool => a.to_vec::<bool>()[i].into_pyobject(py)?.to_owned().into_any().unbind(),
+        DType::Bool => a.to_vec::<bool>()[i]
+            .into_pyobject(py)?
+            .to_owned()
+            .into_any()
+            .unbind(),
     })
 }
 
@@ -51,8 +55,9 @@ fn to_list(py: Python<'_>, flat: &[Py<PyAny>], shape: &[usize]) -> PyResult<Py<P
         return Ok(flat[0].clone_ref(py));
     }
     let step: usize = shape[1..].iter().product();
-    let items: PyResult<Vec<Py<PyAny>>> =
-        (0..shape[0]).map(|i| to_list(py, &flat[i * step..(i + 1) * step], &shape[1..])).collect();
+    let items: PyResult<Vec<Py<PyAny>>> = (0..shape[0])
+        .map(|i| to_list(py, &flat[i * step..(i + 1) * step], &shape[1..]))
+        .collect();
     Ok(PyList::new(py, items?)?.into_any().unbind())
 }
 
@@ -62,7 +67,11 @@ impl PyArray {
     /// `nabla.array`.
     #[new]
     #[pyo3(signature = (data, dtype = None, requires_grad = false))]
-    fn py_new(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<Self> {
+    fn py_new(
+        data: &Bound<'_, PyAny>,
+        dtype: Option<&Bound<'_, PyAny>>,
+        requires_grad: bool,
+    ) -> PyResult<Self> {
         let dtype = dtype.map(dtype_arg).transpose()?;
         let v = array_from(data, dtype)?;
         let a = PyArray::new(v);
@@ -219,7 +228,11 @@ impl PyArray {
     #[pyo3(signature = (flag = true))]
     fn requires_grad_(mut slf: PyRefMut<'_, Self>, flag: bool) -> PyResult<PyRefMut<'_, Self>> {
         let a = slf.concrete("requires_grad_")?;
-        slf.value = Dyn::Array(if flag { guard(|| a.detach().requires_grad())? } else { a.detach() });
+        slf.value = Dyn::Array(if flag {
+            guard(|| a.detach().requires_grad())?
+        } else {
+            a.detach()
+        });
         Ok(slf)
     }
 

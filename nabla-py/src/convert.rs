@@ -178,7 +178,11 @@ pub fn array_from(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Dyn>
     }
     let a = Array::from_vec(values, &shape);
     let target = dtype.unwrap_or(kind);
-    Ok(Dyn::Array(if target == DType::F64 { a } else { a.cast(target) }))
+    Ok(Dyn::Array(if target == DType::F64 {
+        a
+    } else {
+        a.cast(target)
+    }))
 }
 
 /// An operand that meets `like`: an array as it is, a Python number as a
@@ -237,7 +241,9 @@ pub fn axes_arg(op: &str, axis: Option<&Bound<'_, PyAny>>, ndim: usize) -> PyRes
                 vec![i]
             } else {
                 a.extract::<Vec<isize>>().map_err(|_| {
-                    PyTypeError::new_err(format!("{op}: axis must be None, an int or a tuple of ints"))
+                    PyTypeError::new_err(format!(
+                        "{op}: axis must be None, an int or a tuple of ints"
+                    ))
                 })?
             }
         }

@@ -24,7 +24,11 @@ fn made(a: Array, requires_grad: bool) -> PyResult<PyArray> {
 /// An array from data (numbers, nested lists, NumPy arrays, arrays).
 #[pyfunction]
 #[pyo3(signature = (data, dtype = None, requires_grad = false))]
-pub fn array(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+pub fn array(
+    data: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     let d = match dtype {
         Some(d) if !d.is_none() => Some(dtype_arg(d)?),
         _ => None,
@@ -47,7 +51,10 @@ pub fn asarray(data: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyR
             return Ok(a.clone().into_any().unbind());
         }
     }
-    Ok(array(data, dtype, false)?.into_pyobject(py)?.into_any().unbind())
+    Ok(array(data, dtype, false)?
+        .into_pyobject(py)?
+        .into_any()
+        .unbind())
 }
 
 impl PyArray {
@@ -59,14 +66,22 @@ impl PyArray {
 /// Zeros of `shape`.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
-pub fn zeros(shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+pub fn zeros(
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     full_impl(shape, 0.0, dtype, requires_grad)
 }
 
 /// Ones of `shape`.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
-pub fn ones(shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+pub fn ones(
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     full_impl(shape, 1.0, dtype, requires_grad)
 }
 
@@ -82,7 +97,12 @@ pub fn full(
     full_impl(shape, fill_value, dtype, requires_grad)
 }
 
-fn full_impl(shape: &Bound<'_, PyAny>, v: f64, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+fn full_impl(
+    shape: &Bound<'_, PyAny>,
+    v: f64,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     let s = shape_arg(shape)?;
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| Array::full(&s, v, d))?, requires_grad)
@@ -91,13 +111,20 @@ fn full_impl(shape: &Bound<'_, PyAny>, v: f64, dtype: Option<&Bound<'_, PyAny>>,
 /// `start, start + step, ...` below `stop` (`arange(n)`: `0..n`).
 #[pyfunction]
 #[pyo3(signature = (start, stop = None, step = 1.0, dtype = None))]
-pub fn arange(start: f64, stop: Option<f64>, step: f64, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+pub fn arange(
+    start: f64,
+    stop: Option<f64>,
+    step: f64,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let (lo, hi) = match stop {
         Some(s) => (start, s),
         None => (0.0, start),
     };
     if step == 0.0 {
-        return Err(pyo3::exceptions::PyValueError::new_err("arange: step must not be zero"));
+        return Err(pyo3::exceptions::PyValueError::new_err(
+            "arange: step must not be zero",
+        ));
     }
     let whole = lo.fract() == 0.0 && hi.fract() == 0.0 && step.fract() == 0.0;
     let d = dtype_or(dtype, if whole { DType::I64 } else { DType::F32 })?;
@@ -109,7 +136,12 @@ pub fn arange(start: f64, stop: Option<f64>, step: f64, dtype: Option<&Bound<'_,
 /// `num` evenly spaced values from `start` to `stop` (inclusive).
 #[pyfunction]
 #[pyo3(signature = (start, stop, num = 50, dtype = None))]
-pub fn linspace(start: f64, stop: f64, num: usize, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+pub fn linspace(
+    start: f64,
+    stop: f64,
+    num: usize,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| Array::linspace(start, stop, num, d))?, false)
 }
@@ -126,7 +158,11 @@ pub fn eye(n: usize, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
 /// (`nabla.seed` resets it).
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
-pub fn randn(shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+pub fn randn(
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     let s = shape_arg(shape)?;
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| nabla::randn(&s, d))?, requires_grad)
@@ -135,7 +171,11 @@ pub fn randn(shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, require
 /// Uniform draws in `[0, 1)` of `shape` from the global generator.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
-pub fn rand(shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>, requires_grad: bool) -> PyResult<PyArray> {
+pub fn rand(
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+    requires_grad: bool,
+) -> PyResult<PyArray> {
     let s = shape_arg(shape)?;
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| nabla::rand(&s, d))?, requires_grad)
@@ -176,7 +216,11 @@ pub fn split(key: &PyKey, num: usize) -> Vec<PyKey> {
 /// Standard normal draws from `key`.
 #[pyfunction]
 #[pyo3(signature = (key, shape, dtype = None))]
-pub fn normal(key: &PyKey, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+pub fn normal(
+    key: &PyKey,
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let s = shape_arg(shape)?;
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| key.0.normal(&s, d))?, false)
@@ -185,7 +229,11 @@ pub fn normal(key: &PyKey, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, Py
 /// Uniform draws in `[0, 1)` from `key`.
 #[pyfunction]
 #[pyo3(signature = (key, shape, dtype = None))]
-pub fn uniform(key: &PyKey, shape: &Bound<'_, PyAny>, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+pub fn uniform(
+    key: &PyKey,
+    shape: &Bound<'_, PyAny>,
+    dtype: Option<&Bound<'_, PyAny>>,
+) -> PyResult<PyArray> {
     let s = shape_arg(shape)?;
     let d = dtype_or(dtype, DType::F32)?;
     made(guard(|| key.0.uniform(&s, d))?, false)
@@ -195,7 +243,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     macro_rules! add {
         ($($f:ident),*) => { $(m.add_function(wrap_pyfunction!($f, m)?)?;)* };
     }
-    add!(array, asarray, zeros, ones, full, arange, linspace, eye, randn, rand, seed);
+    add!(
+        array, asarray, zeros, ones, full, arange, linspace, eye, randn, rand, seed
+    );
     let py = m.py();
     let random = PyModule::new(py, "random")?;
     random.add_class::<PyKey>()?;

@@ -3,8 +3,8 @@
 //! becomes `ValueError` or `TypeError` carrying the runtime's message, which
 //! names the op, the shapes and the fix; nothing aborts the interpreter.
 
-use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::PyErr;
+use pyo3::exceptions::{PyTypeError, PyValueError};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;

@@ -22,7 +22,11 @@ struct PySlice3 {
     step: isize,
 }
 
-const ALL: PySlice3 = PySlice3 { start: None, stop: None, step: 1 };
+const ALL: PySlice3 = PySlice3 {
+    start: None,
+    stop: None,
+    step: 1,
+};
 
 /// One parsed index item.
 enum Item {
@@ -44,13 +48,21 @@ fn parse(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
     if let Ok(s) = obj.cast::<PySlice>() {
         let get = |name: &str| -> PyResult<Option<isize>> {
             let v = s.getattr(name)?;
-            if v.is_none() { Ok(None) } else { v.extract().map(Some) }
+            if v.is_none() {
+                Ok(None)
+            } else {
+                v.extract().map(Some)
+            }
         };
         let step = get("step")?.unwrap_or(1);
         if step == 0 {
             return Err(PyTypeError::new_err("slice step cannot be zero"));
         }
-        return Ok(Item::Range(PySlice3 { start: get("start")?, stop: get("stop")?, step }));
+        return Ok(Item::Range(PySlice3 {
+            start: get("start")?,
+            stop: get("stop")?,
+            step,
+        }));
     }
     if !obj.is_instance_of::<pyo3::types::PyBool>()
         && let Ok(i) = obj.extract::<isize>()
@@ -82,9 +94,18 @@ fn clamp(s: PySlice3, n: usize) -> Slice {
     } else {
         // Elements start, start+step, ... while above stop: the range
         // lo..=hi walked backwards.
-        let hi = s.start.map_or(n - 1, |v| if v < 0 { v + n } else { v.min(n - 1) });
-        let lo = s.stop.map_or(0, |e| (if e < 0 { e + n } else { e }) + 1).max(0);
-        if hi < lo { Slice::new(0, Some(0), 1) } else { Slice::new(lo, Some(hi + 1), s.step) }
+        let hi = s
+            .start
+            .map_or(n - 1, |v| if v < 0 { v + n } else { v.min(n - 1) });
+        let lo = s
+            .stop
+            .map_or(0, |e| (if e < 0 { e + n } else { e }) + 1)
+            .max(0);
+        if hi < lo {
+            Slice::new(0, Some(0), 1)
+        } else {
+            Slice::new(lo, Some(hi + 1), s.step)
+        }
     }
 }
 
@@ -109,7 +130,12 @@ pub fn getitem(x: &Dyn, key: &Bound<'_, PyAny>) -> PyResult<Dyn> {
             &shape[..]
         )));
     }
-    if items.iter().filter(|i| matches!(i, Item::Take(..) | Item::Mask(_))).count() > 1 {
+    if items
+        .iter()
+        .filter(|i| matches!(i, Item::Take(..) | Item::Mask(_)))
+        .count()
+        > 1
+    {
         return Err(PyIndexError::new_err(
             "one integer-array or boolean index per indexing operation; index in two steps (x[i][:, j])",
         ));
@@ -120,7 +146,9 @@ pub fn getitem(x: &Dyn, key: &Bound<'_, PyAny>) -> PyResult<Dyn> {
     for it in items {
         if let Item::Ellipsis = it {
             if seen_ellipsis {
-                return Err(PyIndexError::new_err("an index can only have one ellipsis ('...')"));
+                return Err(PyIndexError::new_err(
+                    "an index can only have one ellipsis ('...')",
+                ));
             }
             seen_ellipsis = true;
             full.extend((0..shape.len() - consumed).map(|_| Item::Range(ALL)));
@@ -190,7 +218,10 @@ fn apply(x: &Dyn, items: Vec<Item>, shape: &[usize]) -> PyResult<Dyn> {
             Item::Ellipsis => unreachable!("expanded"),
         }
     }
-    let sliced = if slices.iter().all(|s| s.start == 0 && s.end.is_none() && s.step == 1) {
+    let sliced = if slices
+        .iter()
+        .all(|s| s.start == 0 && s.end.is_none() && s.step == 1)
+    {
         x.clone()
     } else {
         x.slice(&slices)
@@ -213,8 +244,13 @@ fn apply(x: &Dyn, items: Vec<Item>, shape: &[usize]) -> PyResult<Dyn> {
                 (v, ishape)
             }
             Item::Mask(m) => {
-                let v: Vec<usize> =
-                    m.to_vec::<bool>().iter().enumerate().filter(|(_, b)| **b).map(|(i, _)| i).collect();
+                let v: Vec<usize> = m
+                    .to_vec::<bool>()
+                    .iter()
+                    .enumerate()
+                    .filter(|(_, b)| **b)
+                    .map(|(i, _)| i)
+                    .collect();
                 let len = v.len();
                 (v, vec![len])
             }

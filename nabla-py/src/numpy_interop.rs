@@ -10,7 +10,7 @@ use pyo3::prelude::*;
 /// NumPy is not imported for other objects).
 fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
     let ty = obj.get_type();
-    ty.module().is_ok_and(|m| m.to_string() == "numpy") && ty.name().is_ok_and(|n| n.to_string() == "ndarray")
+    ty.module().is_ok_and(|m| m == "numpy") && ty.name().is_ok_and(|n| n == "ndarray")
 }
 
 /// The array behind a NumPy array (copied into Nabla's storage), or `None`

@@ -12,14 +12,22 @@ use pyo3::basic::CompareOp as PyCompareOp;
 use pyo3::prelude::*;
 
 /// `self op other` with both as arrays of one dtype.
-fn binary(a: &Dyn, other: &Bound<'_, PyAny>, f: impl FnOnce(&Dyn, &Dyn) -> Dyn) -> PyResult<PyArray> {
+fn binary(
+    a: &Dyn,
+    other: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Dyn, &Dyn) -> Dyn,
+) -> PyResult<PyArray> {
     let b = operand(other, a)?;
     let (a, b) = promote(a.clone(), b)?;
     guard(|| PyArray::new(f(&a, &b)))
 }
 
 /// `other op self`.
-fn reflected(a: &Dyn, other: &Bound<'_, PyAny>, f: impl FnOnce(&Dyn, &Dyn) -> Dyn) -> PyResult<PyArray> {
+fn reflected(
+    a: &Dyn,
+    other: &Bound<'_, PyAny>,
+    f: impl FnOnce(&Dyn, &Dyn) -> Dyn,
+) -> PyResult<PyArray> {
     let b = operand(other, a)?;
     let (a, b) = promote(a.clone(), b)?;
     guard(|| PyArray::new(f(&b, &a)))
@@ -92,11 +100,19 @@ impl PyArray {
     fn __rmatmul__(&self, o: &Bound<'_, PyAny>) -> PyResult<PyArray> {
         reflected(&self.value, o, |a, b| a.matmul(b))
     }
-    fn __pow__(&self, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    fn __pow__(
+        &self,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
         let _ = modulo;
         power(&self.value, o)
     }
-    fn __rpow__(&self, o: &Bound<'_, PyAny>, modulo: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
+    fn __rpow__(
+        &self,
+        o: &Bound<'_, PyAny>,
+        modulo: Option<&Bound<'_, PyAny>>,
+    ) -> PyResult<PyArray> {
         let _ = modulo;
         reflected(&self.value, o, |a, b| a.pow(b))
     }
@@ -148,7 +164,11 @@ impl PyArray {
     ) -> PyResult<()> {
         let b = operand(o, &self.value)?;
         let dtype = self.value.dtype();
-        let b = if b.dtype() != dtype { guard(|| b.cast(dtype))? } else { b };
+        let b = if b.dtype() != dtype {
+            guard(|| b.cast(dtype))?
+        } else {
+            b
+        };
         match (&mut self.value, &b) {
             (Dyn::Array(a), Dyn::Array(b)) => {
                 let mut a2 = a.clone();

@@ -88,50 +88,84 @@ fn reduce(
 /// Sum over `axis` (all axes when None).
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn sum(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+pub fn sum(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
     reduce("sum", x, axis, keepdims, |x, a, k| x.sum_axes(a, k))
 }
 
 /// Mean over `axis`.
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn mean(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
-    reduce("mean", x, axis, keepdims, |x, a, k| nabla::primitives::reduce::mean(x, a, k))
+pub fn mean(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
+    reduce("mean", x, axis, keepdims, |x, a, k| {
+        nabla::primitives::reduce::mean(x, a, k)
+    })
 }
 
 /// Maximum over `axis`.
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn max(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+pub fn max(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
     reduce("max", x, axis, keepdims, |x, a, k| x.max_axes(a, k))
 }
 
 /// Minimum over `axis`.
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn min(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+pub fn min(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
     reduce("min", x, axis, keepdims, |x, a, k| x.min_axes(a, k))
 }
 
 /// Product over `axis`.
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn prod(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+pub fn prod(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
     reduce("prod", x, axis, keepdims, |x, a, k| x.prod_axes(a, k))
 }
 
 /// Variance over `axis` (`ddof` subtracted from the count).
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false, ddof = 0))]
-pub fn var(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool, ddof: usize) -> PyResult<PyArray> {
+pub fn var(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    ddof: usize,
+) -> PyResult<PyArray> {
     reduce("var", x, axis, keepdims, |x, a, k| variance(x, a, k, ddof))
 }
 
 /// Standard deviation over `axis`.
 #[pyfunction]
 #[pyo3(name = "std", signature = (x, axis = None, keepdims = false, ddof = 0))]
-pub fn std_(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool, ddof: usize) -> PyResult<PyArray> {
-    reduce("std", x, axis, keepdims, |x, a, k| variance(x, a, k, ddof).sqrt())
+pub fn std_(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+    ddof: usize,
+) -> PyResult<PyArray> {
+    reduce("std", x, axis, keepdims, |x, a, k| {
+        variance(x, a, k, ddof).sqrt()
+    })
 }
 
 fn variance(x: &Dyn, axes: &[usize], keepdims: bool, ddof: usize) -> Dyn {
@@ -139,13 +173,19 @@ fn variance(x: &Dyn, axes: &[usize], keepdims: bool, ddof: usize) -> Dyn {
     let n: usize = axes.iter().map(|&a| s[a]).product();
     let m = nabla::primitives::reduce::mean(x, axes, true);
     let d = x.sub(&m);
-    d.square().sum_axes(axes, keepdims).mul_scalar(1.0 / (n as f64 - ddof as f64))
+    d.square()
+        .sum_axes(axes, keepdims)
+        .mul_scalar(1.0 / (n as f64 - ddof as f64))
 }
 
 /// `log(sum(exp(x)))` over `axis`, computed stably.
 #[pyfunction]
 #[pyo3(signature = (x, axis = None, keepdims = false))]
-pub fn logsumexp(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>, keepdims: bool) -> PyResult<PyArray> {
+pub fn logsumexp(
+    x: &Bound<'_, PyAny>,
+    axis: Option<&Bound<'_, PyAny>>,
+    keepdims: bool,
+) -> PyResult<PyArray> {
     reduce("logsumexp", x, axis, keepdims, |x, a, k| {
         let axes: Vec<isize> = a.iter().map(|&i| i as isize).collect();
         nabla::logsumexp_axes::forward::<Dyn>(x, &axes, k)
@@ -175,7 +215,12 @@ pub fn argmin(x: &Bound<'_, PyAny>, axis: Option<isize>) -> PyResult<PyArray> {
     arg_reduce("argmin", x, axis, |x, a| x.argmin(a))
 }
 
-fn arg_reduce(op: &str, x: &Bound<'_, PyAny>, axis: Option<isize>, f: impl FnOnce(&Dyn, usize) -> Dyn) -> PyResult<PyArray> {
+fn arg_reduce(
+    op: &str,
+    x: &Bound<'_, PyAny>,
+    axis: Option<isize>,
+    f: impl FnOnce(&Dyn, usize) -> Dyn,
+) -> PyResult<PyArray> {
     let x = arg(x)?;
     let (x, a) = match axis {
         Some(a) => {
@@ -237,13 +282,23 @@ pub fn dims_arg(shape: &Bound<'_, pyo3::types::PyTuple>) -> PyResult<Vec<isize>>
 pub fn resolve(s: &[isize], n: usize, from: &[usize]) -> PyResult<Vec<usize>> {
     let known: usize = s.iter().filter(|&&d| d >= 0).map(|&d| d as usize).product();
     let holes = s.iter().filter(|&&d| d < 0).count();
-    let bad = || PyValueError::new_err(format!("reshape: cannot reshape an array of shape {from:?} ({n} elements) to {s:?}"));
+    let bad = || {
+        PyValueError::new_err(format!(
+            "reshape: cannot reshape an array of shape {from:?} ({n} elements) to {s:?}"
+        ))
+    };
     if holes > 1 {
         return Err(bad());
     }
     let out: Vec<usize> = s
         .iter()
-        .map(|&d| if d < 0 { if known == 0 { 0 } else { n / known } } else { d as usize })
+        .map(|&d| {
+            if d < 0 {
+                n.checked_div(known).unwrap_or(0)
+            } else {
+                d as usize
+            }
+        })
         .collect();
     if out.iter().product::<usize>() != n {
         return Err(bad());
@@ -259,7 +314,10 @@ pub fn transpose(x: &Bound<'_, PyAny>, axes: Option<Vec<isize>>) -> PyResult<PyA
     let n = x.ndim();
     let perm: Vec<usize> = match axes {
         None => (0..n).rev().collect(),
-        Some(a) => a.iter().map(|&i| axis_index("transpose", i, n)).collect::<PyResult<_>>()?,
+        Some(a) => a
+            .iter()
+            .map(|&i| axis_index("transpose", i, n))
+            .collect::<PyResult<_>>()?,
     };
     guard(|| PyArray::new(x.permute(&perm)))
 }
@@ -269,7 +327,10 @@ pub fn transpose(x: &Bound<'_, PyAny>, axes: Option<Vec<isize>>) -> PyResult<PyA
 pub fn swapaxes(x: &Bound<'_, PyAny>, axis1: isize, axis2: isize) -> PyResult<PyArray> {
     let x = arg(x)?;
     let n = x.ndim();
-    let (a, b) = (axis_index("swapaxes", axis1, n)?, axis_index("swapaxes", axis2, n)?);
+    let (a, b) = (
+        axis_index("swapaxes", axis1, n)?,
+        axis_index("swapaxes", axis2, n)?,
+    );
     let mut perm: Vec<usize> = (0..n).collect();
     perm.swap(a, b);
     guard(|| PyArray::new(x.permute(&perm)))
@@ -280,7 +341,10 @@ pub fn swapaxes(x: &Bound<'_, PyAny>, axis1: isize, axis2: isize) -> PyResult<Py
 pub fn moveaxis(x: &Bound<'_, PyAny>, source: isize, destination: isize) -> PyResult<PyArray> {
     let x = arg(x)?;
     let n = x.ndim();
-    let (s, d) = (axis_index("moveaxis", source, n)?, axis_index("moveaxis", destination, n)?);
+    let (s, d) = (
+        axis_index("moveaxis", source, n)?,
+        axis_index("moveaxis", destination, n)?,
+    );
     let mut perm: Vec<usize> = (0..n).filter(|&i| i != s).collect();
     perm.insert(d, s);
     guard(|| PyArray::new(x.permute(&perm)))
@@ -315,7 +379,10 @@ pub fn squeeze(x: &Bound<'_, PyAny>, axis: Option<&Bound<'_, PyAny>>) -> PyResul
             )));
         }
     }
-    let out: Vec<usize> = (0..s.len()).filter(|i| !drop.contains(i)).map(|i| s[i]).collect();
+    let out: Vec<usize> = (0..s.len())
+        .filter(|i| !drop.contains(i))
+        .map(|i| s[i])
+        .collect();
     guard(|| PyArray::new(x.reshape(&out)))
 }
 
@@ -342,7 +409,10 @@ pub fn concatenate(arrays: Vec<Bound<'_, PyAny>>, axis: isize) -> PyResult<PyArr
 #[pyo3(signature = (arrays, axis = 0))]
 pub fn stack(arrays: Vec<Bound<'_, PyAny>>, axis: isize) -> PyResult<PyArray> {
     let parts = same_dtype(&arrays)?;
-    let s = parts.first().map(|p| p.shape_vec().to_vec()).unwrap_or_default();
+    let s = parts
+        .first()
+        .map(|p| p.shape_vec().to_vec())
+        .unwrap_or_default();
     let a = axis_index("stack", axis, s.len() + 1)?;
     let mut s1 = s.clone();
     s1.insert(a, 1);
@@ -358,16 +428,29 @@ fn same_dtype(arrays: &[Bound<'_, PyAny>]) -> PyResult<Vec<Dyn>> {
     }
     let parts: Vec<Dyn> = arrays.iter().map(arg).collect::<PyResult<_>>()?;
     let wide = parts.iter().map(|p| p.dtype()).fold(DType::Bool, |a, b| {
-        let r = |d| [DType::Bool, DType::I64, DType::F32, DType::F64].iter().position(|&x| x == d);
+        let r = |d| {
+            [DType::Bool, DType::I64, DType::F32, DType::F64]
+                .iter()
+                .position(|&x| x == d)
+        };
         if r(b) > r(a) { b } else { a }
     });
-    guard(|| parts.into_iter().map(|p| if p.dtype() == wide { p } else { p.cast(wide) }).collect())
+    guard(|| {
+        parts
+            .into_iter()
+            .map(|p| if p.dtype() == wide { p } else { p.cast(wide) })
+            .collect()
+    })
 }
 
 /// Elements of `x` where `cond` holds, of `y` elsewhere.
 #[pyfunction]
 #[pyo3(name = "where")]
-pub fn where_(cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+pub fn where_(
+    cond: &Bound<'_, PyAny>,
+    x: &Bound<'_, PyAny>,
+    y: &Bound<'_, PyAny>,
+) -> PyResult<PyArray> {
     let c = arg(cond)?;
     let (x, y) = operands(x, y)?;
     guard(|| {
@@ -381,11 +464,18 @@ pub fn where_(cond: &Bound<'_, PyAny>, x: &Bound<'_, PyAny>, y: &Bound<'_, PyAny
             _ => {
                 let mask = c.to_array().cast(DType::Bool);
                 let shape = nabla::primitives::shape::broadcast_to::out_shape(
-                    &nabla::primitives::shape::broadcast_to::out_shape(mask.shape(), &x.shape_vec()),
+                    &nabla::primitives::shape::broadcast_to::out_shape(
+                        mask.shape(),
+                        &x.shape_vec(),
+                    ),
                     &y.shape_vec(),
                 );
                 let mask = Value::broadcast_to(&mask, &shape);
-                Dyn::select(&mask, &Value::broadcast_to(&x, &shape), &Value::broadcast_to(&y, &shape))
+                Dyn::select(
+                    &mask,
+                    &Value::broadcast_to(&x, &shape),
+                    &Value::broadcast_to(&y, &shape),
+                )
             }
         })
     })
@@ -459,9 +549,39 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($f:ident),*) => { $(m.add_function(wrap_pyfunction!($f, m)?)?;)* };
     }
     add!(
-        sum, mean, max, min, prod, var, std_, logsumexp, cumsum, argmax, argmin, matmul, dot, outer, reshape,
-        transpose, swapaxes, moveaxis, expand_dims, squeeze, broadcast_to, concatenate, stack, where_,
-        stop_gradient, softmax, log_softmax, gelu, gelu_tanh, silu, softplus, mse_loss, cross_entropy
+        sum,
+        mean,
+        max,
+        min,
+        prod,
+        var,
+        std_,
+        logsumexp,
+        cumsum,
+        argmax,
+        argmin,
+        matmul,
+        dot,
+        outer,
+        reshape,
+        transpose,
+        swapaxes,
+        moveaxis,
+        expand_dims,
+        squeeze,
+        broadcast_to,
+        concatenate,
+        stack,
+        where_,
+        stop_gradient,
+        softmax,
+        log_softmax,
+        gelu,
+        gelu_tanh,
+        silu,
+        softplus,
+        mse_loss,
+        cross_entropy
     );
     Ok(())
 }

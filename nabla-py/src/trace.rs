@@ -19,7 +19,11 @@ fn new_level() -> u64 {
 #[pyfunction]
 #[pyo3(signature = (level, primal, tangent = None))]
 fn dual(level: u64, primal: PyRef<'_, PyArray>, tangent: Option<PyRef<'_, PyArray>>) -> PyArray {
-    PyArray::new(Dyn::dual(level, primal.value.clone(), tangent.map(|t| t.value.clone())))
+    PyArray::new(Dyn::dual(
+        level,
+        primal.value.clone(),
+        tangent.map(|t| t.value.clone()),
+    ))
 }
 
 /// The primal and tangent (None: zero) of `x` at forward-mode `level`.
@@ -55,8 +59,15 @@ struct PyPullback(Pullback);
 #[pymethods]
 impl PyPullback {
     /// One cotangent per output (None: zero) to one per input.
-    fn __call__(&self, py: Python<'_>, cts: Vec<Option<PyRef<'_, PyArray>>>) -> PyResult<Vec<PyArray>> {
-        let cts: Vec<Option<Dyn>> = cts.into_iter().map(|c| c.map(|c| c.value.clone())).collect();
+    fn __call__(
+        &self,
+        py: Python<'_>,
+        cts: Vec<Option<PyRef<'_, PyArray>>>,
+    ) -> PyResult<Vec<PyArray>> {
+        let cts: Vec<Option<Dyn>> = cts
+            .into_iter()
+            .map(|c| c.map(|c| c.value.clone()))
+            .collect();
         let pb = &self.0;
         let out = py.detach(|| guard(|| pb.call(&cts)))?;
         Ok(out.into_iter().map(PyArray::new).collect())
@@ -74,7 +85,10 @@ fn pullback(
     let outs: Vec<Dyn> = outputs.iter().map(|o| o.value.clone()).collect();
     let ins: Vec<Dyn> = inputs.iter().map(|o| o.value.clone()).collect();
     let (values, pb) = dynamic::pullback(level, &outs, &ins);
-    (values.into_iter().map(PyArray::new).collect(), PyPullback(pb))
+    (
+        values.into_iter().map(PyArray::new).collect(),
+        PyPullback(pb),
+    )
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -84,7 +98,9 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     macro_rules! add {
         ($($f:ident),*) => { $(t.add_function(wrap_pyfunction!($f, &t)?)?;)* };
     }
-    add!(new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback);
+    add!(
+        new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback
+    );
     m.add_submodule(&t)?;
     Ok(())
 }
