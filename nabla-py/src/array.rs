@@ -294,6 +294,9 @@ impl ToArrayChecked for Dyn {
     fn to_array_checked(&self, op: &str) -> PyResult<nabla::Array> {
         let v = self.clone();
         let op = op.to_string();
+        // A value batched by `vmap` has no concrete array (JAX's
+        // concretization error is a TypeError too).
         guard(move || v.primal_array(&op))
+            .map_err(|e| PyTypeError::new_err(e.to_string().replace("ValueError: ", "")))
     }
 }

@@ -57,3 +57,21 @@ pub fn exception(msg: String) -> PyErr {
         PyValueError::new_err(msg)
     }
 }
+
+/// Arrays with at least this many elements are computed with the GIL
+/// released, so other Python threads run meanwhile; below it the release
+/// would cost more than it frees.
+const HEAVY: usize = 1 << 12;
+
+/// [`guard`], with the GIL released when `work` (an element count) is large.
+pub fn guard_heavy<T: Send>(
+    py: pyo3::Python<'_>,
+    work: usize,
+    f: impl FnOnce() -> T + Send,
+) -> Result<T, PyErr> {
+    if work >= HEAVY {
+        py.detach(|| guard(f))
+    } else {
+        guard(f)
+    }
+}

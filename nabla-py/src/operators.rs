@@ -5,7 +5,8 @@
 
 use crate::array::PyArray;
 use crate::convert::{operand, promote};
-use crate::errors::guard;
+use crate::errors::{guard, guard_heavy};
+use crate::ops::numel;
 use nabla::dynamic::Dyn;
 use nabla::{ArrayValue, CompareOp, DType, Value};
 use pyo3::basic::CompareOp as PyCompareOp;
@@ -15,22 +16,24 @@ use pyo3::prelude::*;
 fn binary(
     a: &Dyn,
     other: &Bound<'_, PyAny>,
-    f: impl FnOnce(&Dyn, &Dyn) -> Dyn,
+    f: impl FnOnce(&Dyn, &Dyn) -> Dyn + Send,
 ) -> PyResult<PyArray> {
     let b = operand(other, a)?;
     let (a, b) = promote(a.clone(), b)?;
-    guard(|| PyArray::new(f(&a, &b)))
+    let work = numel(&a).max(numel(&b));
+    guard_heavy(other.py(), work, || PyArray::new(f(&a, &b)))
 }
 
 /// `other op self`.
 fn reflected(
     a: &Dyn,
     other: &Bound<'_, PyAny>,
-    f: impl FnOnce(&Dyn, &Dyn) -> Dyn,
+    f: impl FnOnce(&Dyn, &Dyn) -> Dyn + Send,
 ) -> PyResult<PyArray> {
     let b = operand(other, a)?;
     let (a, b) = promote(a.clone(), b)?;
-    guard(|| PyArray::new(f(&b, &a)))
+    let work = numel(&a).max(numel(&b));
+    guard_heavy(other.py(), work, || PyArray::new(f(&b, &a)))
 }
 
 /// `x ** p`: `powi` for whole Python numbers, `powf` for other numbers,

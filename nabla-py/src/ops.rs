@@ -6,7 +6,7 @@
 
 use crate::array::PyArray;
 use crate::convert::{array_from, axes_arg, axis_index, operands, shape_arg};
-use crate::errors::guard;
+use crate::errors::{guard, guard_heavy};
 use nabla::dynamic::Dyn;
 use nabla::{ArrayValue, DType, Value};
 use pyo3::exceptions::PyValueError;
@@ -14,6 +14,11 @@ use pyo3::prelude::*;
 
 fn arg(x: &Bound<'_, PyAny>) -> PyResult<Dyn> {
     array_from(x, None)
+}
+
+/// The element count of a value (per example under `vmap`).
+pub fn numel(x: &Dyn) -> usize {
+    x.shape_vec().iter().product()
 }
 
 /// Registry callback: one Python function per elementwise op.
@@ -30,9 +35,9 @@ macro_rules! py_unary {
             $(
                 $(#[$doc])*
                 #[pyfunction]
-                pub fn $func(x: &Bound<'_, PyAny> $(, $p: $pt)*) -> PyResult<PyArray> {
+                pub fn $func(py: Python<'_>, x: &Bound<'_, PyAny> $(, $p: $pt)*) -> PyResult<PyArray> {
                     let x = arg(x)?;
-                    guard(|| PyArray::new(Value::$method(&x $(, $p)*)))
+                    guard_heavy(py, numel(&x), || PyArray::new(Value::$method(&x $(, $p)*)))
                 }
             )*
             pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -56,9 +61,9 @@ macro_rules! py_binary {
             $(
                 $(#[$doc])*
                 #[pyfunction]
-                pub fn $func(a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyArray> {
+                pub fn $func(py: Python<'_>, a: &Bound<'_, PyAny>, b: &Bound<'_, PyAny>) -> PyResult<PyArray> {
                     let (a, b) = operands(a, b)?;
-                    guard(|| PyArray::new(Value::$method(&a, &b)))
+                    guard_heavy(py, numel(&a).max(numel(&b)), || PyArray::new(Value::$method(&a, &b)))
                 }
             )*
             pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -78,11 +83,12 @@ fn reduce(
     x: &Bound<'_, PyAny>,
     axis: Option<&Bound<'_, PyAny>>,
     keepdims: bool,
-    f: impl FnOnce(&Dyn, &[usize], bool) -> Dyn,
+    f: impl FnOnce(&Dyn, &[usize], bool) -> Dyn + Send,
 ) -> PyResult<PyArray> {
+    let py = x.py();
     let x = arg(x)?;
     let axes = axes_arg(op, axis, x.ndim())?;
-    guard(|| PyArray::new(f(&x, &axes, keepdims)))
+    guard_heavy(py, numel(&x), || PyArray::new(f(&x, &axes, keepdims)))
 }
 
 /// Sum over `axis` (all axes when None).

@@ -3,7 +3,7 @@
 
 use super::Dyn;
 use super::rev::Rev;
-use crate::primitives::{binary, index, linalg, reduce, shape};
+use crate::primitives::{binary, index, reduce, shape};
 use crate::registry::value_methods;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
@@ -165,8 +165,9 @@ impl ArrayValue for Rev {
         let (a, b) = (self.value.clone(), o.value.clone());
         Rev::record(y, &[self, o], move |ct, needs| {
             vec![
-                needs[0].then(|| linalg::matmul::vjp_0(&a, &b, ct)),
-                needs[1].then(|| linalg::matmul::vjp_1(&a, &b, ct)),
+                // The entry points' rules: NumPy's 1-D promotions included.
+                needs[0].then(|| crate::entry::matmul::vjp_0(&a, &b, ct)),
+                needs[1].then(|| crate::entry::matmul::vjp_1(&a, &b, ct)),
             ]
         })
     }

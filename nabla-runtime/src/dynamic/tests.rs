@@ -225,3 +225,16 @@ fn non_scalar_grad_names_the_fix() {
     let msg = *r.unwrap_err().downcast::<String>().unwrap();
     assert!(msg.contains("grad") && msg.contains("sum"), "{msg}");
 }
+
+#[test]
+fn matmul_of_vectors_promotes_in_reverse_mode() {
+    // matrix·vector and vector·vector, against the closed forms
+    let a = arr(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[2, 3]);
+    let v = arr(&[0.5, -1.0, 2.0], &[3]);
+    let (_, pb) = vjp(|x| vec![x[0].matmul(&x[1])], &[a.clone(), v.clone()]);
+    let g = pb.call(&[Some(arr(&[1.0, 10.0], &[2]))]);
+    assert_eq!(vals(&g[0]), vec![0.5, -1.0, 2.0, 5.0, -10.0, 20.0]);
+    assert_eq!(vals(&g[1]), vec![41.0, 52.0, 63.0]);
+    let gv = grad(|x| x.matmul(x), &v);
+    assert_eq!(vals(&gv), vec![1.0, -2.0, 4.0]);
+}
