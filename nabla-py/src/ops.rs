@@ -469,11 +469,8 @@ pub fn where_(
             }
             _ => {
                 let mask = c.to_array().cast(DType::Bool);
-                let shape = nabla::primitives::shape::broadcast_to::out_shape(
-                    &nabla::primitives::shape::broadcast_to::out_shape(
-                        mask.shape(),
-                        &x.shape_vec(),
-                    ),
+                let shape = broadcast_shapes(
+                    &broadcast_shapes(mask.shape(), &x.shape_vec()),
                     &y.shape_vec(),
                 );
                 let mask = Value::broadcast_to(&mask, &shape);
@@ -485,6 +482,27 @@ pub fn where_(
             }
         })
     })
+}
+
+/// NumPy's broadcast of two shapes (panics, inside a guard, naming them
+/// when they do not broadcast).
+fn broadcast_shapes(a: &[usize], b: &[usize]) -> Vec<usize> {
+    let n = a.len().max(b.len());
+    (0..n)
+        .map(|i| {
+            let da = if i + a.len() >= n { a[i + a.len() - n] } else { 1 };
+            let db = if i + b.len() >= n { b[i + b.len() - n] } else { 1 };
+            match (da, db) {
+                (x, y) if x == y => x,
+                (1, y) => y,
+                (x, 1) => x,
+                _ => panic!(
+                    "where: shapes {a:?} and {b:?} do not broadcast; give the mask and both branches \
+                     broadcastable shapes"
+                ),
+            }
+        })
+        .collect()
 }
 
 /// The gradient of nothing: the value with every derivative cut.

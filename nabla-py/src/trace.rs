@@ -6,7 +6,7 @@
 
 use crate::array::PyArray;
 use crate::errors::guard;
-use nabla::dynamic::{self, Dyn, Pullback};
+use nabla::dynamic::{self, Dyn, Program, Pullback};
 use pyo3::prelude::*;
 
 /// A fresh transform level (higher than every earlier one).
@@ -91,15 +91,87 @@ fn pullback(
     )
 }
 
+/// A recorded function (`nabla.jit`'s cache entry): replays without
+/// running Python. `str(program)` lists its instructions.
+#[pyclass(name = "Program", module = "nabla", frozen)]
+pub struct PyProgram(Program);
+
+#[pymethods]
+impl PyProgram {
+    /// The outputs on new inputs of the recorded shapes and dtypes.
+    fn run(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
+        let ins: Vec<Dyn> = inputs.iter().map(|x| x.value.clone()).collect();
+        let p = &self.0;
+        let out = py.detach(|| guard(|| p.run(&ins)))?;
+        Ok(out.into_iter().map(PyArray::new).collect())
+    }
+
+    /// The number of instructions (after dead code is dropped).
+    fn __len__(&self) -> usize {
+        self.0.len()
+    }
+
+    fn __str__(&self) -> String {
+        self.0.to_string()
+    }
+
+    fn __repr__(&self) -> String {
+        self.0.to_string()
+    }
+}
+
+/// Runs `fun` (a list of arrays to a list of arrays) once on `inputs`,
+/// recording it: its outputs and the program that replays it.
+#[pyfunction]
+fn record(
+    fun: &Bound<'_, PyAny>,
+    inputs: Vec<PyRef<'_, PyArray>>,
+) -> PyResult<(Vec<PyArray>, PyProgram)> {
+    let ins: Vec<Dyn> = inputs.iter().map(|x| x.value.clone()).collect();
+    let mut failed: Option<PyErr> = None;
+    let (outs, program) = dynamic::record(
+        |xs| {
+            let args: Vec<PyArray> = xs.iter().cloned().map(PyArray::new).collect();
+            let called = fun.call1((args,)).and_then(|r| {
+                r.extract::<Vec<PyRef<'_, PyArray>>>()
+                    .map(|v| v.iter().map(|a| a.value.clone()).collect::<Vec<Dyn>>())
+            });
+            match called {
+                Ok(v) => v,
+                Err(e) => {
+                    failed = Some(e);
+                    Vec::new()
+                }
+            }
+        },
+        &ins,
+    );
+    if let Some(e) = failed {
+        return Err(e);
+    }
+    Ok((
+        outs.into_iter().map(PyArray::new).collect(),
+        PyProgram(program),
+    ))
+}
+
+/// The tracer of `level` dropped: a forward- or reverse-mode tracer's
+/// primal, anything else as it is (`has_aux` outputs).
+#[pyfunction]
+fn lower(level: u64, x: PyRef<'_, PyArray>) -> PyArray {
+    PyArray::new(x.value.lower(level))
+}
+
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     let py = m.py();
     let t = PyModule::new(py, "_trace")?;
     t.add_class::<PyPullback>()?;
+    t.add_class::<PyProgram>()?;
     macro_rules! add {
         ($($f:ident),*) => { $(t.add_function(wrap_pyfunction!($f, &t)?)?;)* };
     }
     add!(
-        new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback
+        new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback, record, lower
     );
     m.add_submodule(&t)?;
     Ok(())

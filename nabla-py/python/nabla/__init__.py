@@ -18,6 +18,7 @@ from nabla import _nabla
 from nabla._nabla import *  # noqa: F401,F403  (arrays, ops, creation)
 from nabla._nabla import Array, DType, __version__, random  # noqa: F401
 from nabla._transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap  # noqa: F401
+from nabla._jit import jit, make_jaxpr, trace  # noqa: F401
 from nabla._tree import tree_flatten, tree_leaves, tree_map, tree_unflatten  # noqa: F401
 from nabla import nn  # noqa: F401
 

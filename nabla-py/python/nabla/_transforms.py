@@ -11,11 +11,11 @@ batching rule in Rust: the same rules `#[differentiable]` code calls.
 """
 
 import functools
-from typing import Any, Callable, Sequence, Tuple, Union
+from typing import Any, Callable, List, Optional, Sequence, Tuple, Union
 
 from nabla import _nabla
 from nabla._nabla import Array
-from nabla._tree import tree_flatten, tree_unflatten
+from nabla._tree import TreeDef, tree_flatten, tree_unflatten
 
 _t = _nabla._trace
 
@@ -33,17 +33,26 @@ def _float_dtype(x: Array) -> None:
 
 def _argnums_tuple(argnums: Union[int, Sequence[int]], n: int) -> Tuple[Tuple[int, ...], bool]:
     single = isinstance(argnums, int)
-    nums = (argnums,) if single else tuple(argnums)
+    nums: Tuple[int, ...] = (argnums,) if isinstance(argnums, int) else tuple(argnums)
     for a in nums:
         if not -n <= a < n:
             raise ValueError(f"argnums {a} is out of range for a function called with {n} arguments")
     return tuple(a % n for a in nums), single
 
 
+def _lower(level: int, tree: Any) -> Any:
+    """`tree` with the tracers of `level` replaced by their values: an
+    auxiliary output is returned, not transformed (as JAX's `has_aux`)."""
+    flat, d = tree_flatten(tree)
+    return tree_unflatten(d, [_t.lower(level, x) if isinstance(x, Array) else x for x in flat])
+
+
 # --- forward mode -------------------------------------------------------
 
 
-def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False):
+def jvp(
+    fun: Callable[..., Any], primals: Sequence[Any], tangents: Sequence[Any], has_aux: bool = False
+) -> Tuple[Any, ...]:
     """`(fun(*primals), J·tangents)`: forward mode, as `jax.jvp`.
 
     `primals` and `tangents` are tuples (or lists) of pytrees of the same
@@ -58,8 +67,10 @@ def jvp(fun: Callable, primals: Sequence[Any], tangents: Sequence[Any], has_aux:
     aux = None
     if has_aux:
         out, aux = out
+        aux = _lower(level, aux)
     flat_o, tree_o = tree_flatten(out)
-    prim, tan = [], []
+    prim: List[Array] = []
+    tan: List[Array] = []
     for o in flat_o:
         p, t = _t.split_dual(level, _as_array(o))
         prim.append(p)
@@ -75,13 +86,19 @@ class _VjpFn:
     """The pullback of `vjp`: maps output cotangents (same structure as the
     outputs) to input cotangents (same structure as the primals)."""
 
-    def __init__(self, pb, tree_o, tree_p, out_leaves):
+    def __init__(
+        self,
+        pb: Callable[[List[Optional[Array]]], List[Array]],
+        tree_o: TreeDef,
+        tree_p: TreeDef,
+        out_leaves: List[Array],
+    ) -> None:
         self._pb = pb
         self._tree_o = tree_o
         self._tree_p = tree_p
         self._outs = out_leaves
 
-    def __call__(self, cotangents: Any):
+    def __call__(self, cotangents: Any) -> Any:
         flat, tree = tree_flatten(cotangents)
         if tree != self._tree_o:
             raise ValueError(
@@ -92,7 +109,7 @@ class _VjpFn:
         return tree_unflatten(self._tree_p, grads)
 
 
-def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
+def vjp(fun: Callable[..., Any], *primals: Any, has_aux: bool = False) -> Tuple[Any, ...]:
     """`(fun(*primals), vjp_fn)`: reverse mode, as `jax.vjp`. `vjp_fn(ct)`
     returns a tuple with one cotangent per primal."""
     flat_p, tree_p = tree_flatten(tuple(primals))
@@ -103,22 +120,25 @@ def vjp(fun: Callable, *primals: Any, has_aux: bool = False):
     aux = None
     if has_aux:
         out, aux = out
+        aux = _lower(level, aux)
     flat_o, tree_o = tree_flatten(out)
     values, pb = _t.pullback(level, [_as_array(o) for o in flat_o], flat_p)
-    res = (tree_unflatten(tree_o, values), _VjpFn(pb, tree_o, tree_p, values))
+    res: Tuple[Any, ...] = (tree_unflatten(tree_o, values), _VjpFn(pb, tree_o, tree_p, values))
     return res + (aux,) if has_aux else res
 
 
-def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False) -> Callable:
+def value_and_grad(
+    fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False
+) -> Callable[..., Tuple[Any, Any]]:
     """A function returning `(fun(*args), gradient)`; the gradient has the
     structure of `args[argnums]` (a tuple of them for a tuple of argnums).
     `fun` must return one element (or `(value, aux)` with `has_aux`)."""
 
     @functools.wraps(fun)
-    def wrapped(*args: Any, **kwargs: Any):
+    def wrapped(*args: Any, **kwargs: Any) -> Tuple[Any, Any]:
         nums, single = _argnums_tuple(argnums, len(args))
 
-        def inner(*diff):
+        def inner(*diff: Any) -> Any:
             full = list(args)
             for a, d in zip(nums, diff):
                 full[a] = d
@@ -128,6 +148,7 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_au
         for leaf in tree_flatten(diff_args)[0]:
             _float_dtype(_as_array(leaf))
         res = vjp(inner, *diff_args, has_aux=has_aux)
+        aux = None
         if has_aux:
             value, pb, aux = res
         else:
@@ -150,13 +171,15 @@ def value_and_grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_au
     return wrapped
 
 
-def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False) -> Callable:
+def grad(
+    fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The gradient of `fun` (one-element output) with respect to
     `args[argnums]`, as `jax.grad`."""
     vg = value_and_grad(fun, argnums=argnums, has_aux=has_aux)
 
     @functools.wraps(fun)
-    def wrapped(*args: Any, **kwargs: Any):
+    def wrapped(*args: Any, **kwargs: Any) -> Any:
         if has_aux:
             (_, aux), g = vg(*args, **kwargs)
             return g, aux
@@ -168,7 +191,7 @@ def grad(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = 
 # --- batching -------------------------------------------------------------
 
 
-def _broadcast_prefix(axes: Any, tree: Any, what: str) -> list:
+def _broadcast_prefix(axes: Any, tree: Any, what: str) -> List[Any]:
     """`axes` (an int, None, or a pytree prefix of `tree`) as one entry per
     leaf of `tree`."""
     if axes is None or isinstance(axes, int):
@@ -176,7 +199,7 @@ def _broadcast_prefix(axes: Any, tree: Any, what: str) -> list:
     if isinstance(axes, (list, tuple)) and isinstance(tree, (list, tuple)):
         if len(axes) != len(tree):
             raise ValueError(f"vmap: {what} has {len(axes)} entries for {len(tree)} values; give one per value")
-        out = []
+        out: List[Any] = []
         for a, t in zip(axes, tree):
             out.extend(_broadcast_prefix(a, t, what))
         return out
@@ -188,14 +211,14 @@ def _broadcast_prefix(axes: Any, tree: Any, what: str) -> list:
     raise ValueError(f"vmap: {what} {axes!r} does not match the structure of the values")
 
 
-def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
+def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callable[..., Any]:
     """`fun` mapped over an axis of its arguments, as `jax.vmap`.
 
     `in_axes`: an int, None (not mapped), or a tuple/pytree prefix with one
     entry per argument; `out_axes` likewise for the result."""
 
     @functools.wraps(fun)
-    def wrapped(*args: Any):
+    def wrapped(*args: Any) -> Any:
         axes = in_axes
         if isinstance(axes, list):
             axes = tuple(axes)
@@ -204,7 +227,7 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
         flat_axes = _broadcast_prefix(axes if isinstance(axes, tuple) else axes, args, "in_axes")
         flat, tree = tree_flatten(args)
         flat = [_as_array(x) for x in flat]
-        size = None
+        size: Optional[int] = None
         for x, a in zip(flat, flat_axes):
             if a is None:
                 continue
@@ -237,7 +260,9 @@ def vmap(fun: Callable, in_axes: Any = 0, out_axes: Any = 0) -> Callable:
 # --- Jacobians -----------------------------------------------------------
 
 
-def _jac_result(blocks, tree_o, tree_i, flat_o, single):
+def _jac_result(
+    blocks: List[List[Array]], tree_o: TreeDef, tree_i: TreeDef, flat_o: List[Any], single: bool
+) -> Any:
     """Blocks `[j][i]` (output leaf j, input leaf i) in JAX's layout: the
     output structure with each leaf replaced by the input structure. A
     function of a list returning a list (the seed's `List[Array]` style)
@@ -254,18 +279,20 @@ def _basis(x: Array) -> Array:
     return _nabla.reshape(_nabla.eye(n, x.dtype), (n,) + tuple(x.shape))
 
 
-def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False) -> Callable:
+def jacfwd(
+    fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The Jacobian of `fun` by forward mode (one batched JVP per input
     leaf), as `jax.jacfwd`: each block has shape `out.shape + in.shape`."""
 
     @functools.wraps(fun)
-    def wrapped(*args: Any):
+    def wrapped(*args: Any) -> Any:
         nums, single = _argnums_tuple(argnums, len(args))
         diff = args[nums[0]] if single else tuple(args[a] for a in nums)
         flat_i, tree_i = tree_flatten(diff)
         flat_i = [_as_array(x) for x in flat_i]
 
-        def call(leaves):
+        def call(leaves: List[Array]) -> Any:
             d = tree_unflatten(tree_i, leaves)
             full = list(args)
             if single:
@@ -275,10 +302,10 @@ def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
                     full[a] = v
             return fun(*full)
 
-        cols = []
-        tree_o = None
+        cols: List[List[Array]] = []
+        tree_o: Optional[TreeDef] = None
         aux = None
-        flat_o = None
+        flat_o: Optional[List[Any]] = None
         for i, x in enumerate(flat_i):
             level = _t.new_level()
             e = _t.batched(level, _basis(x), 0)
@@ -290,30 +317,33 @@ def jacfwd(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
                 y, t = out
             flat_o, tree_o = tree_flatten(y)
             flat_t = tree_flatten(t)[0]
-            col = []
+            col: List[Array] = []
             for yo, to in zip(flat_o, flat_t):
                 blk = _t.unbatch(level, to, x.size, to.ndim)
                 col.append(_nabla.reshape(blk, tuple(yo.shape) + tuple(x.shape)))
             cols.append(col)
-        blocks = [[cols[i][j] for i in range(len(flat_i))] for j in range(len(flat_o))]
-        res = _jac_result(blocks, tree_o, tree_i, flat_o, single)
+        # flat_o and tree_o are None only when `diff` has no leaves.
+        blocks = [[cols[i][j] for i in range(len(flat_i))] for j in range(len(flat_o))]  # type: ignore[arg-type]
+        res = _jac_result(blocks, tree_o, tree_i, flat_o, single)  # type: ignore[arg-type]
         return (res, aux) if has_aux else res
 
     return wrapped
 
 
-def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False) -> Callable:
+def jacrev(
+    fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False
+) -> Callable[..., Any]:
     """The Jacobian of `fun` by reverse mode (one batched VJP per output
     leaf), as `jax.jacrev`: each block has shape `out.shape + in.shape`."""
 
     @functools.wraps(fun)
-    def wrapped(*args: Any):
+    def wrapped(*args: Any) -> Any:
         nums, single = _argnums_tuple(argnums, len(args))
         diff = args[nums[0]] if single else tuple(args[a] for a in nums)
         flat_i, tree_i = tree_flatten(diff)
         flat_i = [_as_array(x) for x in flat_i]
 
-        def call(*leaves):
+        def call(*leaves: Array) -> Any:
             d = tree_unflatten(tree_i, list(leaves))
             full = list(args)
             if single:
@@ -330,13 +360,13 @@ def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
             y, pb = res
             aux = None
         flat_o, tree_o = tree_flatten(y)
-        blocks = []
+        blocks: List[List[Array]] = []
         for j, yo in enumerate(flat_o):
             level = _t.new_level()
             e = _t.batched(level, _basis(yo), 0)
             cts = [e if k == j else None for k in range(len(flat_o))]
             grads = pb._pb(cts)
-            row = []
+            row: List[Array] = []
             for g, x in zip(grads, flat_i):
                 blk = _t.unbatch(level, g, yo.size, 0)
                 row.append(_nabla.reshape(blk, tuple(yo.shape) + tuple(x.shape)))
@@ -347,6 +377,6 @@ def jacrev(fun: Callable, argnums: Union[int, Sequence[int]] = 0, has_aux: bool 
     return wrapped
 
 
-def hessian(fun: Callable, argnums: Union[int, Sequence[int]] = 0) -> Callable:
+def hessian(fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0) -> Callable[..., Any]:
     """`jacfwd(jacrev(fun))`: the Hessian of a one-element function."""
     return jacfwd(jacrev(fun, argnums=argnums), argnums=argnums)

@@ -2,7 +2,7 @@
 has them. The transforms flatten their arguments and results to lists of
 leaves and rebuild the same structure around their outputs."""
 
-from typing import Any, Callable, List, Tuple
+from typing import Any, Callable, Iterable, List, Tuple
 
 from nabla._nabla import Array
 
@@ -12,7 +12,11 @@ class TreeDef:
 
     __slots__ = ("kind", "meta", "children")
 
-    def __init__(self, kind: str, meta: Any, children: tuple):
+    kind: str
+    meta: Any
+    children: Tuple["TreeDef", ...]
+
+    def __init__(self, kind: str, meta: Any, children: Tuple["TreeDef", ...]) -> None:
         self.kind = kind
         self.meta = meta
         self.children = children
@@ -71,7 +75,7 @@ def tree_flatten(tree: Any) -> Tuple[List[Any], TreeDef]:
     return leaves, go(tree)
 
 
-def tree_unflatten(treedef: TreeDef, leaves: List[Any]) -> Any:
+def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
     """The pytree of structure `treedef` holding `leaves` in order."""
     it = iter(leaves)
 

@@ -41,6 +41,10 @@ impl Dyn {
                 };
                 Dyn::Rev(*l, Box::new(out))
             }
+            Dyn::Staged(l, s) => {
+                let out = s.unary(move || format!("cast[{dtype:?}]"), move |x| x.cast(dtype));
+                Dyn::Staged(*l, Box::new(out))
+            }
         }
     }
 
@@ -54,7 +58,7 @@ impl Dyn {
     /// ```
     #[track_caller]
     pub fn argmax(&self, axis: usize) -> Dyn {
-        self.index_reduce(axis, &|a: &Array, ax| a.argmax(ax as isize))
+        self.index_reduce(axis, |a: &Array, ax| a.argmax(ax as isize))
     }
 
     /// The index of the smallest element along `axis` (`int64`).
@@ -66,25 +70,27 @@ impl Dyn {
     /// ```
     #[track_caller]
     pub fn argmin(&self, axis: usize) -> Dyn {
-        self.index_reduce(axis, &|a: &Array, ax| a.argmin(ax as isize))
+        self.index_reduce(axis, |a: &Array, ax| a.argmin(ax as isize))
     }
 
-    fn index_reduce(&self, axis: usize, f: &dyn Fn(&Array, usize) -> Array) -> Dyn {
+    fn index_reduce(&self, axis: usize, f: fn(&Array, usize) -> Array) -> Dyn {
         match self {
             Dyn::Array(a) => Dyn::Array(f(a, axis)),
             Dyn::Dual(_, d) => d.primal.index_reduce(axis, f),
             Dyn::Rev(_, r) => r.value.index_reduce(axis, f),
             Dyn::Batched(l, b) => batched_reduce(*l, b, axis, f),
+            Dyn::Staged(l, s) => {
+                let out = s.unary(
+                    move || format!("index_reduce[{axis}]"),
+                    move |x| x.index_reduce(axis, f),
+                );
+                Dyn::Staged(*l, Box::new(out))
+            }
         }
     }
 }
 
-fn batched_reduce(
-    l: Level,
-    b: &Batched<Dyn>,
-    axis: usize,
-    f: &dyn Fn(&Array, usize) -> Array,
-) -> Dyn {
+fn batched_reduce(l: Level, b: &Batched<Dyn>, axis: usize, f: fn(&Array, usize) -> Array) -> Dyn {
     match b.bdim {
         None => Dyn::batched(l, b.value.index_reduce(axis, f), None),
         Some(_) => Dyn::batched(l, b.front().index_reduce(axis + 1, f), Some(0)),

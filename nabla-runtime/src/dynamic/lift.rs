@@ -3,7 +3,7 @@
 
 /// `lift!(a, b => body)`: finds the innermost transform among the `&Dyn`
 /// operands `a, b`, rebinds each to that level's interpretation type
-/// (`&Array`, `&Dual<Dyn>`, `&Batched<Dyn>` or `&Rev`; operands of outer
+/// (`&Array`, `&Dual<Dyn>`, `&Batched<Dyn>`, `&Rev` or `&Staged`; operands of outer
 /// levels become its constants) and wraps `body`'s result as a `Dyn` of
 /// that level. `body` calls the op through its trait (`Value::sin(a)`),
 /// so the one expression is the op at every interpretation type.
@@ -26,6 +26,10 @@ macro_rules! lift {
             Top::Rev(l) => {
                 $(let $a = &$a.rev_at(l);)+
                 Dyn::Rev(l, Box::new($body))
+            }
+            Top::Staged(l) => {
+                $(let $a = &$a.staged_at(l);)+
+                Dyn::Staged(l, Box::new($body))
             }
         }
     }};

@@ -32,11 +32,14 @@ mod extra;
 mod lift;
 mod rev;
 mod rev_value;
+mod staged;
+mod staged_value;
 mod transforms;
 mod value;
 
 pub(crate) use lift::lift;
 pub use rev::Rev;
+pub use staged::{Program, Staged, record};
 pub use transforms::{
     Pullback, grad, hessian, jacfwd, jacrev, jvp, pullback, rev_leaf, value_and_grad, vjp, vmap,
 };
@@ -84,6 +87,8 @@ pub enum Dyn {
     Batched(Level, Box<Batched<Dyn>>),
     /// A reverse-mode tracer of the `vjp` at this level.
     Rev(Level, Box<Rev>),
+    /// A value being recorded into a [`Program`] by [`record`] at this level.
+    Staged(Level, Box<Staged>),
 }
 
 impl From<Array> for Dyn {
@@ -99,6 +104,7 @@ impl std::fmt::Debug for Dyn {
             Dyn::Dual(l, d) => write!(f, "Dual@{l}({:?})", d.primal),
             Dyn::Batched(l, b) => write!(f, "Batched@{l}[axis {:?}]({:?})", b.bdim, b.value),
             Dyn::Rev(l, r) => write!(f, "Rev@{l}({:?})", r.value),
+            Dyn::Staged(l, s) => write!(f, "Staged@{l}({:?})", s.value),
         }
     }
 }
@@ -113,7 +119,7 @@ impl Dyn {
     pub fn level(&self) -> Level {
         match self {
             Dyn::Array(_) => 0,
-            Dyn::Dual(l, _) | Dyn::Batched(l, _) | Dyn::Rev(l, _) => *l,
+            Dyn::Dual(l, _) | Dyn::Batched(l, _) | Dyn::Rev(l, _) | Dyn::Staged(l, _) => *l,
         }
     }
 
@@ -151,6 +157,10 @@ impl Dyn {
             Dyn::Batched(..) => panic!(
                 "{op}: the value is batched by `vmap` here, so it has no single concrete array; \
                  read it outside the vmapped function, or return it from it"
+            ),
+            Dyn::Staged(..) => panic!(
+                "{op}: the value depends on the inputs of a function being recorded by jit, so it has no \
+                 concrete array yet; return it from the function, or mark the argument static (static_argnums)"
             ),
         }
     }
@@ -221,6 +231,19 @@ impl Dyn {
         self.batched_at(level).materialize(size, axis)
     }
 
+    /// The value of `self` one level below `level`: a tracer of that level
+    /// gives its primal (its value), anything else is returned as it is.
+    /// What a transform returns for an output it does not transform
+    /// (`has_aux`). A batching tracer is returned as it is.
+    pub fn lower(&self, level: Level) -> Dyn {
+        match self {
+            Dyn::Dual(l, d) if *l == level => d.primal.clone(),
+            Dyn::Rev(l, r) if *l == level => r.value.clone(),
+            Dyn::Staged(l, s) if *l == level => s.value.clone(),
+            _ => self.clone(),
+        }
+    }
+
     /// The batch size of `self` at batching `level`, if it is batched there.
     pub fn batch_size_at(&self, level: Level) -> Option<usize> {
         match self {
@@ -237,6 +260,7 @@ pub(crate) enum Top {
     Dual(Level),
     Batched(Level),
     Rev(Level),
+    Staged(Level),
 }
 
 /// The innermost transform among the operands.
@@ -249,6 +273,7 @@ pub(crate) fn top<'a>(vals: impl IntoIterator<Item = &'a Dyn>) -> Top {
             Dyn::Dual(l, _) => (*l, Top::Dual(*l)),
             Dyn::Batched(l, _) => (*l, Top::Batched(*l)),
             Dyn::Rev(l, _) => (*l, Top::Rev(*l)),
+            Dyn::Staged(l, _) => (*l, Top::Staged(*l)),
         };
         if l > level {
             level = l;

@@ -238,3 +238,82 @@ fn matmul_of_vectors_promotes_in_reverse_mode() {
     let gv = grad(|x| x.matmul(x), &v);
     assert_eq!(vals(&gv), vec![1.0, -2.0, 4.0]);
 }
+
+#[test]
+fn a_recorded_program_replays_on_new_inputs() {
+    let (y, p) = record(|x| vec![f(&x[0])], &[arr(&X, &[3])]);
+    assert_eq!(vals(&y[0]), vals(&f(&arr(&X, &[3]))));
+    let x2 = [0.9, 0.1, -0.4];
+    assert_eq!(
+        vals(&p.run(&[arr(&x2, &[3])])[0]),
+        vals(&f(&arr(&x2, &[3])))
+    );
+}
+
+#[test]
+fn recording_a_gradient_replays_the_backward_pass() {
+    let (_, p) = record(|x| vec![grad(f, &x[0])], &[arr(&X, &[3])]);
+    let x2 = [0.2, 0.5, -1.3];
+    close(
+        &vals(&p.run(&[arr(&x2, &[3])])[0]),
+        &central_grad(f, &x2),
+        1e-7,
+    );
+    let listing = p.to_string();
+    assert!(
+        listing.contains("matmul") && listing.contains("tanh"),
+        "{listing}"
+    );
+}
+
+#[test]
+fn a_program_runs_under_transforms() {
+    // grad of a replayed program: the replay's ops are traced like any
+    let (_, p) = record(|x| vec![f(&x[0])], &[arr(&X, &[3])]);
+    let g = grad(|x| p.run(std::slice::from_ref(x)).remove(0), &arr(&X, &[3]));
+    close(&vals(&g), &central_grad(f, &X), 1e-7);
+    // and vmap over it (the program was recorded per example)
+    let xs = arr(&[0.3, -0.8, 1.1, 0.2, 0.5, -1.3], &[2, 3]);
+    let ys = vmap(|x| p.run(x), std::slice::from_ref(&xs), &[Some(0)], &[0]);
+    let want = f(&arr(&[0.2, 0.5, -1.3], &[3])).to_array().item();
+    assert!((vals(&ys[0])[1] - want).abs() < 1e-12);
+}
+
+#[test]
+fn dead_code_is_dropped_and_constants_are_kept() {
+    let c = arr(&[10.0, 20.0, 30.0], &[3]);
+    let (_, p) = record(
+        |x| {
+            let _unused = x[0].exp().sum_axes(&[0], false);
+            vec![x[0].mul(&c)]
+        },
+        &[arr(&X, &[3])],
+    );
+    assert_eq!(p.len(), 2, "{p}"); // the constant and the product
+    assert_eq!(
+        vals(&p.run(&[arr(&[1.0, 1.0, 1.0], &[3])])[0]),
+        vec![10.0, 20.0, 30.0]
+    );
+}
+
+#[test]
+fn reading_a_recorded_value_names_jit() {
+    let r = std::panic::catch_unwind(|| {
+        record(
+            |x| vec![x[0].mul_scalar(x[0].item_f64())],
+            &[arr(&[1.0], &[])],
+        )
+    });
+    let payload = r.err().expect("panics");
+    let msg = match payload.downcast::<String>() {
+        Ok(s) => *s,
+        Err(p) => p
+            .downcast::<&str>()
+            .map(|s| s.to_string())
+            .expect("a message"),
+    };
+    assert!(
+        msg.contains("jit") && msg.contains("static_argnums"),
+        "{msg}"
+    );
+}

@@ -16,6 +16,7 @@ impl Value for Dyn {
             Dyn::Dual(_, d) => d.shape_vec(),
             Dyn::Batched(_, b) => b.shape_vec(),
             Dyn::Rev(_, r) => r.value.shape_vec(),
+            Dyn::Staged(_, s) => s.value.shape_vec(),
         }
     }
     fn ndim(&self) -> usize {
@@ -24,6 +25,7 @@ impl Value for Dyn {
             Dyn::Dual(_, d) => d.ndim(),
             Dyn::Batched(_, b) => b.ndim(),
             Dyn::Rev(_, r) => r.value.ndim(),
+            Dyn::Staged(_, s) => s.value.ndim(),
         }
     }
     fn full_like(&self, v: f64) -> Self {
@@ -70,6 +72,7 @@ impl Value for Dyn {
             Dyn::Dual(_, d) => d.item_f64(),
             Dyn::Batched(_, b) => b.item_f64(),
             Dyn::Rev(_, r) => r.value.item_f64(),
+            Dyn::Staged(_, s) => s.item_f64(),
         }
     }
 }
@@ -149,6 +152,10 @@ impl ArrayValue for Dyn {
                 let p: Vec<_> = parts.iter().map(|d| d.rev_at(l)).collect();
                 Dyn::Rev(l, Box::new(ArrayValue::concat(&p, axis)))
             }
+            Top::Staged(l) => {
+                let p: Vec<_> = parts.iter().map(|d| d.staged_at(l)).collect();
+                Dyn::Staged(l, Box::new(ArrayValue::concat(&p, axis)))
+            }
         }
     }
     fn select(mask: &Array, a: &Self, b: &Self) -> Self {
@@ -167,6 +174,7 @@ impl ArrayValue for Dyn {
             Dyn::Dual(_, d) => d.dtype(),
             Dyn::Batched(_, b) => b.dtype(),
             Dyn::Rev(_, r) => r.value.dtype(),
+            Dyn::Staged(_, s) => s.value.dtype(),
         }
     }
     fn device(&self) -> crate::Device {
@@ -175,6 +183,7 @@ impl ArrayValue for Dyn {
             Dyn::Dual(_, d) => d.device(),
             Dyn::Batched(_, b) => b.device(),
             Dyn::Rev(_, r) => r.value.device(),
+            Dyn::Staged(_, s) => s.value.device(),
         }
     }
     crate::vocab::custom_op::apply_custom!(|op, x| apply_custom_dyn::<Op, A>(op, x));
@@ -207,6 +216,13 @@ fn apply_custom_dyn<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Dyn>) -
             Box::new(ArrayValue::apply_custom::<Op, A>(
                 op,
                 &A::map(x, |_, d: &Dyn| d.rev_at(l)),
+            )),
+        ),
+        Top::Staged(l) => Dyn::Staged(
+            l,
+            Box::new(ArrayValue::apply_custom::<Op, A>(
+                op,
+                &A::map(x, |_, d: &Dyn| d.staged_at(l)),
             )),
         ),
     }

@@ -19,3 +19,23 @@ from nabla._nabla import (  # noqa: F401
     softplus,
     tanh,
 )
+
+# The public names (explicit re-exports for type checkers).
+__all__ = [
+    "cross_entropy",
+    "elu",
+    "gelu",
+    "gelu_tanh",
+    "hard_tanh",
+    "leaky_relu",
+    "log_sigmoid",
+    "log_softmax",
+    "mish",
+    "mse_loss",
+    "relu",
+    "sigmoid",
+    "silu",
+    "softmax",
+    "softplus",
+    "tanh",
+]

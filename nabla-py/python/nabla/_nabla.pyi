@@ -1,0 +1,651 @@
+"""Type stubs for `nabla._nabla`, the compiled extension module (the crate
+nabla-py, src/*.rs): arrays, dtypes, the op functions, creation, random
+draws, and the transform machinery in `_trace`.
+
+The package `nabla` re-exports every public name here (`from nabla._nabla
+import *`). The submodules `random` and `_trace` are modules at run time,
+which a single stub file cannot declare; these stubs describe each as a
+class of static methods assigned to the submodule's name (`random =
+_RandomModule`; the private class itself does not exist at run time), so
+calls such as `nabla.random.key(0)` and annotations such as
+`nabla.random.Key` type-check.
+
+Keep in step with the `#[pyfunction]`s, `#[pyclass]`es and `register`
+functions of nabla-py/src/*.rs and the op registry of nabla-ops;
+nabla-py/tests/test_stubs.py checks the names and parameters against the
+built module.
+"""
+
+from typing import (
+    Any,
+    Callable,
+    ClassVar,
+    List,
+    Literal,
+    Optional,
+    Sequence,
+    Tuple,
+    Union,
+    final,
+    overload,
+)
+
+import numpy as _np
+
+# --- Argument types ---------------------------------------------------------
+
+# Anything `nabla.array` takes: an array, a Python number (weakly typed: it
+# takes the dtype of the array it meets), a nested list or tuple of numbers,
+# or a NumPy array. (A `str`, though a Sequence, is not accepted.)
+_ArrayLike = Union[Array, float, int, bool, Sequence[Any], _np.ndarray[Any, Any]]
+
+# A dtype: `nabla.float32`, a NumPy-style name ("float32", "f32", "float",
+# "int64", "bool", ...), a Python or NumPy scalar type (`float`, `np.int64`),
+# or a NumPy dtype.
+_DTypeLike = Union[DType, str, type, _np.dtype[Any]]
+
+# An axis argument of the reductions: None (every axis), an int or a tuple
+# of ints; negative axes count from the end.
+_Axis = Union[None, int, Tuple[int, ...]]
+
+# A shape: an int or a sequence of non-negative ints.
+_Shape = Union[int, Sequence[int]]
+
+# One item of an index: an int, a slice, None (a new axis), `...`, or one
+# advanced index per call (an int64 array or nested list of ints along one
+# axis, or a bool mask).
+_IndexItem = Union[None, int, slice, ellipsis, Array, Sequence[Any], _np.ndarray[Any, Any]]
+_Index = Union[_IndexItem, Tuple[_IndexItem, ...]]
+
+_Scalar = Union[float, int, bool]
+
+# --- Module attributes ------------------------------------------------------
+
+__version__: str
+
+float32: DType
+float64: DType
+int64: DType
+bool_: DType
+
+# --- Classes ----------------------------------------------------------------
+
+@final
+class DType:
+    """A dtype, as Python sees it (`nabla.float32`, `nabla.DType.float32`).
+    Not constructible: use the four module/class attributes."""
+
+    float32: ClassVar[DType]
+    float64: ClassVar[DType]
+    int64: ClassVar[DType]
+    bool_: ClassVar[DType]
+    @property
+    def name(self) -> Literal["float32", "float64", "int64", "bool"]:
+        """The NumPy name of the dtype (`"float32"`)."""
+    def __eq__(self, other: object, /) -> bool: ...
+    def __ne__(self, other: object, /) -> bool: ...
+    def __hash__(self) -> int: ...
+    def __repr__(self) -> str: ...
+    def __str__(self) -> Literal["float32", "float64", "int64", "bool"]: ...
+
+@final
+class Array:
+    """An n-dimensional array of Nabla's runtime (`float32`, `float64`,
+    `int64` or `bool`). Inside `grad`, `vmap` and the other transforms, a
+    function's arguments are arrays that trace the transform."""
+
+    def __new__(
+        cls,
+        data: _ArrayLike,
+        dtype: Optional[_DTypeLike] = None,
+        requires_grad: bool = False,
+    ) -> Array:
+        """`nabla.Array(data, dtype=None, requires_grad=False)`: the same as
+        `nabla.array`."""
+
+    # Attributes.
+    @property
+    def shape(self) -> Tuple[int, ...]:
+        """The shape, a tuple of ints (per example inside `vmap`)."""
+    @property
+    def dtype(self) -> DType:
+        """The element type."""
+    @property
+    def ndim(self) -> int:
+        """The number of axes."""
+    @property
+    def size(self) -> int:
+        """The number of elements."""
+    @property
+    def T(self) -> Array:
+        """The axes reversed (`x.T`)."""
+
+    # Conversion.
+    def item(self) -> _Scalar:
+        """The one element as a Python number (`float`, `int` or `bool` by
+        dtype)."""
+    def tolist(self) -> Any:
+        """The elements as nested Python lists (a number for a 0-d array)."""
+    def astype(self, dtype: _DTypeLike) -> Array:
+        """A copy converted to `dtype`."""
+    def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> _np.ndarray[Any, Any]:
+        """The array as a NumPy array (a copy): `np.asarray(x)`."""
+    def __len__(self) -> int: ...
+    def __float__(self) -> float: ...
+    def __int__(self) -> int: ...
+    def __bool__(self) -> bool: ...
+    def __repr__(self) -> str: ...
+    def __str__(self) -> str: ...
+
+    # Imperative autograd (PyTorch's names).
+    @property
+    def requires_grad(self) -> bool:
+        """True for an array whose gradient `backward()` computes."""
+    def requires_grad_(self, flag: bool = True) -> Array:
+        """Makes this array a leaf that accumulates `.grad()` (in place, like
+        `torch.Tensor.requires_grad_`); returns it."""
+    @property
+    def is_leaf(self) -> bool:
+        """True for a user-created array (not the result of a recorded op)."""
+    def backward(self) -> None:
+        """Back-propagates from this one-element array to every leaf that
+        requires grad, accumulating into their `.grad()`."""
+    def grad(self) -> Optional[Array]:
+        """The gradient accumulated by `backward()`, or `None`."""
+    def zero_grad(self) -> None:
+        """Clears the accumulated gradient."""
+    def detach(self) -> Array:
+        """The same values, cut from the tape (and from every transform)."""
+
+    # Indexing: NumPy's basic indexing plus one advanced index per call.
+    def __getitem__(self, key: _Index, /) -> Array: ...
+
+    # Arithmetic; Python numbers take the array's dtype.
+    def __add__(self, other: _ArrayLike, /) -> Array: ...
+    def __radd__(self, other: _ArrayLike, /) -> Array: ...
+    def __sub__(self, other: _ArrayLike, /) -> Array: ...
+    def __rsub__(self, other: _ArrayLike, /) -> Array: ...
+    def __mul__(self, other: _ArrayLike, /) -> Array: ...
+    def __rmul__(self, other: _ArrayLike, /) -> Array: ...
+    def __truediv__(self, other: _ArrayLike, /) -> Array: ...
+    def __rtruediv__(self, other: _ArrayLike, /) -> Array: ...
+    def __matmul__(self, other: _ArrayLike, /) -> Array: ...
+    def __rmatmul__(self, other: _ArrayLike, /) -> Array: ...
+    def __pow__(self, other: _ArrayLike, mod: None = None, /) -> Array: ...
+    def __rpow__(self, other: _ArrayLike, mod: None = None, /) -> Array: ...
+    def __neg__(self) -> Array: ...
+    def __pos__(self) -> Array: ...
+    def __abs__(self) -> Array: ...
+
+    # Comparisons: elementwise, giving bool arrays.
+    def __lt__(self, other: _ArrayLike, /) -> Array: ...
+    def __le__(self, other: _ArrayLike, /) -> Array: ...
+    def __gt__(self, other: _ArrayLike, /) -> Array: ...
+    def __ge__(self, other: _ArrayLike, /) -> Array: ...
+    def __eq__(self, other: _ArrayLike, /) -> Array: ...  # type: ignore[override]
+    def __ne__(self, other: _ArrayLike, /) -> Array: ...  # type: ignore[override]
+    __hash__: ClassVar[None]  # type: ignore[assignment]
+
+    # In place: a leaf that requires grad keeps its identity and `.grad()`.
+    def __iadd__(self, other: _ArrayLike, /) -> Array: ...
+    def __isub__(self, other: _ArrayLike, /) -> Array: ...
+    def __imul__(self, other: _ArrayLike, /) -> Array: ...
+    def __itruediv__(self, other: _ArrayLike, /) -> Array: ...
+
+# --- Autograd switch --------------------------------------------------------
+
+def _set_grad_enabled(enabled: bool) -> bool:
+    """Turns recording on the imperative tape on or off for this thread,
+    returning the previous setting (`with nabla.no_grad():` uses it)."""
+
+def is_grad_enabled() -> bool:
+    """True unless inside `nabla.no_grad()`."""
+
+# --- Elementwise unary ops: one per entry of the op registry
+# (nabla-ops/src/unary.rs, generated by `py_unary!` in src/ops.rs), each
+# `(x, *params)` with the op's parameters in order. ---
+
+def negative(x: _ArrayLike) -> Array:
+    """`-x` (`nabla::negative`)."""
+
+def exp(x: _ArrayLike) -> Array:
+    """`e^x`."""
+
+def log(x: _ArrayLike) -> Array:
+    """Natural logarithm (`nabla::log`)."""
+
+def sin(x: _ArrayLike) -> Array:
+    """Sine."""
+
+def cos(x: _ArrayLike) -> Array:
+    """Cosine."""
+
+def tan(x: _ArrayLike) -> Array:
+    """Tangent."""
+
+def tanh(x: _ArrayLike) -> Array:
+    """Hyperbolic tangent."""
+
+def sigmoid(x: _ArrayLike) -> Array:
+    """Logistic sigmoid `1 / (1 + e^-x)`."""
+
+def relu(x: _ArrayLike) -> Array:
+    """`max(x, 0)`; the derivative at 0 is 0 (as in JAX)."""
+
+def sqrt(x: _ArrayLike) -> Array:
+    """Square root."""
+
+def rsqrt(x: _ArrayLike) -> Array:
+    """`1 / sqrt(x)`."""
+
+def abs(x: _ArrayLike) -> Array:
+    """Absolute value; the derivative at 0 is 0."""
+
+def square(x: _ArrayLike) -> Array:
+    """`x²`."""
+
+def reciprocal(x: _ArrayLike) -> Array:
+    """`1 / x` (`nabla::reciprocal`)."""
+
+def log1p(x: _ArrayLike) -> Array:
+    """`ln(1 + x)` (`nabla::log1p`)."""
+
+def expm1(x: _ArrayLike) -> Array:
+    """`e^x - 1` (`nabla::expm1`)."""
+
+def erf(x: _ArrayLike) -> Array:
+    """Error function."""
+
+def sign(x: _ArrayLike) -> Array:
+    """Sign: -1, 0 or 1 (`nabla::sign`); zero derivative."""
+
+def floor(x: _ArrayLike) -> Array:
+    """Round down; zero derivative."""
+
+def ceil(x: _ArrayLike) -> Array:
+    """Round up; zero derivative."""
+
+def round(x: _ArrayLike) -> Array:
+    """Round half away from zero; zero derivative."""
+
+def powi(x: _ArrayLike, n: int) -> Array:
+    """`x^n` for an integer exponent `n`."""
+
+def powf(x: _ArrayLike, p: float) -> Array:
+    """`x^p` for a float exponent `p`."""
+
+def clip(x: _ArrayLike, lo: float, hi: float) -> Array:
+    """Clamps into `[lo, hi]`; the derivative is 1 strictly inside, 0 outside."""
+
+def arcsin(x: _ArrayLike) -> Array:
+    """Inverse sine (`nabla::arcsin`)."""
+
+def arccos(x: _ArrayLike) -> Array:
+    """Inverse cosine (`nabla::arccos`)."""
+
+def arctan(x: _ArrayLike) -> Array:
+    """Inverse tangent (`nabla::arctan`)."""
+
+def sinh(x: _ArrayLike) -> Array:
+    """Hyperbolic sine."""
+
+def cosh(x: _ArrayLike) -> Array:
+    """Hyperbolic cosine."""
+
+def arcsinh(x: _ArrayLike) -> Array:
+    """Inverse hyperbolic sine (`nabla::arcsinh`)."""
+
+def arccosh(x: _ArrayLike) -> Array:
+    """Inverse hyperbolic cosine (`nabla::arccosh`), for `x ≥ 1`."""
+
+def arctanh(x: _ArrayLike) -> Array:
+    """Inverse hyperbolic tangent (`nabla::arctanh`)."""
+
+def log2(x: _ArrayLike) -> Array:
+    """Base-2 logarithm."""
+
+def log10(x: _ArrayLike) -> Array:
+    """Base-10 logarithm."""
+
+def exp2(x: _ArrayLike) -> Array:
+    """`2^x`."""
+
+def cbrt(x: _ArrayLike) -> Array:
+    """Cube root (defined for negative `x` too)."""
+
+def erfc(x: _ArrayLike) -> Array:
+    """Complementary error function `1 - erf(x)`, accurate for large `x`."""
+
+def lgamma(x: _ArrayLike) -> Array:
+    """`ln |Γ(x)|`."""
+
+def digamma(x: _ArrayLike) -> Array:
+    """The digamma function `ψ(x) = d/dx ln Γ(x)`."""
+
+def polygamma(x: _ArrayLike, n: int) -> Array:
+    """The polygamma function `ψ⁽ⁿ⁾(x)`, the `n`-th derivative of digamma, for `n ≥ 1`
+    (`nabla::polygamma(&x, n)`; JAX writes `polygamma(n, x)`)."""
+
+def log_sigmoid(x: _ArrayLike) -> Array:
+    """`ln(sigmoid(x)) = -softplus(-x)`, stable for large `|x|`."""
+
+def mish(x: _ArrayLike) -> Array:
+    """Mish, `x · tanh(softplus(x))`."""
+
+def elu(x: _ArrayLike) -> Array:
+    """ELU with `alpha = 1`: `x` for `x > 0`, `e^x - 1` otherwise."""
+
+def leaky_relu(x: _ArrayLike, slope: float) -> Array:
+    """`x` for `x ≥ 0`, `slope · x` otherwise (`nabla::leaky_relu(&x, 0.01)`)."""
+
+def hard_tanh(x: _ArrayLike) -> Array:
+    """Clamps into `[-1, 1]`; the derivative is 1 strictly inside, 0 outside."""
+
+def sinc(x: _ArrayLike) -> Array:
+    """Normalised sinc, `sin(πx) / (πx)`, 1 at 0. Its derivative is 0 at exactly 0; so
+    is the second derivative there (a masked formula), where the true value is
+    `-π²/3`."""
+
+def soft_sign(x: _ArrayLike) -> Array:
+    """Softsign, `x / (1 + |x|)` (`jax.nn.soft_sign`)."""
+
+# --- Elementwise binary ops: one per entry of the op registry
+# (nabla-ops/src/binary.rs, generated by `py_binary!`), each `(a, b)` with
+# Python numbers taking the other operand's dtype. ---
+
+def add(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a + b` (the `+` operator)."""
+
+def subtract(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a - b` (the `-` operator; `nabla::subtract`)."""
+
+def multiply(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a * b` (the `*` operator; `nabla::multiply`)."""
+
+def divide(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a / b` (the `/` operator; `nabla::divide`)."""
+
+def pow(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a ^ b`; the `b` partial is `y · ln a`, so it needs `a > 0`."""
+
+def maximum(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Elementwise maximum (NaN propagates); ties split the derivative evenly between
+    the operands, as in JAX."""
+
+def minimum(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Elementwise minimum (NaN propagates); ties split the derivative evenly."""
+
+def atan2(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Four-quadrant arctangent of `a / b`."""
+
+def logaddexp(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`ln(e^a + e^b)`, without overflow."""
+
+def hypot(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`sqrt(a² + b²)`, without overflow."""
+
+def remainder(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`a - b · floor(a / b)`: the remainder with the sign of `b`, as NumPy's
+    `remainder` and Python's `%`."""
+
+def copysign(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """`|a|` with the sign of `b`; no derivative with respect to `b`."""
+
+# --- Reductions (src/ops.rs) ------------------------------------------------
+
+def sum(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """Sum over `axis` (all axes when None)."""
+
+def mean(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """Mean over `axis`."""
+
+def max(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """Maximum over `axis`."""
+
+def min(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """Minimum over `axis`."""
+
+def prod(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """Product over `axis`."""
+
+def var(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Variance over `axis` (`ddof` subtracted from the count)."""
+
+def std(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False, ddof: int = 0) -> Array:
+    """Standard deviation over `axis`."""
+
+def logsumexp(x: _ArrayLike, axis: _Axis = None, keepdims: bool = False) -> Array:
+    """`log(sum(exp(x)))` over `axis`, computed stably."""
+
+def cumsum(x: _ArrayLike, axis: int = 0) -> Array:
+    """Cumulative sum along `axis`."""
+
+def argmax(x: _ArrayLike, axis: Optional[int] = None) -> Array:
+    """Index of the largest element along `axis` (flattened when None)."""
+
+def argmin(x: _ArrayLike, axis: Optional[int] = None) -> Array:
+    """Index of the smallest element along `axis` (flattened when None)."""
+
+# --- Products ---------------------------------------------------------------
+
+def matmul(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Matrix product (NumPy's `matmul` broadcasting)."""
+
+def dot(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Inner product of vectors, or matmul for higher ranks."""
+
+def outer(a: _ArrayLike, b: _ArrayLike) -> Array:
+    """Outer product of two vectors."""
+
+# --- Shapes -----------------------------------------------------------------
+
+@overload
+def reshape(x: _ArrayLike, shape: Sequence[int], /) -> Array:
+    """The same elements in a new shape (one entry may be -1):
+    `reshape(x, (2, 3))`."""
+
+@overload
+def reshape(x: _ArrayLike, /, *shape: int) -> Array:
+    """The same elements in a new shape (one entry may be -1):
+    `reshape(x, 2, 3)`."""
+
+def transpose(x: _ArrayLike, axes: Optional[Sequence[int]] = None) -> Array:
+    """Permutes the axes (reversed when `axes` is None)."""
+
+def swapaxes(x: _ArrayLike, axis1: int, axis2: int) -> Array:
+    """Swaps two axes."""
+
+def moveaxis(x: _ArrayLike, source: int, destination: int) -> Array:
+    """Moves axis `source` to position `destination`."""
+
+def expand_dims(x: _ArrayLike, axis: int) -> Array:
+    """Inserts a length-1 axis at `axis`."""
+
+def squeeze(x: _ArrayLike, axis: _Axis = None) -> Array:
+    """Removes length-1 axes (all of them when `axis` is None)."""
+
+def broadcast_to(x: _ArrayLike, shape: _Shape) -> Array:
+    """The array broadcast to `shape`."""
+
+def concatenate(arrays: Sequence[_ArrayLike], axis: int = 0) -> Array:
+    """Joins arrays along an existing axis."""
+
+def stack(arrays: Sequence[_ArrayLike], axis: int = 0) -> Array:
+    """Joins arrays along a new axis."""
+
+# --- Selection and gradients ------------------------------------------------
+
+def where(cond: _ArrayLike, x: _ArrayLike, y: _ArrayLike) -> Array:
+    """Elements of `x` where `cond` holds, of `y` elsewhere."""
+
+def stop_gradient(x: _ArrayLike) -> Array:
+    """The gradient of nothing: the value with every derivative cut."""
+
+# --- Composites (activations, losses) ---------------------------------------
+
+def softmax(x: _ArrayLike, axis: int = -1) -> Array:
+    """Softmax along `axis`."""
+
+def log_softmax(x: _ArrayLike, axis: int = -1) -> Array:
+    """Log-softmax along `axis`."""
+
+def gelu(x: _ArrayLike) -> Array:
+    """GELU (the erf form)."""
+
+def gelu_tanh(x: _ArrayLike) -> Array:
+    """GELU, tanh approximation."""
+
+def silu(x: _ArrayLike) -> Array:
+    """`x · sigmoid(x)`."""
+
+def softplus(x: _ArrayLike) -> Array:
+    """`log(1 + e^x)`, computed stably."""
+
+def mse_loss(pred: _ArrayLike, target: _ArrayLike) -> Array:
+    """Mean squared error."""
+
+def cross_entropy(logits: _ArrayLike, labels: _ArrayLike) -> Array:
+    """Mean cross-entropy of `logits` `[n, classes]` against integer labels."""
+
+# --- Creation (src/create.rs) -----------------------------------------------
+
+def array(data: _ArrayLike, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
+    """An array from data (numbers, nested lists, NumPy arrays, arrays)."""
+
+def asarray(data: _ArrayLike, dtype: Optional[_DTypeLike] = None) -> Array:
+    """Like `array`, but returns a `nabla.Array` argument itself."""
+
+def zeros(shape: _Shape, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
+    """Zeros of `shape`."""
+
+def ones(shape: _Shape, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
+    """Ones of `shape`."""
+
+def full(
+    shape: _Shape,
+    fill_value: float,
+    dtype: Optional[_DTypeLike] = None,
+    requires_grad: bool = False,
+) -> Array:
+    """`fill_value` everywhere in `shape`."""
+
+def arange(
+    start: float,
+    stop: Optional[float] = None,
+    step: float = 1.0,
+    dtype: Optional[_DTypeLike] = None,
+) -> Array:
+    """`start, start + step, ...` below `stop` (`arange(n)`: `0..n`); int64
+    when every bound is whole, float32 otherwise."""
+
+def linspace(start: float, stop: float, num: int = 50, dtype: Optional[_DTypeLike] = None) -> Array:
+    """`num` evenly spaced values from `start` to `stop` (inclusive)."""
+
+def eye(n: int, dtype: Optional[_DTypeLike] = None) -> Array:
+    """The `n × n` identity."""
+
+def randn(shape: _Shape, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
+    """Standard normal draws of `shape` from the global generator
+    (`nabla.seed` resets it)."""
+
+def rand(shape: _Shape, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
+    """Uniform draws in `[0, 1)` of `shape` from the global generator."""
+
+def seed(seed: int) -> None:
+    """Resets the global generator (`torch.manual_seed`)."""
+
+# --- Submodule `random`: explicit keys (`jax.random`) -----------------------
+
+class _RandomModule:
+    """The submodule `nabla.random` (`nabla._nabla.random`): explicit random
+    keys, as `jax.random`."""
+
+    @final
+    class Key:
+        """An explicit random key (`jax.random.key`): draws from it depend on
+        the key alone. Made by `key` and `split`, not constructible."""
+
+        def __eq__(self, other: object, /) -> bool: ...
+        def __ne__(self, other: object, /) -> bool: ...
+        def __hash__(self) -> int: ...
+        def __repr__(self) -> str: ...
+
+    @staticmethod
+    def key(seed: int) -> _RandomModule.Key:
+        """A key from a seed."""
+    @staticmethod
+    def split(key: _RandomModule.Key, num: int = 2) -> List[_RandomModule.Key]:
+        """`num` independent keys from one."""
+    @staticmethod
+    def normal(key: _RandomModule.Key, shape: _Shape, dtype: Optional[_DTypeLike] = None) -> Array:
+        """Standard normal draws from `key`."""
+    @staticmethod
+    def uniform(key: _RandomModule.Key, shape: _Shape, dtype: Optional[_DTypeLike] = None) -> Array:
+        """Uniform draws in `[0, 1)` from `key`."""
+
+random = _RandomModule
+
+# --- Submodule `_trace`: the run-time transform machinery (src/trace.rs) ----
+
+class _TraceModule:
+    """The submodule `nabla._nabla._trace`: levels, the tracers of each
+    transform and pullbacks, for python/nabla/_transforms.py."""
+
+    @final
+    class Pullback:
+        """The pullback of a traced function."""
+
+        def __call__(self, cts: Sequence[Optional[Array]]) -> List[Array]:
+            """One cotangent per output (None: zero) to one per input."""
+
+    @final
+    class Program:
+        """A recorded function (`nabla.jit`'s cache entry): replays without
+        running Python. `str(program)` lists its instructions."""
+
+        def run(self, inputs: Sequence[Array]) -> List[Array]:
+            """The outputs on new inputs of the recorded shapes and dtypes."""
+        def __len__(self) -> int:
+            """The number of instructions (after dead code is dropped)."""
+        def __str__(self) -> str: ...
+        def __repr__(self) -> str: ...
+
+    @staticmethod
+    def new_level() -> int:
+        """A fresh transform level (higher than every earlier one)."""
+    @staticmethod
+    def dual(level: int, primal: Array, tangent: Optional[Array] = None) -> Array:
+        """A forward-mode tracer of `level`."""
+    @staticmethod
+    def split_dual(level: int, x: Array) -> Tuple[Array, Optional[Array]]:
+        """The primal and tangent (None: zero) of `x` at forward-mode
+        `level`."""
+    @staticmethod
+    def batched(level: int, x: Array, axis: Optional[int]) -> Array:
+        """A batching tracer of `level` with batch axis `axis` (None:
+        unbatched)."""
+    @staticmethod
+    def unbatch(level: int, x: Array, size: int, axis: int) -> Array:
+        """`x` at batching `level` with the batch axis at `axis`."""
+    @staticmethod
+    def rev_leaf(level: int, x: Array, index: int) -> Array:
+        """Input `index` of the reverse-mode transform at `level`."""
+    @staticmethod
+    def pullback(
+        level: int, outputs: Sequence[Array], inputs: Sequence[Array]
+    ) -> Tuple[List[Array], _TraceModule.Pullback]:
+        """The outputs of a function traced at reverse-mode `level` and its
+        pullback to the leaves whose values were `inputs`."""
+    @staticmethod
+    def record(
+        fun: Callable[[List[Array]], Sequence[Array]], inputs: Sequence[Array]
+    ) -> Tuple[List[Array], _TraceModule.Program]:
+        """Runs `fun` (a list of arrays to a list of arrays) once on
+        `inputs`, recording it: its outputs and the program that replays
+        it."""
+    @staticmethod
+    def lower(level: int, x: Array) -> Array:
+        """The tracer of `level` dropped: a forward- or reverse-mode tracer's
+        primal, anything else as it is (`has_aux` outputs)."""
+
+_trace = _TraceModule

@@ -1,0 +1,386 @@
+//! `Staged`: the tracer of [`super::record`], which turns one run of a
+//! function into a [`Program`] that later calls replay without running the
+//! function (what Python's `nabla.jit` records).
+//!
+//! A `Staged` value is the op's value one level down (computed as the
+//! function runs, so shapes are known) plus where it comes from in the
+//! program: an input, an earlier instruction, or a constant (a value of an
+//! outer level the function closed over). Every op appends one instruction:
+//! a closure that applies the same `Value`/`ArrayValue` method to the
+//! instruction's operands. A [`Program`] keeps only the instructions its
+//! outputs need and frees each intermediate after its last use.
+
+use super::{Dyn, Level};
+use crate::{ArrayValue, Value};
+use std::fmt::Write as _;
+use std::sync::{Arc, Mutex};
+
+/// One instruction's computation: its operands to its result.
+pub(crate) type OpFn = Box<dyn Fn(&[&Dyn]) -> Dyn + Send + Sync>;
+
+enum Instr {
+    /// A constant captured from outside the recorded function.
+    Const(Dyn),
+    /// `f(operands)`; `name` is what `Program`'s display shows.
+    Op {
+        name: String,
+        operands: Vec<usize>,
+        f: OpFn,
+    },
+}
+
+/// The instructions recorded so far (slots `0..inputs` are the inputs).
+pub(crate) struct Recorder {
+    inputs: usize,
+    instrs: Mutex<Vec<(Instr, crate::Shape, crate::DType)>>,
+}
+
+/// Where a staged value comes from.
+#[derive(Clone)]
+enum Src {
+    /// Not produced by the recorded function: a constant of the program.
+    Const,
+    /// Slot `usize` of the recorder.
+    Slot(Arc<Recorder>, usize),
+}
+
+/// A value traced by [`super::record`].
+#[derive(Clone)]
+pub struct Staged {
+    /// The value, one level down.
+    pub value: Dyn,
+    src: Src,
+}
+
+impl Staged {
+    /// A constant of the program.
+    pub(crate) fn constant(value: Dyn) -> Staged {
+        Staged {
+            value,
+            src: Src::Const,
+        }
+    }
+
+    /// The op's output `value`, appended to the program as `name` applied
+    /// to `operands` by `f`.
+    pub(crate) fn record(
+        value: Dyn,
+        operands: &[&Staged],
+        name: impl FnOnce() -> String,
+        f: impl Fn(&[&Dyn]) -> Dyn + Send + Sync + 'static,
+    ) -> Staged {
+        let Some(rec) = operands.iter().find_map(|s| match &s.src {
+            Src::Slot(r, _) => Some(r.clone()),
+            Src::Const => None,
+        }) else {
+            return Staged::constant(value);
+        };
+        let mut instrs = rec.instrs.lock().expect("recorder lock");
+        let mut slots = Vec::with_capacity(operands.len());
+        for s in operands {
+            match &s.src {
+                Src::Slot(_, k) => slots.push(*k),
+                Src::Const => {
+                    instrs.push((
+                        Instr::Const(s.value.clone()),
+                        s.value.shape_vec(),
+                        s.value.dtype(),
+                    ));
+                    slots.push(rec.inputs + instrs.len() - 1);
+                }
+            }
+        }
+        let op = Instr::Op {
+            name: name(),
+            operands: slots,
+            f: Box::new(f),
+        };
+        instrs.push((op, value.shape_vec(), value.dtype()));
+        let slot = rec.inputs + instrs.len() - 1;
+        drop(instrs);
+        Staged {
+            value,
+            src: Src::Slot(rec, slot),
+        }
+    }
+
+    /// `f` on this one operand, recorded as `name`.
+    pub(crate) fn unary(
+        &self,
+        name: impl FnOnce() -> String,
+        f: impl Fn(&Dyn) -> Dyn + Send + Sync + 'static,
+    ) -> Staged {
+        let y = f(&self.value);
+        Staged::record(y, &[self], name, move |x| f(x[0]))
+    }
+
+    /// `f` on two operands, recorded as `name`.
+    pub(crate) fn binary(
+        &self,
+        o: &Staged,
+        name: impl FnOnce() -> String,
+        f: impl Fn(&Dyn, &Dyn) -> Dyn + Send + Sync + 'static,
+    ) -> Staged {
+        let y = f(&self.value, &o.value);
+        Staged::record(y, &[self, o], name, move |x| f(x[0], x[1]))
+    }
+}
+
+/// A recorded function: replays its instructions on new inputs of the
+/// recorded shapes and dtypes.
+pub struct Program {
+    inputs: Vec<(crate::Shape, crate::DType)>,
+    /// The live instructions, each with the slots it frees once it ran.
+    instrs: Vec<(usize, Instr, crate::Shape, crate::DType, Vec<usize>)>,
+    outputs: Vec<usize>,
+    /// Slots (inputs included) freed before the first instruction.
+    unused_inputs: Vec<usize>,
+}
+
+/// Records `f` on `inputs` at a new level: its outputs (values one level
+/// down, as the run computed them) and the program that replays it.
+///
+/// ```
+/// use nabla::dynamic::{self, Dyn};
+/// use nabla::{Array, Value};
+/// let x = Dyn::from(Array::from_vec(vec![1.0f64, 2.0], &[2]));
+/// let (y, program) = dynamic::record(|x| vec![x[0].sin().mul(&x[0])], &[x]);
+/// let again = program.run(&[Dyn::from(Array::from_vec(vec![3.0f64, 4.0], &[2]))]);
+/// assert_eq!(again[0].to_array().to_vec::<f64>()[0], 3f64.sin() * 3.0);
+/// assert_eq!(y[0].to_array().to_vec::<f64>()[1], 2f64.sin() * 2.0);
+/// ```
+pub fn record(f: impl FnOnce(&[Dyn]) -> Vec<Dyn>, inputs: &[Dyn]) -> (Vec<Dyn>, Program) {
+    let level = super::new_level();
+    let rec = Arc::new(Recorder {
+        inputs: inputs.len(),
+        instrs: Mutex::new(Vec::new()),
+    });
+    let ins: Vec<Dyn> = inputs
+        .iter()
+        .enumerate()
+        .map(|(k, x)| {
+            let s = Staged {
+                value: x.clone(),
+                src: Src::Slot(rec.clone(), k),
+            };
+            Dyn::Staged(level, Box::new(s))
+        })
+        .collect();
+    let outs = f(&ins);
+    drop(ins);
+    let mut values = Vec::with_capacity(outs.len());
+    let mut slots = Vec::with_capacity(outs.len());
+    for o in &outs {
+        let s = o.staged_at(level);
+        let slot = match &s.src {
+            Src::Slot(_, k) => *k,
+            Src::Const => {
+                let mut instrs = rec.instrs.lock().expect("recorder lock");
+                instrs.push((
+                    Instr::Const(s.value.clone()),
+                    s.value.shape_vec(),
+                    s.value.dtype(),
+                ));
+                rec.inputs + instrs.len() - 1
+            }
+        };
+        values.push(s.value);
+        slots.push(slot);
+    }
+    drop(outs);
+    let instrs = std::mem::take(&mut *rec.instrs.lock().expect("recorder lock"));
+    let shapes = inputs.iter().map(|x| (x.shape_vec(), x.dtype())).collect();
+    (values, Program::new(shapes, instrs, slots))
+}
+
+impl Program {
+    fn new(
+        inputs: Vec<(crate::Shape, crate::DType)>,
+        instrs: Vec<(Instr, crate::Shape, crate::DType)>,
+        outputs: Vec<usize>,
+    ) -> Program {
+        let n_in = inputs.len();
+        let total = n_in + instrs.len();
+        // Live slots: what the outputs need, walking back.
+        let mut live = vec![false; total];
+        for &o in &outputs {
+            live[o] = true;
+        }
+        for (i, (instr, ..)) in instrs.iter().enumerate().rev() {
+            if let (true, Instr::Op { operands, .. }) = (live[n_in + i], instr) {
+                for &k in operands {
+                    live[k] = true;
+                }
+            }
+        }
+        // Last use of each slot, so replay can free it.
+        let mut last = vec![None; total];
+        for (i, (instr, ..)) in instrs.iter().enumerate() {
+            if let (true, Instr::Op { operands, .. }) = (live[n_in + i], instr) {
+                for &k in operands {
+                    last[k] = Some(n_in + i);
+                }
+            }
+        }
+        for &o in &outputs {
+            last[o] = None;
+        }
+        let mut frees: Vec<Vec<usize>> = vec![Vec::new(); total];
+        for (k, l) in last.iter().enumerate() {
+            if let Some(at) = l {
+                frees[*at].push(k);
+            }
+        }
+        let unused_inputs = (0..n_in)
+            .filter(|&k| !outputs.contains(&k) && last[k].is_none())
+            .collect();
+        let kept = instrs
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| live[n_in + i])
+            .map(|(i, (instr, s, d))| (n_in + i, instr, s, d, std::mem::take(&mut frees[n_in + i])))
+            .collect();
+        Program {
+            inputs,
+            instrs: kept,
+            outputs,
+            unused_inputs,
+        }
+    }
+
+    /// The number of instructions the program runs (dead code dropped).
+    ///
+    /// ```
+    /// use nabla::dynamic::{self, Dyn};
+    /// use nabla::{Array, Value};
+    /// let x = Dyn::from(Array::scalar(1.0f64));
+    /// // `x.cos()` is computed but never used: it is not in the program.
+    /// let (_, p) = dynamic::record(|x| { let _unused = x[0].cos(); vec![x[0].sin()] }, &[x]);
+    /// assert_eq!(p.len(), 1);
+    /// ```
+    pub fn len(&self) -> usize {
+        self.instrs.len()
+    }
+
+    /// True for a program that only passes values through.
+    pub fn is_empty(&self) -> bool {
+        self.instrs.is_empty()
+    }
+
+    /// The shapes and dtypes the program was recorded for.
+    pub fn input_types(&self) -> &[(crate::Shape, crate::DType)] {
+        &self.inputs
+    }
+
+    /// The outputs on new `inputs` (of the recorded shapes and dtypes;
+    /// tracers of other transforms are fine: the program then runs under
+    /// them).
+    #[track_caller]
+    pub fn run(&self, inputs: &[Dyn]) -> Vec<Dyn> {
+        assert_eq!(
+            inputs.len(),
+            self.inputs.len(),
+            "jit: the program was recorded for {} inputs but got {}; call it with the same arguments",
+            self.inputs.len(),
+            inputs.len()
+        );
+        for (k, (x, (s, d))) in inputs.iter().zip(&self.inputs).enumerate() {
+            let (xs, xd) = (x.shape_vec(), x.dtype());
+            assert!(
+                xs == *s && xd == *d,
+                "jit: input {k} has shape {:?} and dtype {xd:?} but the program was recorded for {:?} and {d:?}; \
+                 record it again for these arguments",
+                &xs[..],
+                &s[..]
+            );
+        }
+        let total = self.inputs.len()
+            + self
+                .instrs
+                .last()
+                .map_or(0, |i| i.0 + 1 - self.inputs.len());
+        let mut slots: Vec<Option<Dyn>> = Vec::with_capacity(total.max(self.inputs.len()));
+        slots.extend(inputs.iter().cloned().map(Some));
+        slots.resize(total.max(self.inputs.len()), None);
+        for &k in &self.unused_inputs {
+            slots[k] = None;
+        }
+        for (at, instr, _, _, frees) in &self.instrs {
+            let y = match instr {
+                Instr::Const(c) => c.clone(),
+                Instr::Op { operands, f, .. } => {
+                    let args: Vec<&Dyn> = operands
+                        .iter()
+                        .map(|&k| {
+                            slots[k]
+                                .as_ref()
+                                .expect("an operand is computed before its use")
+                        })
+                        .collect();
+                    f(&args)
+                }
+            };
+            slots[*at] = Some(y);
+            for &k in frees {
+                slots[k] = None;
+            }
+        }
+        self.outputs
+            .iter()
+            .map(|&k| slots[k].clone().expect("every output is computed"))
+            .collect()
+    }
+}
+
+impl std::fmt::Display for Program {
+    /// A jaxpr-like listing: inputs, one line per instruction, outputs.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ty = |s: &crate::Shape, d: &crate::DType| {
+            let dims: Vec<String> = s.iter().map(|n| n.to_string()).collect();
+            format!("{}[{}]", dtype_short(*d), dims.join(","))
+        };
+        let name = |k: usize| format!("v{k}");
+        let ins: Vec<String> = self
+            .inputs
+            .iter()
+            .enumerate()
+            .map(|(k, (s, d))| format!("{}:{}", name(k), ty(s, d)))
+            .collect();
+        writeln!(f, "{{ lambda {} .", ins.join(" "))?;
+        for (at, instr, s, d, _) in &self.instrs {
+            let mut line = String::new();
+            match instr {
+                Instr::Const(_) => write!(line, "const")?,
+                Instr::Op {
+                    name: n, operands, ..
+                } => {
+                    let args: Vec<String> = operands.iter().map(|&k| name(k)).collect();
+                    write!(line, "{n} {}", args.join(" "))?;
+                }
+            }
+            writeln!(f, "  {}:{} = {}", name(*at), ty(s, d), line)?;
+        }
+        let outs: Vec<String> = self.outputs.iter().map(|&k| name(k)).collect();
+        write!(f, "  in ({}) }}", outs.join(", "))
+    }
+}
+
+fn dtype_short(d: crate::DType) -> &'static str {
+    match d {
+        crate::DType::F32 => "f32",
+        crate::DType::F64 => "f64",
+        crate::DType::I64 => "i64",
+        crate::DType::Bool => "bool",
+    }
+}
+
+impl Dyn {
+    /// As [`Dyn::dual_at`], for a recording level (a constant of the
+    /// program otherwise).
+    pub(crate) fn staged_at(&self, level: Level) -> Staged {
+        match self {
+            Dyn::Staged(l, s) if *l == level => (**s).clone(),
+            _ => Staged::constant(self.clone()),
+        }
+    }
+}
