@@ -113,6 +113,18 @@ fn flatten(obj: &Bound<'_, PyAny>, out: &mut Vec<f64>, kind: &mut DType) -> PyRe
         *kind = widest(*kind, d);
         return Ok(vec![]);
     }
+    if obj.is_instance_of::<pyo3::types::PyString>() || obj.is_instance_of::<pyo3::types::PyBytes>()
+    {
+        return Err(PyTypeError::new_err(format!(
+            "nabla.array: cannot make an array from the string {:?}; pass numbers",
+            obj.str()?.to_string()
+        )));
+    }
+    if let Some(a) = crate::numpy_interop::from_numpy(obj)? {
+        *kind = widest(*kind, a.dtype());
+        out.extend(a.cast(DType::F64).to_vec::<f64>());
+        return Ok(a.shape().to_vec());
+    }
     if let Ok(a) = obj.cast::<PyArray>() {
         let a = a.borrow().value.to_array();
         *kind = widest(*kind, a.dtype());

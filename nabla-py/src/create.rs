@@ -110,13 +110,21 @@ fn full_impl(
 
 /// `start, start + step, ...` below `stop` (`arange(n)`: `0..n`).
 #[pyfunction]
-#[pyo3(signature = (start, stop = None, step = 1.0, dtype = None))]
+#[pyo3(signature = (start, stop = None, step = None, dtype = None))]
 pub fn arange(
-    start: f64,
-    stop: Option<f64>,
-    step: f64,
+    start: &Bound<'_, PyAny>,
+    stop: Option<&Bound<'_, PyAny>>,
+    step: Option<&Bound<'_, PyAny>>,
     dtype: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<PyArray> {
+    // Any float argument makes a float array, as in NumPy.
+    let floats = [Some(start), stop, step]
+        .iter()
+        .flatten()
+        .any(|v| v.is_instance_of::<pyo3::types::PyFloat>());
+    let start: f64 = start.extract()?;
+    let stop: Option<f64> = stop.map(|v| v.extract()).transpose()?;
+    let step: f64 = step.map(|v| v.extract()).transpose()?.unwrap_or(1.0);
     let (lo, hi) = match stop {
         Some(s) => (start, s),
         None => (0.0, start),
@@ -126,8 +134,7 @@ pub fn arange(
             "arange: step must not be zero",
         ));
     }
-    let whole = lo.fract() == 0.0 && hi.fract() == 0.0 && step.fract() == 0.0;
-    let d = dtype_or(dtype, if whole { DType::I64 } else { DType::F32 })?;
+    let d = dtype_or(dtype, if floats { DType::F32 } else { DType::I64 })?;
     let n = ((hi - lo) / step).ceil().max(0.0) as usize;
     let v: Vec<f64> = (0..n).map(|i| lo + step * i as f64).collect();
     made(guard(|| Array::from_vec(v, &[n]).cast(d))?, false)

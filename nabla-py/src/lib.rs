@@ -21,6 +21,7 @@ mod convert;
 mod create;
 mod errors;
 mod indexing;
+mod methods;
 mod numpy_interop;
 mod operators;
 mod ops;

@@ -13,10 +13,22 @@ fn is_ndarray(obj: &Bound<'_, PyAny>) -> bool {
     ty.module().is_ok_and(|m| m == "numpy") && ty.name().is_ok_and(|n| n == "ndarray")
 }
 
+/// True for a NumPy scalar (`np.float32(1.0)`, `np.int64(3)`, ...).
+fn is_numpy_scalar(obj: &Bound<'_, PyAny>) -> bool {
+    let ty = obj.get_type();
+    ty.module().is_ok_and(|m| m == "numpy")
+        && obj.hasattr("dtype").unwrap_or(false)
+        && !is_ndarray(obj)
+}
+
 /// The array behind a NumPy array (copied into Nabla's storage), or `None`
 /// when `obj` is not one. Other dtypes (int32, float16, ...) are converted
 /// by NumPy to the nearest of Nabla's four.
 pub fn from_numpy(obj: &Bound<'_, PyAny>) -> PyResult<Option<Array>> {
+    if is_numpy_scalar(obj) {
+        let arr = obj.py().import("numpy")?.call_method1("asarray", (obj,))?;
+        return from_numpy(&arr);
+    }
     if !is_ndarray(obj) {
         return Ok(None);
     }

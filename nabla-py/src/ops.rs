@@ -198,13 +198,22 @@ pub fn logsumexp(
     })
 }
 
-/// Cumulative sum along `axis`.
+/// Cumulative sum along `axis` (of the flattened array when None, as
+/// NumPy).
 #[pyfunction]
-#[pyo3(signature = (x, axis = 0))]
-pub fn cumsum(x: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
+#[pyo3(signature = (x, axis = None))]
+pub fn cumsum(x: &Bound<'_, PyAny>, axis: Option<isize>) -> PyResult<PyArray> {
     let x = arg(x)?;
-    let a = axis_index("cumsum", axis, x.ndim())?;
-    guard(|| PyArray::new(x.cumsum_axis(a, false)))
+    match axis {
+        Some(axis) => {
+            let a = axis_index("cumsum", axis, x.ndim())?;
+            guard(|| PyArray::new(x.cumsum_axis(a, false)))
+        }
+        None => guard(|| {
+            let n = numel(&x);
+            PyArray::new(x.reshape(&[n]).cumsum_axis(0, false))
+        }),
+    }
 }
 
 /// Index of the largest element along `axis` (flattened when None).

@@ -66,6 +66,30 @@ class Attributes(unittest.TestCase):
         self.assertEqual(str(a), "[1.  2.5]")
 
 
+class Methods(unittest.TestCase):
+    def test_array_methods_are_the_functions(self):
+        x = np.arange(6.0).reshape(2, 3) / 4.0
+        a = nabla.array(x, nabla.float64)
+        close(self, a.sum(axis=0), x.sum(axis=0))
+        close(self, a.mean(), x.mean())
+        close(self, a.max(axis=1, keepdims=True), x.max(axis=1, keepdims=True))
+        close(self, a.reshape(3, 2), x.reshape(3, 2))
+        close(self, a.reshape((6,)), x.reshape(6))
+        close(self, a.flatten(), x.flatten())
+        close(self, a.transpose(1, 0), x.T)
+        close(self, a.exp(), np.exp(x))
+        close(self, a.cumsum(), x.cumsum())
+        close(self, a @ a.T, a.matmul(a.T))
+        np.testing.assert_array_equal(a.numpy(), x)
+
+    def test_numpy_scalars_and_bad_data(self):
+        self.assertEqual(nabla.array(np.float32(1.5)).dtype, nabla.float32)
+        self.assertEqual(nabla.array([np.int64(1), np.int64(2)]).tolist(), [1, 2])
+        with self.assertRaisesRegex(TypeError, "string"):
+            nabla.array("a")
+        self.assertEqual(nabla.arange(3.0).dtype, nabla.float32)
+
+
 class Operators(unittest.TestCase):
     def setUp(self):
         self.x = np.array([[0.5, -1.0, 2.0], [3.0, 0.25, -0.75]])

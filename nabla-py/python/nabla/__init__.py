@@ -13,14 +13,29 @@ the runtime's rules at run time (`nabla::dynamic`).
 """
 
 import contextlib as _contextlib
+from typing import Iterator as _Iterator
 
 from nabla import _nabla
 from nabla._nabla import *  # noqa: F401,F403  (arrays, ops, creation)
-from nabla._nabla import Array, DType, __version__, random  # noqa: F401
-from nabla._transforms import grad, hessian, jacfwd, jacrev, jvp, value_and_grad, vjp, vmap  # noqa: F401
-from nabla._jit import jit, make_jaxpr, trace  # noqa: F401
-from nabla._tree import tree_flatten, tree_leaves, tree_map, tree_unflatten  # noqa: F401
-from nabla import nn  # noqa: F401
+from nabla._nabla import Array as Array, DType as DType, __version__ as __version__, random as random
+from nabla._transforms import (
+    grad as grad,
+    hessian as hessian,
+    jacfwd as jacfwd,
+    jacrev as jacrev,
+    jvp as jvp,
+    value_and_grad as value_and_grad,
+    vjp as vjp,
+    vmap as vmap,
+)
+from nabla._jit import jit as jit, make_jaxpr as make_jaxpr, trace as trace
+from nabla._tree import (
+    tree_flatten as tree_flatten,
+    tree_leaves as tree_leaves,
+    tree_map as tree_map,
+    tree_unflatten as tree_unflatten,
+)
+from nabla import nn as nn
 
 # NumPy/JAX spellings of the same ops.
 absolute = _nabla.abs
@@ -32,7 +47,7 @@ amin = _nabla.min
 
 
 @_contextlib.contextmanager
-def no_grad():
+def no_grad() -> _Iterator[None]:
     """Operations inside record nothing on the imperative tape (as
     `torch.no_grad()`)."""
     prev = _nabla._set_grad_enabled(False)

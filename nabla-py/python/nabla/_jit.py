@@ -15,7 +15,7 @@ closes over are recorded as constants.
 """
 
 import functools
-from typing import Any, Callable, Dict, Sequence, Tuple, Union
+from typing import Any, Callable, Dict, Optional, Sequence, Tuple, Union
 
 from nabla import _nabla
 from nabla._nabla import Array
@@ -92,7 +92,7 @@ class Jitted:
         return self._cache[key][0]
 
 
-def jit(fun: Callable = None, *, static_argnums: Union[int, Sequence[int]] = ()) -> Any:
+def jit(fun: Optional[Callable] = None, *, static_argnums: Union[int, Sequence[int]] = ()) -> Any:
     """`fun` recorded on its first call per signature and replayed after,
     as `jax.jit`. Usable as `@nabla.jit` or `nabla.jit(f, static_argnums=1)`;
     composes with every transform (`jit(grad(f))`, `grad(jit(f))`)."""
