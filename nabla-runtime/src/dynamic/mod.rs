@@ -29,6 +29,7 @@
 //! ```
 
 mod extra;
+mod gather;
 mod lift;
 mod rev;
 mod rev_value;

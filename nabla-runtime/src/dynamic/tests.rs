@@ -317,3 +317,44 @@ fn reading_a_recorded_value_names_jit() {
         "{msg}"
     );
 }
+
+#[test]
+fn take_with_traced_indices_differentiates_records_and_batches() {
+    let table = arr(&[1.0, 2.0, 3.0, 4.0, 5.0, 6.0], &[3, 2]);
+    let idx = Dyn::from(Array::from_vec(vec![2i64, 0, 2], &[3]));
+    // gradient: rows 2 (twice) and 0 get the cotangent
+    let g = grad(|t| t.take(0, &idx).sum_axes(&[0, 1], false), &table);
+    assert_eq!(vals(&g), vec![1.0, 1.0, 0.0, 0.0, 2.0, 2.0]);
+    // recorded with the indices as an input: replays with new indices
+    let (_, p) = record(|x| vec![x[0].take(0, &x[1])], &[table.clone(), idx.clone()]);
+    let other = Dyn::from(Array::from_vec(vec![1i64, 1, -1], &[3]));
+    assert_eq!(
+        vals(&p.run(&[table.clone(), other])[0]),
+        vec![3.0, 4.0, 3.0, 4.0, 5.0, 6.0]
+    );
+    // batched indices: one gather per example
+    let idxs = Dyn::from(Array::from_vec(vec![0i64, 1, 2, 2], &[2, 2]));
+    let ys = vmap(
+        |x| vec![x[0].take(0, &x[1]).sum_axes(&[1], false)],
+        &[table.clone(), idxs],
+        &[None, Some(0)],
+        &[0],
+    );
+    assert_eq!(vals(&ys[0]), vec![3.0, 7.0, 11.0, 11.0]);
+    // reverse mode through the batched gather
+    let gb = grad(
+        |t| {
+            let i = Dyn::from(Array::from_vec(vec![0i64, 1, 2, 2], &[2, 2]));
+            vmap(
+                |x| vec![x[0].take(0, &x[1])],
+                &[t.clone(), i],
+                &[None, Some(0)],
+                &[0],
+            )
+            .remove(0)
+            .sum_axes(&[0, 1, 2], false)
+        },
+        &table,
+    );
+    assert_eq!(vals(&gb), vec![1.0, 1.0, 1.0, 1.0, 2.0, 2.0]);
+}
