@@ -5,6 +5,7 @@
 //! primitives.
 
 use crate::array::PyArray;
+use crate::array::ToArrayChecked;
 use crate::convert::array_from;
 use crate::errors::guard;
 use nabla::dynamic::Dyn;
@@ -34,7 +35,8 @@ enum Item {
     Range(PySlice3),
     NewAxis,
     Ellipsis,
-    Take(Vec<i64>, Vec<usize>),
+    /// Integer indices (any shape; traced ones gather at run time).
+    Take(Dyn),
     Mask(nabla::Array),
 }
 
@@ -70,10 +72,10 @@ fn parse(obj: &Bound<'_, PyAny>) -> PyResult<Item> {
         return Ok(Item::Int(i));
     }
     let a = array_from(obj, None)?;
-    let a = a.primal_array("indexing");
     match a.dtype() {
-        DType::Bool => Ok(Item::Mask(a)),
-        DType::I64 => Ok(Item::Take(a.to_vec::<i64>(), a.shape().to_vec())),
+        // A mask's result shape depends on its values: it must be concrete.
+        DType::Bool => Ok(Item::Mask(a.to_array_checked("boolean indexing")?)),
+        DType::I64 => Ok(Item::Take(a)),
         d => Err(PyTypeError::new_err(format!(
             "index arrays must be int64 or bool, not {}; cast with .astype(nabla.int64)",
             crate::convert::dtype_name(d)
@@ -192,9 +194,9 @@ fn apply(x: &Dyn, items: Vec<Item>, shape: &[usize]) -> PyResult<Dyn> {
                 slices.push(s);
                 axis += 1;
             }
-            Item::Take(idx, ishape) => {
+            Item::Take(idx) => {
                 slices.push(Slice::new(0, None, 1));
-                advanced = Some((out_shape.len(), Item::Take(idx, ishape)));
+                advanced = Some((out_shape.len(), Item::Take(idx)));
                 out_shape.push(shape[axis]);
                 axis += 1;
             }
@@ -229,19 +231,20 @@ fn apply(x: &Dyn, items: Vec<Item>, shape: &[usize]) -> PyResult<Dyn> {
     let mut y = sliced.reshape(&out_shape);
     if let Some((at, it)) = advanced {
         let n = out_shape[at];
-        let (idx, ishape): (Vec<usize>, Vec<usize>) = match it {
-            Item::Take(idx, ishape) => {
-                let mut v = Vec::with_capacity(idx.len());
-                for i in idx {
-                    let j = if i < 0 { i + n as i64 } else { i };
-                    if j < 0 || j >= n as i64 {
+        match it {
+            Item::Take(idx) => {
+                if let Dyn::Array(i) = &idx {
+                    let bad = i
+                        .to_vec::<i64>()
+                        .into_iter()
+                        .find(|&v| v < -(n as i64) || v >= n as i64);
+                    if let Some(v) = bad {
                         return Err(PyIndexError::new_err(format!(
-                            "index {i} is out of bounds for axis {at} with size {n}"
+                            "index {v} is out of bounds for axis {at} with size {n}"
                         )));
                     }
-                    v.push(j as usize);
                 }
-                (v, ishape)
+                y = y.take(at, &idx);
             }
             Item::Mask(m) => {
                 let v: Vec<usize> = m
@@ -251,16 +254,13 @@ fn apply(x: &Dyn, items: Vec<Item>, shape: &[usize]) -> PyResult<Dyn> {
                     .filter(|(_, b)| **b)
                     .map(|(i, _)| i)
                     .collect();
-                let len = v.len();
-                (v, vec![len])
+                let mut s: Vec<usize> = out_shape[..at].to_vec();
+                s.push(v.len());
+                s.extend_from_slice(&out_shape[at + 1..]);
+                y = y.index_select(at, &v).reshape(&s);
             }
             _ => unreachable!("advanced items only"),
-        };
-        y = y.index_select(at, &idx);
-        let mut s: Vec<usize> = out_shape[..at].to_vec();
-        s.extend(ishape);
-        s.extend_from_slice(&out_shape[at + 1..]);
-        y = y.reshape(&s);
+        }
     }
     Ok(y)
 }

@@ -8,11 +8,19 @@
 //! | `operators.rs` | Python operators, in-place updates |
 //! | `indexing.rs` | `x[...]` |
 //! | `ops.rs` | the op functions (`nabla.sin`, `nabla.sum`, ...) |
+//! | `functional.rs` | the composites (`softmax`, `gelu`, losses) |
 //! | `create.rs` | creation and random draws |
 //! | `convert.rs` | Python values to arrays, dtypes, axes |
 //! | `numpy_interop.rs` | NumPy arrays in and out |
 //! | `trace.rs` | levels, tracers and pullbacks for the transforms |
 //! | `errors.rs` | panics as Python exceptions |
+//! | `methods.rs` | `Array` methods (`x.sum()`, `x.reshape(..)`) |
+//! | `ops_more.rs` | `pad`, `einsum`, `sort`, `tril`, gathers, ... |
+//! | `layers.rs` | `nn.functional`: convolutions, pooling, norms |
+//! | `linalg.rs` | `nabla.linalg` |
+//! | `nn.rs` | `nabla.nn`'s initial parameters and attention |
+//! | `optim.rs` | `nabla.optim` |
+//! | `io.rs` | `nabla.io` (safetensors) |
 
 use pyo3::prelude::*;
 
@@ -20,11 +28,18 @@ mod array;
 mod convert;
 mod create;
 mod errors;
+mod functional;
 mod indexing;
+mod io;
+mod layers;
+mod linalg;
 mod methods;
+mod nn;
 mod numpy_interop;
 mod operators;
 mod ops;
+mod ops_more;
+mod optim;
 mod trace;
 
 /// Turns recording on the imperative tape on or off for this thread,
@@ -53,7 +68,14 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
     ops::register(m)?;
+    functional::register(m)?;
     create::register(m)?;
     trace::register(m)?;
+    nn::register(m)?;
+    optim::register(m)?;
+    io::register(m)?;
+    ops_more::register(m)?;
+    layers::register(m)?;
+    linalg::register(m)?;
     Ok(())
 }

@@ -521,60 +521,6 @@ pub fn stop_gradient(x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     guard(|| PyArray::new(x.stop_gradient()))
 }
 
-/// Softmax along `axis`.
-#[pyfunction]
-#[pyo3(signature = (x, axis = -1))]
-pub fn softmax(x: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
-    let x = arg(x)?;
-    guard(|| PyArray::new(nabla::softmax::forward::<Dyn>(&x, axis)))
-}
-
-/// Log-softmax along `axis`.
-#[pyfunction]
-#[pyo3(signature = (x, axis = -1))]
-pub fn log_softmax(x: &Bound<'_, PyAny>, axis: isize) -> PyResult<PyArray> {
-    let x = arg(x)?;
-    guard(|| PyArray::new(nabla::log_softmax::forward::<Dyn>(&x, axis)))
-}
-
-macro_rules! composite1 {
-    ($($(#[$doc:meta])* $name:ident),*) => {
-        $(
-            $(#[$doc])*
-            #[pyfunction]
-            pub fn $name(x: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-                let x = arg(x)?;
-                guard(|| PyArray::new(nabla::$name::forward::<Dyn>(&x)))
-            }
-        )*
-    };
-}
-composite1!(
-    /// GELU (the erf form).
-    gelu,
-    /// GELU, tanh approximation.
-    gelu_tanh,
-    /// `x · sigmoid(x)`.
-    silu,
-    /// `log(1 + e^x)`, computed stably.
-    softplus
-);
-
-/// Mean squared error.
-#[pyfunction]
-pub fn mse_loss(pred: &Bound<'_, PyAny>, target: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-    let (p, t) = operands(pred, target)?;
-    guard(|| PyArray::new(nabla::mse_loss::forward::<Dyn>(&p, &t)))
-}
-
-/// Mean cross-entropy of `logits` `[n, classes]` against integer labels.
-#[pyfunction]
-pub fn cross_entropy(logits: &Bound<'_, PyAny>, labels: &Bound<'_, PyAny>) -> PyResult<PyArray> {
-    let l = arg(logits)?;
-    let t = arg(labels)?.to_array();
-    guard(|| PyArray::new(nabla::cross_entropy::forward::<Dyn>(&l, &t)))
-}
-
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     unary::register(m)?;
     binary::register(m)?;
@@ -606,15 +552,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         concatenate,
         stack,
         where_,
-        stop_gradient,
-        softmax,
-        log_softmax,
-        gelu,
-        gelu_tanh,
-        silu,
-        softplus,
-        mse_loss,
-        cross_entropy
+        stop_gradient
     );
     Ok(())
 }

@@ -36,6 +36,10 @@ from nabla._tree import (
     tree_unflatten as tree_unflatten,
 )
 from nabla import nn as nn
+from nabla import optim as optim
+from nabla import io as io
+from nabla import linalg as linalg
+from nabla.nn import _layers as _nn_layers  # noqa: F401  (conv2d, ... into nabla.nn.functional)
 
 # NumPy/JAX spellings of the same ops.
 absolute = _nabla.abs

@@ -19,6 +19,7 @@ built module.
 from typing import (
     Any,
     Callable,
+    Dict,
     ClassVar,
     List,
     Literal,
@@ -540,6 +541,150 @@ def mse_loss(pred: _ArrayLike, target: _ArrayLike) -> Array:
 def cross_entropy(logits: _ArrayLike, labels: _ArrayLike) -> Array:
     """Mean cross-entropy of `logits` `[n, classes]` against integer labels."""
 
+# --- More NumPy/JAX functions (src/ops_more.rs) -----------------------------
+
+def pad(
+    x: _ArrayLike,
+    pad_width: Union[int, Sequence[int], Sequence[Sequence[int]]],
+    mode: str = "constant",
+    constant_values: float = 0.0,
+) -> Array:
+    """`x` padded with `constant_values` (`numpy.pad` in mode `"constant"`):
+    `pad_width` is an int, `(before, after)` for every axis, or one
+    `(before, after)` pair per axis."""
+
+def einsum(subscripts: str, *operands: _ArrayLike) -> Array:
+    """Einstein summation of two operands (`numpy.einsum`), e.g.
+    `einsum("bij,bjk->bik", a, b)`: letters index axes; an index absent
+    from the output is summed. Without `->` the output holds the indices
+    that occur once, in alphabetical order."""
+
+def take_along_axis(x: _ArrayLike, indices: _ArrayLike, axis: Optional[int]) -> Array:
+    """`out[.., i, ..] = x[.., indices[.., i, ..], ..]` along `axis`
+    (`numpy.take_along_axis`); `indices` are integers with `x`'s rank
+    (1-D, over the flattened `x`, when `axis` is None)."""
+
+def scatter_add(x: _ArrayLike, axis: int, indices: _ArrayLike, out_size: int) -> Array:
+    """Slabs of `x` along `axis` summed into zeros with `out_size` slabs, slab
+    `k` going to position `indices[k]`; repeated indices accumulate (JAX's
+    `zeros.at[indices].add(x)`, PyTorch's `index_add` into zeros)."""
+
+def tril(x: _ArrayLike, k: int = 0) -> Array:
+    """The lower triangle of the last two axes (`numpy.tril`): entries with
+    `j - i <= k` kept, the rest zero."""
+
+def triu(x: _ArrayLike, k: int = 0) -> Array:
+    """The upper triangle of the last two axes (`numpy.triu`): entries with
+    `j - i >= k` kept, the rest zero."""
+
+def cumprod(x: _ArrayLike, axis: Optional[int] = None) -> Array:
+    """Cumulative product along `axis` (over the flattened array when None),
+    as `numpy.cumprod`; exact at zeros and differentiable to every order."""
+
+def sort(x: _ArrayLike, axis: Optional[int] = -1) -> Array:
+    """`x` sorted ascending along `axis` (flattened when None), as
+    `numpy.sort`; stable. Derivatives follow each element to its sorted
+    position. Costs O(n²) per sorted slice of n elements."""
+
+def diagonal(x: _ArrayLike, offset: int = 0, axis1: int = 0, axis2: int = 1) -> Array:
+    """The diagonal `offset` of the plane of `axis1` and `axis2`
+    (`numpy.diagonal`): those axes are removed and the diagonal appended
+    as the last axis."""
+
+# --- Layers of `nabla.nn.functional` (src/layers.rs) ------------------------
+
+_IntOrInts = Union[int, Sequence[int]]
+
+def conv1d(
+    input: _ArrayLike,
+    weight: _ArrayLike,
+    bias: Optional[_ArrayLike] = None,
+    stride: _IntOrInts = 1,
+    padding: Union[_IntOrInts, str] = 0,
+    dilation: _IntOrInts = 1,
+    groups: int = 1,
+) -> Array:
+    """1-D convolution (`torch.nn.functional.conv1d`): `input` `[N, C, L]`
+    (or `[C, L]`), `weight` `[O, C / groups, k]`, optional `bias` `[O]`;
+    `padding` is ints, `'valid'` or `'same'`."""
+
+def conv2d(
+    input: _ArrayLike,
+    weight: _ArrayLike,
+    bias: Optional[_ArrayLike] = None,
+    stride: _IntOrInts = 1,
+    padding: Union[_IntOrInts, str] = 0,
+    dilation: _IntOrInts = 1,
+    groups: int = 1,
+) -> Array:
+    """2-D convolution (`torch.nn.functional.conv2d`): `input` `[N, C, H, W]`
+    (or `[C, H, W]`), `weight` `[O, C / groups, kh, kw]`, optional `bias`
+    `[O]`; `stride`, `padding`, `dilation` an int or a pair; `padding` also
+    `'valid'` or `'same'`."""
+
+def conv3d(
+    input: _ArrayLike,
+    weight: _ArrayLike,
+    bias: Optional[_ArrayLike] = None,
+    stride: _IntOrInts = 1,
+    padding: Union[_IntOrInts, str] = 0,
+    dilation: _IntOrInts = 1,
+    groups: int = 1,
+) -> Array:
+    """3-D convolution (`torch.nn.functional.conv3d`), as `conv2d` with three
+    spatial axes."""
+
+def max_pool2d(
+    input: _ArrayLike,
+    kernel_size: _IntOrInts,
+    stride: Optional[_IntOrInts] = None,
+    padding: _IntOrInts = 0,
+    dilation: _IntOrInts = 1,
+    ceil_mode: bool = False,
+) -> Array:
+    """Max pooling over the last two axes (`torch.nn.functional.max_pool2d`;
+    input `[N, C, H, W]` or `[C, H, W]`); `stride` defaults to
+    `kernel_size`, padding (with -inf) is at most half the window. Ties in
+    a window share the gradient evenly."""
+
+def avg_pool2d(
+    input: _ArrayLike,
+    kernel_size: _IntOrInts,
+    stride: Optional[_IntOrInts] = None,
+    padding: _IntOrInts = 0,
+    ceil_mode: bool = False,
+    count_include_pad: bool = True,
+    divisor_override: Optional[int] = None,
+) -> Array:
+    """Average pooling over the last two axes
+    (`torch.nn.functional.avg_pool2d`): `count_include_pad` counts the zero
+    padding in each average, `divisor_override` replaces the count."""
+
+def layer_norm(
+    input: _ArrayLike,
+    normalized_shape: _Shape,
+    weight: Optional[_ArrayLike] = None,
+    bias: Optional[_ArrayLike] = None,
+    eps: float = 1e-5,
+) -> Array:
+    """Layer normalisation (`torch.nn.functional.layer_norm`): over the
+    trailing `normalized_shape` axes, `(x - mean) / sqrt(var + eps) *
+    weight + bias` (biased variance; weight 1 and bias 0 when None)."""
+
+def rms_norm(
+    input: _ArrayLike,
+    normalized_shape: _Shape,
+    weight: Optional[_ArrayLike] = None,
+    eps: Optional[float] = None,
+) -> Array:
+    """Root-mean-square normalisation (`torch.nn.functional.rms_norm`): over
+    the trailing `normalized_shape` axes, `x / sqrt(mean(x²) + eps) *
+    weight`; `eps` None is the dtype's machine epsilon, as in PyTorch."""
+
+def embedding(input: _ArrayLike, weight: _ArrayLike) -> Array:
+    """The rows of `weight` (`[vocab, dim]`) at the integer `input` (any
+    shape): `input.shape + (dim,)` (`torch.nn.functional.embedding`)."""
+
 # --- Creation (src/create.rs) -----------------------------------------------
 
 def array(data: _ArrayLike, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
@@ -682,3 +827,179 @@ class _TraceModule:
         primal, anything else as it is (`has_aux` outputs)."""
 
 _trace = _TraceModule
+
+# --- Submodule `_nn`: initial parameters and attention (src/nn.rs) --------
+
+class _NnModule:
+    """The submodule `nabla._nabla._nn`, for python/nabla/nn/."""
+
+    @staticmethod
+    def init_params(kind: str, cfg: Dict[str, Any], seed: int) -> Dict[str, Array]:
+        """The initial parameters of `kind` with settings `cfg`, drawn from
+        `seed` as the Rust constructor draws them: name to array."""
+    @staticmethod
+    def attention_softmax(scores: Array, scale: float, causal: bool = False) -> Array:
+        """Softmax over the last axis of `scores · scale`, the upper triangle
+        masked out when `causal`."""
+
+_nn = _NnModule
+
+# --- Submodule `_optim`: the Rust optimizers (src/optim.rs) ---------------
+
+class _OptimModule:
+    """The submodule `nabla._nabla._optim`, re-exported by `nabla.optim`."""
+
+    class Optimizer:
+        """An optimizer over a list of arrays, updated in place."""
+
+        def step(self, grads: Optional[Sequence[Array]] = None) -> None:
+            """One update of every parameter, in place."""
+        def zero_grad(self) -> None:
+            """Clears every parameter's `.grad()`."""
+        @property
+        def params(self) -> List[Array]:
+            """The parameters, in order."""
+
+    @final
+    class Schedule:
+        """A learning rate that changes with the step."""
+
+        def __call__(self, t: int) -> float: ...
+        def __repr__(self) -> str: ...
+
+    @staticmethod
+    def SGD(
+        params: Sequence[Array],
+        lr: Union[float, _OptimModule.Schedule],
+        momentum: float = 0.0,
+        dampening: float = 0.0,
+        weight_decay: float = 0.0,
+        nesterov: bool = False,
+    ) -> _OptimModule.Optimizer:
+        """SGD (`torch.optim.SGD`)."""
+    @staticmethod
+    def Adam(
+        params: Sequence[Array],
+        lr: Optional[Union[float, _OptimModule.Schedule]] = None,
+        betas: Tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.0,
+    ) -> _OptimModule.Optimizer:
+        """Adam (`torch.optim.Adam`)."""
+    @staticmethod
+    def AdamW(
+        params: Sequence[Array],
+        lr: Optional[Union[float, _OptimModule.Schedule]] = None,
+        betas: Tuple[float, float] = (0.9, 0.999),
+        eps: float = 1e-8,
+        weight_decay: float = 0.01,
+    ) -> _OptimModule.Optimizer:
+        """AdamW (`torch.optim.AdamW`)."""
+    @staticmethod
+    def clip_grad_norm_(params: Sequence[Array], max_norm: float) -> float:
+        """Scales the parameters' `.grad()` to joint norm at most `max_norm`."""
+    @staticmethod
+    def constant(lr: float) -> _OptimModule.Schedule: ...
+    @staticmethod
+    def linear(init: float, end: float, steps: int) -> _OptimModule.Schedule: ...
+    @staticmethod
+    def cosine(peak: float, steps: int, end: float = 0.0) -> _OptimModule.Schedule: ...
+    @staticmethod
+    def warmup_cosine(init: float, peak: float, warmup: int, total: int, end: float = 0.0) -> _OptimModule.Schedule: ...
+
+_optim = _OptimModule
+
+# --- Submodule `_io`: safetensors files (src/io.rs) -----------------------
+
+class _IoModule:
+    """The submodule `nabla._nabla._io`, wrapped by `nabla.io`."""
+
+    @staticmethod
+    def save(arrays: Dict[str, Array], path: str) -> None:
+        """Writes a dict of name to array to the safetensors file `path`."""
+    @staticmethod
+    def load_file(path: str) -> Dict[str, Array]:
+        """Every tensor of the safetensors file at `path`."""
+
+_io = _IoModule
+
+# --- Submodule `_linalg`: linear algebra (src/linalg.rs) --------------------
+
+class _LinalgModule:
+    """The submodule `nabla._nabla._linalg`, re-exported by `nabla.linalg`:
+    `[.., m, n]` arrays whose leading axes are a batch."""
+
+    @staticmethod
+    def solve(a: _ArrayLike, b: _ArrayLike) -> Array:
+        """The solution `x` of `a x = b` (`numpy.linalg.solve`): `a` `[.., n, n]`,
+        `b` `[.., n, k]` or `[n]`; batch axes broadcast. A singular `a` gives
+        non-finite values."""
+    @staticmethod
+    def inv(a: _ArrayLike) -> Array:
+        """The inverse of `a` `[.., n, n]` (non-finite where `a` is singular)."""
+    @staticmethod
+    def det(a: _ArrayLike) -> Array:
+        """The determinant of `a` `[.., n, n]`, one value per matrix."""
+    @staticmethod
+    def slogdet(a: _ArrayLike) -> Tuple[Array, Array]:
+        """`(sign, logabsdet)` of `a` `[.., n, n]` (`numpy.linalg.slogdet`):
+        `det a = sign * exp(logabsdet)` without overflow; sign 0 and logabsdet
+        -inf where `a` is singular. The sign's derivative is zero."""
+    @staticmethod
+    def cholesky(a: _ArrayLike, upper: bool = False) -> Array:
+        """The Cholesky factor of the symmetric part of `a` `[.., n, n]`
+        (`numpy.linalg.cholesky`): lower (`l lᵀ = a`), or upper (`uᵀ u = a`)
+        when `upper`; all NaN where `a` is not positive definite."""
+    @staticmethod
+    def solve_triangular(
+        a: _ArrayLike,
+        b: _ArrayLike,
+        trans: Union[None, int, str] = None,
+        lower: bool = False,
+        unit_diagonal: bool = False,
+    ) -> Array:
+        """The solution of `t x = b` with `t` the lower (`lower`) or upper
+        triangle of `a` `[.., n, n]` (the other triangle is not read), as
+        `jax.scipy.linalg.solve_triangular`: `trans` solves with `tᵀ`,
+        `unit_diagonal` takes the diagonal as ones. `b` is `[.., n, k]`, or
+        `[.., n]` (one vector per matrix); batch axes broadcast."""
+    @staticmethod
+    def eigh(a: _ArrayLike) -> Tuple[Array, Array]:
+        """`(eigenvalues, eigenvectors)` of the symmetric part of `a` `[.., n, n]`
+        (`numpy.linalg.eigh`): eigenvalues ascending, eigenvectors in the
+        columns. Eigenvector derivatives are infinite where eigenvalues repeat;
+        for eigenvalues alone use `eigvalsh`."""
+    @staticmethod
+    def eigvalsh(a: _ArrayLike) -> Array:
+        """The eigenvalues (ascending) of the symmetric part of `a` `[.., n, n]`
+        (`numpy.linalg.eigvalsh`); their derivatives stay finite where
+        eigenvalues repeat."""
+    @overload
+    @staticmethod
+    def qr(a: _ArrayLike, mode: Literal["reduced"] = "reduced") -> Tuple[Array, Array]: ...
+    @overload
+    @staticmethod
+    def qr(a: _ArrayLike, mode: Literal["r"]) -> Array: ...
+    @staticmethod
+    def diagonal(x: _ArrayLike, offset: int = 0) -> Array:
+        """The diagonal `offset` of the last two axes (`numpy.linalg.diagonal`):
+        `[.., k]`."""
+    @staticmethod
+    def trace(x: _ArrayLike, offset: int = 0) -> Array:
+        """The sum of the diagonal `offset` of the last two axes, one value per
+        matrix (`numpy.linalg.trace`)."""
+    @staticmethod
+    def norm(
+        x: _ArrayLike,
+        ord: Union[None, float, str] = None,
+        axis: _Axis = None,
+        keepdims: bool = False,
+    ) -> Array:
+        """The vector or matrix norm of `x` (`numpy.linalg.norm`): over `axis`
+        (one axis: a vector norm of order `ord`, default 2; two axes: a matrix
+        norm, `'fro'` by default, also `1`, `-1`, `inf`, `-inf`); with `axis`
+        None, the 2-norm of the flattened `x` when `ord` is None, else the
+        vector (1-D) or matrix (2-D) norm. Spectral and nuclear norms (`2`,
+        `-2`, `'nuc'` over two axes) and `ord=0` are not supported."""
+
+_linalg = _LinalgModule
