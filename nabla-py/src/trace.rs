@@ -102,7 +102,8 @@ impl PyProgram {
     fn run(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
         let ins: Vec<Dyn> = inputs.iter().map(|x| x.value.clone()).collect();
         let p = &self.0;
-        let out = py.detach(|| guard(|| p.run(&ins)))?;
+        let work: usize = ins.iter().map(crate::ops::numel).sum::<usize>() * p.len().max(1);
+        let out = crate::errors::guard_heavy(py, work, || p.run(&ins))?;
         Ok(out.into_iter().map(PyArray::new).collect())
     }
 
@@ -155,6 +156,31 @@ fn record(
     ))
 }
 
+/// A hashable summary of the leaves' shapes (per example under `vmap`)
+/// and dtypes: `jit`'s cache key, computed in one call.
+#[pyfunction]
+fn signature<'py>(
+    py: Python<'py>,
+    leaves: Vec<PyRef<'_, PyArray>>,
+) -> Bound<'py, pyo3::types::PyBytes> {
+    use nabla::ArrayValue;
+    let mut key: Vec<u8> = Vec::with_capacity(leaves.len() * 16);
+    for x in &leaves {
+        let s = nabla::Value::shape_vec(&x.value);
+        key.push(match x.value.dtype() {
+            nabla::DType::F32 => 0,
+            nabla::DType::F64 => 1,
+            nabla::DType::I64 => 2,
+            nabla::DType::Bool => 3,
+        });
+        key.push(s.len() as u8);
+        for d in s.iter() {
+            key.extend_from_slice(&(*d as u64).to_le_bytes());
+        }
+    }
+    pyo3::types::PyBytes::new(py, &key)
+}
+
 /// The tracer of `level` dropped: a forward- or reverse-mode tracer's
 /// primal, anything else as it is (`has_aux` outputs).
 #[pyfunction]
@@ -171,7 +197,7 @@ pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
         ($($f:ident),*) => { $(t.add_function(wrap_pyfunction!($f, &t)?)?;)* };
     }
     add!(
-        new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback, record, lower
+        new_level, dual, split_dual, batched, unbatch, rev_leaf, pullback, record, lower, signature
     );
     m.add_submodule(&t)?;
     Ok(())

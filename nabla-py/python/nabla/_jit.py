@@ -48,15 +48,18 @@ class Jitted:
         return [args[i] if i in static else next(it) for i in range(len(args))]
 
     def _key(self, args: Tuple[Any, ...]):
-        static, dynamic = self._split(args)
+        if self._static:
+            static, dynamic = self._split(args)
+            try:
+                static_vals = tuple(args[i] for i in static)
+                hash(static_vals)
+            except TypeError as e:
+                raise TypeError(f"jit: static arguments must be hashable ({e})") from None
+        else:
+            static, dynamic, static_vals = (), args, ()
         flat, tree = tree_flatten(dynamic)
-        flat = [_as_array(x) for x in flat]
-        try:
-            static_vals = tuple(args[i] for i in static)
-            hash(static_vals)
-        except TypeError as e:
-            raise TypeError(f"jit: static arguments must be hashable ({e})") from None
-        key = (tree, tuple((x.shape, x.dtype) for x in flat), static, static_vals)
+        flat = [x if type(x) is Array else _as_array(x) for x in flat]
+        key = (tree._key, _t.signature(flat), static_vals)
         return key, static, tree, flat
 
     def _record(self, args: Tuple[Any, ...], static, tree, flat):

@@ -822,6 +822,10 @@ class _TraceModule:
         `inputs`, recording it: its outputs and the program that replays
         it."""
     @staticmethod
+    def signature(leaves: Sequence[Array]) -> bytes:
+        """A hashable summary of the leaves' shapes and dtypes (jit's cache
+        key)."""
+    @staticmethod
     def lower(level: int, x: Array) -> Array:
         """The tracer of `level` dropped: a forward- or reverse-mode tracer's
         primal, anything else as it is (`has_aux` outputs)."""

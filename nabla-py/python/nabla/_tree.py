@@ -10,16 +10,19 @@ from nabla._nabla import Array
 class TreeDef:
     """The structure of a pytree without its leaves."""
 
-    __slots__ = ("kind", "meta", "children")
+    __slots__ = ("kind", "meta", "children", "_key")
 
     kind: str
     meta: Any
     children: Tuple["TreeDef", ...]
+    _key: Tuple[Any, ...]
 
     def __init__(self, kind: str, meta: Any, children: Tuple["TreeDef", ...]) -> None:
         self.kind = kind
         self.meta = meta
         self.children = children
+        # Nested tuples: hashed and compared at C speed (jit's cache key).
+        self._key = (kind, meta, tuple(c._key for c in children))
 
     @property
     def num_leaves(self) -> int:
@@ -28,15 +31,10 @@ class TreeDef:
         return sum(c.num_leaves for c in self.children)
 
     def __eq__(self, other: object) -> bool:
-        return (
-            isinstance(other, TreeDef)
-            and self.kind == other.kind
-            and self.meta == other.meta
-            and self.children == other.children
-        )
+        return isinstance(other, TreeDef) and self._key == other._key
 
     def __hash__(self) -> int:
-        return hash((self.kind, self.meta, self.children))
+        return hash(self._key)
 
     def __repr__(self) -> str:
         if self.kind == "leaf":
@@ -59,20 +57,26 @@ _NONE = TreeDef("none", None, ())
 def tree_flatten(tree: Any) -> Tuple[List[Any], TreeDef]:
     """The leaves of `tree` (depth first) and its structure."""
     leaves: List[Any] = []
+    return leaves, _flatten(tree, leaves)
 
-    def go(t: Any) -> TreeDef:
-        if t is None:
-            return _NONE
-        if isinstance(t, (list, tuple)):
-            kind = "list" if isinstance(t, list) else "tuple"
-            return TreeDef(kind, None, tuple(go(c) for c in t))
-        if isinstance(t, dict):
-            keys = tuple(sorted(t.keys()))
-            return TreeDef("dict", keys, tuple(go(t[k]) for k in keys))
+
+def _flatten(t: Any, leaves: List[Any]) -> TreeDef:
+    kind = type(t)
+    if kind is Array:
         leaves.append(t)
         return _LEAF
-
-    return leaves, go(tree)
+    if kind is list or kind is tuple:
+        return TreeDef("list" if kind is list else "tuple", None, tuple(_flatten(c, leaves) for c in t))
+    if t is None:
+        return _NONE
+    if isinstance(t, dict):
+        keys = tuple(sorted(t.keys()))
+        return TreeDef("dict", keys, tuple(_flatten(t[k], leaves) for k in keys))
+    if isinstance(t, (list, tuple)):
+        kind_name = "list" if isinstance(t, list) else "tuple"
+        return TreeDef(kind_name, None, tuple(_flatten(c, leaves) for c in t))
+    leaves.append(t)
+    return _LEAF
 
 
 def tree_unflatten(treedef: TreeDef, leaves: Iterable[Any]) -> Any:
