@@ -28,6 +28,7 @@
 //! assert!((h.to_array().item() + 1f64.sin()).abs() < 1e-15);
 //! ```
 
+mod custom;
 mod extra;
 mod gather;
 mod lift;
@@ -38,6 +39,7 @@ mod staged_value;
 mod transforms;
 mod value;
 
+pub use custom::{DynOp, ForwardFn, JvpFn, VjpFn, checkpoint, checkpointed};
 pub(crate) use lift::lift;
 pub use rev::Rev;
 pub use staged::{Program, Staged, record};

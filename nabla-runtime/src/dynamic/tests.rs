@@ -358,3 +358,75 @@ fn take_with_traced_indices_differentiates_records_and_batches() {
     );
     assert_eq!(vals(&gb), vec![1.0, 1.0, 1.0, 1.0, 2.0, 2.0]);
 }
+
+#[test]
+fn custom_op_rules_are_used_at_every_transform() {
+    use std::sync::Arc;
+    // forward: x³; rules deliberately 10× the true derivative, so their use shows
+    let op = DynOp::new("cube", Arc::new(|x: &[Dyn]| vec![x[0].powi(3)]))
+        .with_jvp(Arc::new(|x: &[Dyn], _y: &[Dyn], t: &[Option<Dyn>]| {
+            vec![
+                t[0].as_ref()
+                    .expect("a tangent")
+                    .mul(&x[0].square())
+                    .mul_scalar(30.0),
+            ]
+        }))
+        .with_vjp(Arc::new(|x: &[Dyn], _y: &[Dyn], c: &[Option<Dyn>]| {
+            vec![
+                c[0].as_ref()
+                    .map(|c| c.mul(&x[0].square()).mul_scalar(30.0)),
+            ]
+        }));
+    let x = arr(&[1.0, 2.0], &[2]);
+    let f = |x: &Dyn| {
+        op.apply(std::slice::from_ref(x))
+            .remove(0)
+            .sum_axes(&[0], false)
+    };
+    assert_eq!(vals(&grad(f, &x)), vec![30.0, 120.0]);
+    let (_, t) = jvp(
+        |x| vec![f(&x[0])],
+        std::slice::from_ref(&x),
+        &[arr(&[1.0, 0.0], &[2])],
+    );
+    assert_eq!(t[0].to_array().item(), 30.0);
+    // vmap of grad: the rule runs per example
+    let g = vmap(
+        |x| vec![grad(f, &x[0])],
+        &[arr(&[1.0, 2.0, 3.0, 4.0], &[2, 2])],
+        &[Some(0)],
+        &[0],
+    );
+    assert_eq!(vals(&g[0]), vec![30.0, 120.0, 270.0, 480.0]);
+    // recorded by jit, replayed with the rule
+    let (_, p) = record(|x| vec![grad(f, &x[0])], std::slice::from_ref(&x));
+    assert_eq!(
+        vals(&p.run(&[arr(&[3.0, 4.0], &[2])])[0]),
+        vec![270.0, 480.0]
+    );
+}
+
+#[test]
+fn checkpoint_gives_the_same_derivatives() {
+    let g = |x: &[Dyn]| vec![f(&x[0]), x[0].sin().sum_axes(&[0], false)];
+    let x = arr(&X, &[3]);
+    let plain = hessian(|x| g(x).remove(0), std::slice::from_ref(&x));
+    let remat = hessian(|x| checkpoint(g, x).remove(0), std::slice::from_ref(&x));
+    close(&vals(&remat[0][0]), &vals(&plain[0][0]), 1e-14);
+    let both = value_and_grad(
+        |x| {
+            let o = checkpoint(g, x);
+            o[0].add(&o[1])
+        },
+        std::slice::from_ref(&x),
+    );
+    let want = value_and_grad(
+        |x| {
+            let o = g(x);
+            o[0].add(&o[1])
+        },
+        std::slice::from_ref(&x),
+    );
+    close(&vals(&both.1[0]), &vals(&want.1[0]), 1e-14);
+}
