@@ -21,12 +21,14 @@
 //! | `nn.rs` | `nabla.nn`'s initial parameters and attention |
 //! | `optim.rs` | `nabla.optim` |
 //! | `io.rs` | `nabla.io` (safetensors) |
+//! | `custom.rs` | `nabla.custom_op`, the op of `nabla.checkpoint` |
 
 use pyo3::prelude::*;
 
 mod array;
 mod convert;
 mod create;
+mod custom;
 mod errors;
 mod functional;
 mod indexing;
@@ -71,6 +73,7 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     functional::register(m)?;
     create::register(m)?;
     trace::register(m)?;
+    custom::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
     io::register(m)?;

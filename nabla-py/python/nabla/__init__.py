@@ -19,6 +19,8 @@ from nabla import _nabla
 from nabla._nabla import *  # noqa: F401,F403  (arrays, ops, creation)
 from nabla._nabla import Array as Array, DType as DType, __version__ as __version__, random as random
 from nabla._transforms import (
+    checkpoint as checkpoint,
+    remat as remat,
     grad as grad,
     hessian as hessian,
     jacfwd as jacfwd,

@@ -1007,3 +1007,24 @@ class _LinalgModule:
         `-2`, `'nuc'` over two axes) and `ord=0` are not supported."""
 
 _linalg = _LinalgModule
+
+# --- Custom ops from Python functions (src/custom.rs) ---------------------
+
+@final
+class CustomOp:
+    """An op whose forward and rules are Python functions."""
+
+    def __call__(self, *args: _ArrayLike) -> Any: ...
+    def __repr__(self) -> str: ...
+
+def custom_op(
+    forward: Callable[..., Any],
+    jvp: Optional[Callable[[Tuple[Array, ...], Tuple[Array, ...], Tuple[Array, ...]], Any]] = None,
+    vjp: Optional[Callable[[Tuple[Array, ...], Tuple[Array, ...], Tuple[Array, ...]], Any]] = None,
+    name: Optional[str] = None,
+) -> CustomOp:
+    """A differentiable op from Python functions: `forward(*xs)`,
+    `jvp(xs, ys, tangents)` and `vjp(xs, ys, cotangents)`."""
+
+def checkpoint_op(f: Callable[..., Any]) -> CustomOp:
+    """The op of `nabla.checkpoint(f)`."""

@@ -380,3 +380,29 @@ def jacrev(
 def hessian(fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0) -> Callable[..., Any]:
     """`jacfwd(jacrev(fun))`: the Hessian of a one-element function."""
     return jacfwd(jacrev(fun, argnums=argnums), argnums=argnums)
+
+
+def checkpoint(fun: Callable) -> Callable:
+    """`fun`, recomputed by reverse mode instead of keeping its
+    intermediates, as `jax.checkpoint`: under `vjp`/`grad` it runs without
+    recording, and its pullback runs `vjp(fun)` again when needed. Values
+    and derivatives are unchanged."""
+
+    @functools.wraps(fun)
+    def wrapped(*args: Any) -> Any:
+        flat, tree = tree_flatten(args)
+        out_tree: List[Any] = []
+
+        def flat_fun(*leaves: Array) -> Tuple[Any, ...]:
+            out = fun(*tree_unflatten(tree, list(leaves)))
+            fo, to = tree_flatten(out)
+            out_tree.append(to)
+            return tuple(_as_array(o) for o in fo)
+
+        outs = _nabla.checkpoint_op(flat_fun)(*[_as_array(x) for x in flat])
+        return tree_unflatten(out_tree[-1], list(outs))
+
+    return wrapped
+
+
+remat = checkpoint
