@@ -13,6 +13,7 @@
 //! | `convert.rs` | Python values to arrays, dtypes, axes |
 //! | `numpy_interop.rs` | NumPy arrays in and out |
 //! | `trace.rs` | levels, tracers and pullbacks for the transforms |
+//! | `jit_cache.rs` | `nabla.jit`'s cache: lookup and replay without Python |
 //! | `errors.rs` | panics as Python exceptions |
 //! | `methods.rs` | `Array` methods (`x.sum()`, `x.reshape(..)`) |
 //! | `ops_more.rs` | `pad`, `einsum`, `sort`, `tril`, gathers, ... |
@@ -33,6 +34,7 @@ mod errors;
 mod functional;
 mod indexing;
 mod io;
+mod jit_cache;
 mod layers;
 mod linalg;
 mod methods;
@@ -74,6 +76,7 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     create::register(m)?;
     trace::register(m)?;
     custom::register(m)?;
+    jit_cache::register(m)?;
     nn::register(m)?;
     optim::register(m)?;
     io::register(m)?;

@@ -96,14 +96,21 @@ fn pullback(
 #[pyclass(name = "Program", module = "nabla", frozen)]
 pub struct PyProgram(Program);
 
+impl PyProgram {
+    /// The outputs on `inputs` (GIL released for large work).
+    pub fn run_values(&self, py: Python<'_>, ins: Vec<Dyn>) -> PyResult<Vec<Dyn>> {
+        let p = &self.0;
+        let work: usize = ins.iter().map(crate::ops::numel).sum::<usize>() * p.len().max(1);
+        crate::errors::guard_heavy(py, work, || p.run(&ins))
+    }
+}
+
 #[pymethods]
 impl PyProgram {
     /// The outputs on new inputs of the recorded shapes and dtypes.
     fn run(&self, py: Python<'_>, inputs: Vec<PyRef<'_, PyArray>>) -> PyResult<Vec<PyArray>> {
         let ins: Vec<Dyn> = inputs.iter().map(|x| x.value.clone()).collect();
-        let p = &self.0;
-        let work: usize = ins.iter().map(crate::ops::numel).sum::<usize>() * p.len().max(1);
-        let out = crate::errors::guard_heavy(py, work, || p.run(&ins))?;
+        let out = self.run_values(py, ins)?;
         Ok(out.into_iter().map(PyArray::new).collect())
     }
 

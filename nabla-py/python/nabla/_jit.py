@@ -35,6 +35,8 @@ class Jitted:
         self._fun = fun
         self._static = static_argnums
         self._cache: Dict[Any, Tuple[Any, Any]] = {}
+        # Without static arguments, lookup and replay run in Rust.
+        self._fast = None if static_argnums else _nabla.JitCache()
         functools.update_wrapper(self, fun)
 
     def _split(self, args: Tuple[Any, ...]):
@@ -76,12 +78,20 @@ class Jitted:
         return outs, program, out_tree[0]
 
     def __call__(self, *args: Any) -> Any:
+        fast = self._fast
+        if fast is not None:
+            out = fast.call(args)
+            if out is not None:
+                return out
         key, static, tree, flat = self._key(args)
         entry = self._cache.get(key)
         if entry is None:
             outs, program, tree_o = self._record(args, static, tree, flat)
             self._cache[key] = (program, tree_o)
-            return tree_unflatten(tree_o, outs)
+            result = tree_unflatten(tree_o, outs)
+            if fast is not None:
+                fast.insert(args, program, result)
+            return result
         program, tree_o = entry
         return tree_unflatten(tree_o, program.run(flat))
 

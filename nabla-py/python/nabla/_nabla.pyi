@@ -1028,3 +1028,14 @@ def custom_op(
 
 def checkpoint_op(f: Callable[..., Any]) -> CustomOp:
     """The op of `nabla.checkpoint(f)`."""
+
+@final
+class JitCache:
+    """`nabla.jit`'s cache of recorded programs, looked up in Rust."""
+
+    def __new__(cls) -> JitCache: ...
+    def call(self, args: Tuple[Any, ...]) -> Optional[Any]:
+        """The replayed result for `args`, or None on a miss."""
+    def insert(self, args: Tuple[Any, ...], program: Any, result: Any) -> bool:
+        """Stores `program` for the signature of `args`."""
+    def __len__(self) -> int: ...
