@@ -6,8 +6,8 @@
 use crate::array::PyArray;
 use crate::errors::guard;
 use nabla::dynamic::Dyn;
-use nabla::nn::models::{Gpt, GptConfig, MlpClassifier};
-use nabla::nn::{Embedding, LayerNorm, Linear};
+use nabla::nn::models::{Cnn, CnnConfig, Gpt, GptConfig, MlpClassifier};
+use nabla::nn::{Conv2d, Embedding, LayerNorm, Linear};
 use nabla::random::Key;
 use pyo3::exceptions::{PyKeyError, PyValueError};
 use pyo3::prelude::*;
@@ -24,7 +24,7 @@ fn get<'py, T: FromPyObjectOwned<'py>>(cfg: &Bound<'py, PyDict>, k: &str) -> PyR
 }
 
 /// The initial parameters of `kind` (`"linear"`, `"embedding"`,
-/// `"layer_norm"`, `"mlp_classifier"`, `"gpt"`) with settings `cfg`, drawn
+/// `"layer_norm"`, `"conv2d"`, `"mlp_classifier"`, `"cnn"`, `"gpt"`) with settings `cfg`, drawn
 /// from `seed` as the Rust constructor draws them: name to array.
 #[pyfunction]
 fn init_params<'py>(
@@ -47,6 +47,21 @@ fn init_params<'py>(
             let d = get(cfg, "dim")?;
             guard(|| nabla::tree::named_leaves(&LayerNorm::new(d)))?
         }
+        "conv2d" => {
+            let (i, o) = (get(cfg, "inputs")?, get(cfg, "outputs")?);
+            let k: [usize; 2] = get(cfg, "kernel")?;
+            guard(|| nabla::tree::named_leaves(&Conv2d::new(i, o, k, key)))?
+        }
+        "cnn" => {
+            let c = CnnConfig {
+                channels: get(cfg, "channels")?,
+                height: get(cfg, "height")?,
+                width: get(cfg, "width")?,
+                features: get(cfg, "features")?,
+                classes: get(cfg, "classes")?,
+            };
+            guard(|| nabla::tree::named_leaves(&Cnn::new(&c, key)))?
+        }
         "mlp_classifier" => {
             let w: Vec<usize> = get(cfg, "widths")?;
             guard(|| nabla::tree::named_leaves(&MlpClassifier::new(&w, key)))?
@@ -63,7 +78,7 @@ fn init_params<'py>(
         }
         _ => {
             return Err(PyValueError::new_err(format!(
-                "init_params: unknown kind {kind:?}; use linear, embedding, layer_norm, mlp_classifier or gpt"
+                "init_params: unknown kind {kind:?}; use linear, embedding, layer_norm, conv2d, mlp_classifier, cnn or gpt"
             )));
         }
     };

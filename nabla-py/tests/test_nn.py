@@ -126,6 +126,41 @@ class Training(unittest.TestCase):
             self.assertLess(loss.item(), 0.5 * first)
             self.assertGreater(acc, 0.9)
 
+    def test_cnn_matches_a_numpy_forward_and_learns(self):
+        rng = np.random.default_rng(2)
+        x = rng.standard_normal((8, 1, 8, 8)).astype(np.float32)
+        labels = (x[:, 0, :4].mean(axis=(1, 2)) > x[:, 0, 4:].mean(axis=(1, 2))).astype(np.int64)
+        model = N.nn.Cnn(1, 8, 8, (4, 8), 2, seed=3)
+        p = {k: np.asarray(v, np.float64) for k, v in model.params.items()}
+
+        def conv(h, w, b):  # 3x3, padding 1
+            n, c, hh, ww = h.shape
+            hp = np.pad(h, ((0, 0), (0, 0), (1, 1), (1, 1)))
+            out = np.zeros((n, w.shape[0], hh, ww))
+            for i in range(3):
+                for j in range(3):
+                    out += np.einsum("nchw,oc->nohw", hp[:, :, i : i + hh, j : j + ww], w[:, :, i, j])
+            return out + b[None, :, None, None]
+
+        def pool(h):
+            n, c, hh, ww = h.shape
+            return h.reshape(n, c, hh // 2, 2, ww // 2, 2).max(axis=(3, 5))
+
+        h = pool(np.maximum(conv(x.astype(np.float64), p["conv1.weight"], p["conv1.bias"]), 0))
+        h = pool(np.maximum(conv(h, p["conv2.weight"], p["conv2.bias"]), 0))
+        want = h.reshape(8, -1) @ p["fc.weight"].T + p["fc.bias"]
+        close(self, model(N.array(x)), want, 1e-4, "cnn logits")
+        model.requires_grad_()
+        opt = N.optim.Adam(model.parameters(), lr=0.01)
+        first = None
+        for _ in range(60):
+            loss = model.loss(model.params, N.array(x), N.array(labels))
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            first = first if first is not None else loss.item()
+        self.assertLess(loss.item(), 0.5 * first)
+
     def test_functional_training_with_grad_and_jit(self):
         rng = np.random.default_rng(1)
         x = N.array(rng.standard_normal((64, 3)).astype(np.float32))

@@ -141,6 +141,40 @@ class MlpClassifier(Module):
         return _nb.cross_entropy(self.apply(params, x), labels)
 
 
+class Conv2d(Module):
+    """A 2-D convolution (`torch.nn.Conv2d`: `weight` `[out, in, kh, kw]`,
+    `bias` `[out]`), input `[N, C, H, W]`."""
+
+    def __init__(self, inputs: int, outputs: int, kernel: Tuple[int, int], stride: int = 1, padding: int = 0, seed: int = 0):
+        super().__init__(_init("conv2d", seed, inputs=inputs, outputs=outputs, kernel=list(kernel)))
+        self.stride, self.padding = stride, padding
+
+    def apply(self, params: Params, x: Array) -> Array:
+        return F.conv2d(x, params["weight"], params.get("bias"), stride=self.stride, padding=self.padding)
+
+
+class Cnn(Module):
+    """Two 3×3 convolutions (padding 1) with ReLU and 2×2 max pooling,
+    then a linear layer (`nabla::nn::models::Cnn`)."""
+
+    def __init__(
+        self, channels: int, height: int, width: int, features: Tuple[int, int], classes: int, seed: int = 0
+    ):
+        cfg = dict(channels=channels, height=height, width=width, features=list(features), classes=classes)
+        super().__init__(_init("cnn", seed, **cfg))
+
+    def apply(self, params: Params, x: Array) -> Array:
+        h = F.conv2d(x, params["conv1.weight"], params["conv1.bias"], padding=1)
+        h = F.max_pool2d(_nb.relu(h), 2, 2)
+        h = F.conv2d(h, params["conv2.weight"], params["conv2.bias"], padding=1)
+        h = F.max_pool2d(_nb.relu(h), 2, 2)
+        n = h.shape[0]
+        return linear(params, "fc", _nb.reshape(h, (n, -1)))
+
+    def loss(self, params: Params, x: Array, labels: Array) -> Array:
+        return _nb.cross_entropy(self.apply(params, x), labels)
+
+
 class Gpt(Module):
     """A nanoGPT-style decoder (`nabla::nn::models::Gpt`): token and
     position embeddings, pre-LayerNorm blocks with causal attention and
@@ -205,4 +239,4 @@ class Gpt(Module):
         return _nb.array(out)
 
 
-__all__ = ["Module", "Linear", "Embedding", "LayerNorm", "MlpClassifier", "Gpt", "functional", "linear", "F"]
+__all__ = ["Module", "Linear", "Embedding", "LayerNorm", "Conv2d", "MlpClassifier", "Cnn", "Gpt", "functional", "linear", "F"]
