@@ -69,7 +69,7 @@ fn main() {
     // A function recorded once and replayed on new inputs.
     let (_, program) = dynamic::record(
         |v| vec![dynamic::grad(|w| f(w, &v[0]).sum_axes(&[0], false), &w0)],
-        &[x.clone()],
+        std::slice::from_ref(&x),
     );
     println!("recorded gradient program: {} instructions", program.len());
     let replayed = program.run(&[xs.to_array().index_select(0, &[1]).reshape(&[3]).into()]);

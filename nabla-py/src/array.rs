@@ -198,7 +198,9 @@ impl PyArray {
         }
     }
 
-    /// The array as a NumPy array (a copy): `np.asarray(x)`.
+    /// The array as a NumPy array: `np.asarray(x)` is a read-only view of
+    /// the host memory (no copy; the view keeps the storage alive), and
+    /// `copy=True` (`np.array(x)`) or another `dtype` a writable copy.
     #[pyo3(signature = (dtype = None, copy = None))]
     fn __array__<'py>(
         &self,
@@ -206,12 +208,38 @@ impl PyArray {
         dtype: Option<&Bound<'py, PyAny>>,
         copy: Option<bool>,
     ) -> PyResult<Bound<'py, PyAny>> {
-        let _ = copy;
         let a = self.value.to_array_checked("__array__")?;
-        let out = crate::numpy_interop::to_numpy(py, &a)?;
+        let view = match copy {
+            Some(true) => None,
+            _ => crate::numpy_interop::view_numpy(py, &a)?,
+        };
+        let Some(view) = view else {
+            if copy == Some(false) {
+                return Err(PyValueError::new_err(
+                    "__array__: copy=False, but this array is on a GPU and NumPy needs a host copy; \
+                     allow a copy",
+                ));
+            }
+            let out = crate::numpy_interop::to_numpy(py, &a)?;
+            return match dtype {
+                Some(d) if !d.is_none() => out.call_method1("astype", (d,)),
+                _ => Ok(out),
+            };
+        };
         match dtype {
-            Some(d) if !d.is_none() => out.call_method1("astype", (d,)),
-            _ => Ok(out),
+            Some(d) if !d.is_none() => {
+                let kw = pyo3::types::PyDict::new(py);
+                kw.set_item("copy", false)?;
+                let out = view.call_method("astype", (d,), Some(&kw))?;
+                if copy == Some(false) && !out.is(&view) {
+                    return Err(PyValueError::new_err(format!(
+                        "__array__: copy=False, but converting {} to dtype {d} needs a copy; allow a copy",
+                        dtype_name(a.dtype())
+                    )));
+                }
+                Ok(out)
+            }
+            _ => Ok(view),
         }
     }
 

@@ -12,6 +12,7 @@
 //! | `create.rs` | creation and random draws |
 //! | `convert.rs` | Python values to arrays, dtypes, axes |
 //! | `numpy_interop.rs` | NumPy arrays in and out |
+//! | `dlpack.rs`, `dlpack_import.rs` | DLPack: `__dlpack__`, `nabla.from_dlpack` |
 //! | `trace.rs` | levels, tracers and pullbacks for the transforms |
 //! | `jit_cache.rs` | `nabla.jit`'s cache: lookup and replay without Python |
 //! | `errors.rs` | panics as Python exceptions |
@@ -30,6 +31,8 @@ mod array;
 mod convert;
 mod create;
 mod custom;
+mod dlpack;
+mod dlpack_import;
 mod errors;
 mod functional;
 mod indexing;
@@ -83,5 +86,6 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     ops_more::register(m)?;
     layers::register(m)?;
     linalg::register(m)?;
+    dlpack::register(m)?;
     Ok(())
 }

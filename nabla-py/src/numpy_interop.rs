@@ -1,10 +1,49 @@
 //! NumPy arrays in and out (the `numpy` crate): `nabla.asarray(ndarray)`
-//! and `np.asarray(nabla_array)` (`Array.__array__`). NumPy is optional:
-//! without it installed, nothing here runs.
+//! (a copy: Nabla arrays are values, and a NumPy array can be written
+//! after; `nabla.from_dlpack(ndarray)` shares instead) and
+//! `np.asarray(nabla_array)` (`Array.__array__`: a read-only view of the
+//! host memory, no copy). NumPy is optional: without it installed,
+//! nothing here runs.
 
-use nabla::{Array, DType};
+use nabla::{Array, DType, Device};
 use numpy::{PyArrayDyn, PyArrayMethods, PyUntypedArrayMethods};
 use pyo3::prelude::*;
+
+/// The base object of NumPy arrays viewing a Nabla array's memory: holds
+/// the array, so the storage outlives every view.
+#[pyclass(frozen, name = "_HostStorage", module = "nabla._nabla")]
+pub struct HostStorage {
+    _array: Array,
+}
+
+/// A read-only NumPy array viewing host array `a`'s elements in place
+/// (NumPy strides from Nabla's, of any sign, 0 on broadcast axes); `None`
+/// for an array on a GPU.
+pub fn view_numpy<'py>(py: Python<'py>, a: &Array) -> PyResult<Option<Bound<'py, PyAny>>> {
+    if a.device() != Device::Cpu {
+        return Ok(None);
+    }
+    let a = a.detach();
+    let keep = Bound::new(py, HostStorage { _array: a.clone() })?.into_any();
+    macro_rules! view {
+        ($t:ty) => {{
+            let v = a.host_view::<$t>().expect("a host array of its dtype");
+            // SAFETY: `keep` (the NumPy array's base) holds a clone of `a`,
+            // so the storage `v` points into lives as long as the NumPy
+            // array, and Nabla never moves or writes storage while it is
+            // shared (in-place updates copy first).
+            let np = unsafe { PyArrayDyn::<$t>::borrow_from_array(&v, keep) };
+            let ro = np.readwrite().make_nonwriteable();
+            (*ro).clone().into_any()
+        }};
+    }
+    Ok(Some(match a.dtype() {
+        DType::F32 => view!(f32),
+        DType::F64 => view!(f64),
+        DType::I64 => view!(i64),
+        DType::Bool => view!(bool),
+    }))
+}
 
 /// True when `obj` is a NumPy array (checked by its type's module, so
 /// NumPy is not imported for other objects).

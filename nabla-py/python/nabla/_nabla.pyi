@@ -130,7 +130,23 @@ class Array:
     def astype(self, dtype: _DTypeLike) -> Array:
         """A copy converted to `dtype`."""
     def __array__(self, dtype: Any = None, copy: Optional[bool] = None) -> _np.ndarray[Any, Any]:
-        """The array as a NumPy array (a copy): `np.asarray(x)`."""
+        """The array as a NumPy array: `np.asarray(x)` is a read-only view
+        of the host memory (no copy); `copy=True` (`np.array(x)`) or another
+        `dtype` gives a writable copy."""
+    def __dlpack__(
+        self,
+        *,
+        stream: Any = None,
+        max_version: Optional[Tuple[int, int]] = None,
+        dl_device: Optional[Tuple[int, int]] = None,
+        copy: Optional[bool] = None,
+    ) -> Any:
+        """A DLPack capsule sharing the array's memory (no copy), for
+        `torch.from_dlpack(x)`, `jax.dlpack.from_dlpack(x)` or
+        `np.from_dlpack(x)`; versioned and flagged read-only when
+        `max_version >= (1, 0)`. Host arrays only."""
+    def __dlpack_device__(self) -> Tuple[int, int]:
+        """`(1, 0)` (kDLCPU) for a host array."""
     def __len__(self) -> int: ...
     def __float__(self) -> float: ...
     def __int__(self) -> int: ...
@@ -692,6 +708,12 @@ def array(data: _ArrayLike, dtype: Optional[_DTypeLike] = None, requires_grad: b
 
 def asarray(data: _ArrayLike, dtype: Optional[_DTypeLike] = None) -> Array:
     """Like `array`, but returns a `nabla.Array` argument itself."""
+
+def from_dlpack(x: Any, /, *, device: Any = None, copy: Optional[bool] = None) -> Array:
+    """An array of a CPU tensor of any DLPack producer (`torch.Tensor`,
+    `np.ndarray`, JAX arrays) or of a DLPack capsule, sharing its memory
+    for float32/float64/int64 (bool, misaligned memory and `copy=True`
+    copy). Do not write the producer's tensor afterwards."""
 
 def zeros(shape: _Shape, dtype: Optional[_DTypeLike] = None, requires_grad: bool = False) -> Array:
     """Zeros of `shape`."""

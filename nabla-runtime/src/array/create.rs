@@ -3,7 +3,8 @@
 use crate::Array;
 use crate::storage::Host;
 use crate::storage::{DType, Data, Element};
-use ndarray::{ArrayD, IxDyn};
+use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use std::any::Any;
 
 fn filled(shape: &[usize], v: f64, dtype: DType) -> Array {
     Array::from_data(match dtype {
@@ -201,5 +202,61 @@ impl Array {
     /// ```
     pub fn ones_like(&self) -> Array {
         self.full_like(1.0)
+    }
+
+    /// Wraps elements in memory owned outside Nabla, without a copy (what
+    /// DLPack imports use): `ptr` is element `[0, 0, ..]` of `shape`, laid
+    /// out with `strides` (in elements, of any sign, 0 for a broadcast
+    /// axis); `keep` owns that memory and releases it when dropped, which
+    /// happens when the last array (or view) using it is dropped.
+    ///
+    /// Nabla never writes these elements: in-place updates of the array
+    /// copy them first, as they do for an array shared with another.
+    ///
+    /// # Safety
+    ///
+    /// Every element `ptr + Σ i_k·strides[k]` (for indices inside `shape`)
+    /// is an initialized, valid `T` (a `bool` is 0 or 1), `ptr` is aligned
+    /// for `T`, all of them lie in one allocation, and they stay valid and
+    /// unwritten (by anyone) until `keep` is dropped. `keep` may be dropped
+    /// on any thread.
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// let v = vec![1.0f64, 2.0, 3.0, 4.0, 5.0, 6.0];
+    /// let ptr = v.as_ptr();
+    /// // SAFETY: `v` (moved into `keep`, its buffer unmoved) holds the
+    /// // six elements, read in column-major order here.
+    /// let a = unsafe { Array::from_external(ptr, &[2, 3], &[1, 2], Box::new(v)) };
+    /// assert_eq!(a.to_vec::<f64>(), vec![1.0, 3.0, 5.0, 2.0, 4.0, 6.0]);
+    /// ```
+    #[track_caller]
+    pub unsafe fn from_external<T: Element>(
+        ptr: *const T,
+        shape: &[usize],
+        strides: &[isize],
+        keep: Box<dyn Any + Send + Sync>,
+    ) -> Array {
+        // SAFETY: the caller's contract is `Host::from_external`'s.
+        Array::from_data(T::host_data(unsafe {
+            Host::from_external(ptr, shape, strides, keep)
+        }))
+    }
+
+    /// A view of the elements of a host array whose dtype is `T`, in place
+    /// (no copy; pointer, shape and strides in elements, of any sign);
+    /// `None` for another dtype or an array on a GPU. The elements never
+    /// change while the array lives: Nabla's in-place updates copy shared
+    /// storage first.
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// let x = Array::from_vec(vec![1.0f32, 2.0, 3.0, 4.0], &[2, 2]).permute(&[1, 0]);
+    /// let v = x.host_view::<f32>().unwrap();
+    /// assert_eq!((v.strides(), v[[0, 1]]), (&[1isize, 2][..], 3.0));
+    /// assert!(x.host_view::<f64>().is_none());
+    /// ```
+    pub fn host_view<T: Element>(&self) -> Option<ArrayViewD<'_, T>> {
+        T::host_of(&self.data).map(|h| h.view())
     }
 }

@@ -53,6 +53,12 @@ pub trait Element: Copy + Send + Sync + fmt::Debug + 'static {
     /// Wraps an owned ndarray of this element type as storage (no copy).
     #[doc(hidden)]
     fn into_data(a: ArrayD<Self>) -> Data;
+    /// Wraps host elements of this element type as storage.
+    #[doc(hidden)]
+    fn host_data(h: Host<Self>) -> Data;
+    /// The host elements of `d` when they are of this element type.
+    #[doc(hidden)]
+    fn host_of(d: &Data) -> Option<&Host<Self>>;
     #[doc(hidden)]
     fn from_f64(v: f64) -> Self;
     #[doc(hidden)]
@@ -77,6 +83,15 @@ macro_rules! element {
             const DTYPE: DType = DType::$d;
             fn into_data(a: ArrayD<Self>) -> Data {
                 Data::$d(Host::from_nd(a))
+            }
+            fn host_data(h: Host<Self>) -> Data {
+                Data::$d(h)
+            }
+            fn host_of(d: &Data) -> Option<&Host<Self>> {
+                match d {
+                    Data::$d(h) => Some(h),
+                    _ => None,
+                }
             }
             fn from_f64($v: f64) -> Self {
                 $from

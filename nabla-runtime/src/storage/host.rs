@@ -2,8 +2,9 @@
 //!
 //! A [`Host`] is the elements of one array in host memory: a lifetime-free
 //! ndarray raw view (pointer, shape and strides; no allocation up to four
-//! axes) and what keeps the elements alive — its own `Vec`, or the storage
-//! of the array it is a view of. A fresh array is two allocations (the
+//! axes) and what keeps the elements alive — its own `Vec`, the storage
+//! of the array it is a view of, or an owner outside Nabla (memory shared
+//! through DLPack, [`Host::from_external`]), which is never written. A fresh array is two allocations (the
 //! array's `Arc` and the buffer) and a view one (its `Arc`); ndarray's
 //! `ArcArray` added a third reference-counted box per fresh array.
 //!
@@ -14,7 +15,8 @@
 //! [`Array::to_ndarray`]: crate::Array::to_ndarray
 
 use super::data::Data;
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, IxDyn, RawArrayViewMut};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, RawArrayViewMut, ShapeBuilder};
+use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
 
@@ -32,14 +34,20 @@ pub struct Host<T> {
 enum Keep<T> {
     /// Its own buffer (the view points into it; held, never read).
     Own(#[allow(dead_code)] Vec<T>),
-    /// The storage of the array it views (always an `Own`; views of views
-    /// keep the first array's storage).
+    /// The storage of the array it views (always an `Own` or `External`;
+    /// views of views keep the first array's storage).
     Base(Arc<Data>),
+    /// Memory owned outside Nabla, released when this value is dropped.
+    /// Never written: like `Base`, a mutation copies first.
+    /// (`AssertUnwindSafe`: the owner is only dropped, never used, so an
+    /// array stays `UnwindSafe` for `catch_unwind` as before.)
+    External(#[allow(dead_code)] std::panic::AssertUnwindSafe<Box<dyn Any + Send + Sync>>),
 }
 
-// SAFETY: a `Host` owns or shares (through `Arc<Data>`) its elements and
-// never mutates shared ones (`view_mut` copies a view first), as ndarray's
-// `ArcArray` does.
+// SAFETY: a `Host` owns or shares (through `Arc<Data>`, or an external
+// owner that is `Send + Sync`) its elements and never mutates shared or
+// external ones (`view_mut` copies them first), as ndarray's `ArcArray`
+// does.
 unsafe impl<T: Send + Sync> Send for Host<T> {}
 // SAFETY: as above.
 unsafe impl<T: Send + Sync> Sync for Host<T> {}
@@ -69,6 +77,54 @@ impl<T: Copy> Host<T> {
         Host {
             raw,
             keep: Keep::Own(v),
+        }
+    }
+
+    /// Elements in memory owned outside Nabla, without a copy: `ptr` is
+    /// element `[0, 0, ..]` of `shape` with `strides` (in elements, of any
+    /// sign); `keep` owns the memory and releases it when dropped. Nabla
+    /// never writes these elements (mutations copy first). An empty
+    /// `shape` gets an own (empty) buffer and drops `keep` at once.
+    ///
+    /// # Safety
+    ///
+    /// Every element `ptr + Σ i_k·strides[k]` is an initialized, valid
+    /// `T`, `ptr` is aligned for `T`, all of them lie in one allocation,
+    /// and they stay valid and unwritten until `keep` is dropped.
+    pub(crate) unsafe fn from_external(
+        ptr: *const T,
+        shape: &[usize],
+        strides: &[isize],
+        keep: Box<dyn Any + Send + Sync>,
+    ) -> Host<T> {
+        assert_eq!(shape.len(), strides.len(), "one stride per axis");
+        if shape.contains(&0) {
+            return Host::from_vec(shape, Vec::new());
+        }
+        // ndarray's raw views take non-negative strides: start from the
+        // lowest address and reverse the axes whose stride is negative.
+        let mut low = ptr;
+        for (&n, &s) in shape.iter().zip(strides) {
+            if s < 0 {
+                low = low.wrapping_offset(s * (n as isize - 1));
+            }
+        }
+        let abs: Vec<usize> = strides.iter().map(|s| s.unsigned_abs()).collect();
+        // SAFETY: `low` is the lowest-addressed element (the caller's
+        // elements, reached with non-negative strides from it), in one
+        // allocation, non-null (the caller's elements exist: no axis is
+        // empty) and aligned.
+        let mut raw = unsafe {
+            RawArrayViewMut::from_shape_ptr(IxDyn(shape).strides(IxDyn(&abs)), low as *mut T)
+        };
+        for (k, &s) in strides.iter().enumerate() {
+            if s < 0 {
+                raw.invert_axis(Axis(k));
+            }
+        }
+        Host {
+            raw,
+            keep: Keep::External(std::panic::AssertUnwindSafe(keep)),
         }
     }
 
@@ -124,9 +180,9 @@ impl<T: Copy> Host<T> {
     }
 
     /// A mutable view, the elements copied first into an own buffer when
-    /// they belong to another array.
+    /// they belong to another array or to an external owner.
     pub(crate) fn view_mut(&mut self) -> ArrayViewMutD<'_, T> {
-        if matches!(self.keep, Keep::Base(_)) {
+        if !matches!(self.keep, Keep::Own(_)) {
             *self = self.to_owned_standard();
         }
         // SAFETY: `self` owns its buffer (made so above) and is borrowed
@@ -135,9 +191,10 @@ impl<T: Copy> Host<T> {
     }
 
     /// The elements as one mutable row-major slice: copied first when they
-    /// belong to another array or are not contiguous row-major.
+    /// belong to another array (or to an external owner) or are not
+    /// contiguous row-major.
     pub(crate) fn as_slice_mut(&mut self) -> &mut [T] {
-        if matches!(self.keep, Keep::Base(_)) || !self.is_standard_layout() {
+        if !matches!(self.keep, Keep::Own(_)) || !self.is_standard_layout() {
             *self = self.to_owned_standard();
         }
         // SAFETY: own, standard-layout storage, borrowed mutably.
@@ -164,7 +221,7 @@ impl<T: Copy> Host<T> {
         Host {
             raw: f(self.raw.clone()),
             keep: Keep::Base(match &self.keep {
-                Keep::Own(_) => this.clone(),
+                Keep::Own(_) | Keep::External(_) => this.clone(),
                 Keep::Base(b) => b.clone(),
             }),
         }
@@ -207,6 +264,7 @@ pub(crate) fn row_major_view<T>(
 mod tests {
     use crate::{Array, DType};
     use ndarray::Slice;
+    use std::sync::Arc;
 
     /// Views of views (a reversing slice, a permute, a reshape adding unit
     /// axes) read the base's elements in the right order, and outlive it.
@@ -235,5 +293,33 @@ mod tests {
         let w = crate::ArrayValue::add_into_slice(v, &[Slice::from(0..2)], &ct);
         assert_eq!(w.to_vec::<f32>(), vec![2.0, 3.0, 3.0, 4.0]);
         assert_eq!(x.to_vec::<f32>(), vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+    }
+
+    /// External elements (`Array::from_external`): negative strides read
+    /// in order, an in-place update of a uniquely held array copies
+    /// instead of writing the memory, and the owner is released when the
+    /// last array and view using it go.
+    #[test]
+    fn external_elements_are_read_never_written_and_released() {
+        let v: Arc<Vec<f32>> = Arc::new((0..6).map(|i| i as f32).collect());
+        // Rows reversed: element [0, 0] is v[3].
+        let ptr = v[3..].as_ptr();
+        let external = |owner: Arc<Vec<f32>>| {
+            // SAFETY: `owner` keeps `v`'s buffer, never written; the
+            // elements 3 - 3i + j lie in it.
+            unsafe { Array::from_external(ptr, &[2, 3], &[-3, 1], Box::new(owner)) }
+        };
+        let a = external(v.clone());
+        assert_eq!(a.to_vec::<f32>(), vec![3.0, 4.0, 5.0, 0.0, 1.0, 2.0]);
+        let ct = Array::ones(&[2, 2], DType::F32);
+        let w = crate::ArrayValue::add_into_slice(a, &[Slice::from(0..2), Slice::from(0..2)], &ct);
+        assert_eq!(w.to_vec::<f32>(), vec![4.0, 5.0, 5.0, 1.0, 2.0, 2.0]);
+        assert_eq!(*v, vec![0.0, 1.0, 2.0, 3.0, 4.0, 5.0]);
+        assert_eq!(Arc::strong_count(&v), 1, "the copy released the owner");
+        let view = external(v.clone()).permute(&[1, 0]).slice_axis(0, 1..3);
+        assert_eq!(view.to_vec::<f32>(), vec![4.0, 1.0, 5.0, 2.0]);
+        assert_eq!(Arc::strong_count(&v), 2, "the view keeps the owner");
+        drop(view);
+        assert_eq!(Arc::strong_count(&v), 1);
     }
 }
