@@ -14,9 +14,9 @@
 //! | `value_methods array` | `primitives/array_value.rs` | `Value for Array` (calls the `Array` method) |
 //! | `value_methods dual` | `interp/dual.rs` | `Value for Dual<V>` (the op's JVP rule) |
 //! | `value_methods batched` | `interp/batched.rs` | `Value for Batched<V>` (elementwise batching) |
-//! | `value_methods dyn` | `dynamic/value.rs` | `Value for Dyn` (the op at the innermost transform) |
-//! | `value_methods rev` | `dynamic/rev_value.rs` | `Value for Rev` (records the op's VJP rule) |
-//! | `value_methods staged` | `dynamic/staged_value.rs` | `Value for Staged` (appends the op to a recorded program) |
+//! | `dyn_methods dyn` | `dynamic/value.rs` (macro in `dynamic/methods.rs`) | `Value for Dyn` (the op at the innermost transform) |
+//! | `dyn_methods rev` | `dynamic/rev_value.rs` | `Value for Rev` (records the op's VJP rule) |
+//! | `dyn_methods staged` | `dynamic/staged_value.rs` | `Value for Staged` (appends the op to a recorded program) |
 //! | `lane_methods lanes` | `fused/lanes.rs` | `Value for Lanes<T>` (a block of elements) |
 //! | `sym_methods` | `interp/gpu_sym.rs` | `Value for Sym` (CUDA C of the op) |
 //! | `unary_modules`, `binary_modules` | `primitives/{unary,binary}.rs` | the rule module: forward, derivative, JVP, VJP |
@@ -29,10 +29,9 @@
 //! function; its rule module, `Array` method, entry points and tail entry
 //! are hand-written beside the generated ones, with the same signatures.
 
-/// The `Value` methods of every op, in one of six forms: `array`,
-/// `dual`, `batched`, `dyn` (`dynamic::Dyn`, at the innermost transform),
-/// `rev` (`dynamic::Rev`, recording the VJP rule) and `staged`
-/// (`dynamic::Staged`, appending the op to a recorded program) (the trait's declarations and the `f32`/`f64` forms
+/// The `Value` methods of every op, in one of three forms: `array`,
+/// `dual`, `batched` (`dynamic/methods.rs` has the forms of the run-time
+/// transforms' values; the trait's declarations and the `f32`/`f64` forms
 /// are `value_decls!`, the blocks' `lane_methods!`).
 macro_rules! value_methods {
     ($form:ident $($entries:tt)*) => {
@@ -73,57 +72,6 @@ macro_rules! value_methods {
     (@batched $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
         fn $method(&self, o: &Self) -> Self {
             self.binary(o, |a, b| a.$method(b))
-        }
-    };
-    (@dyn $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        #[track_caller]
-        fn $method(&self $(, $p: $pt)*) -> Self {
-            let x = self;
-            $crate::dynamic::lift!(x => $crate::Value::$method(x $(, $p)*))
-        }
-    };
-    (@dyn $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        #[track_caller]
-        fn $method(&self, o: &Self) -> Self {
-            let x = self;
-            $crate::dynamic::lift!(x, o => $crate::Value::$method(x, o))
-        }
-    };
-    (@rev $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        fn $method(&self $(, $p: $pt)*) -> Self {
-            let y = $crate::Value::$method(&self.value $(, $p)*);
-            self.unary(y, move |x, y, ct| $crate::primitives::unary::$name::vjp(x, y $(, $p)*, ct))
-        }
-    };
-    (@rev $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        fn $method(&self, o: &Self) -> Self {
-            let y = $crate::Value::$method(&self.value, &o.value);
-            self.binary(
-                o,
-                y,
-                $crate::primitives::binary::$name::vjp_0::<Dyn>,
-                $crate::primitives::binary::$name::vjp_1::<Dyn>,
-            )
-        }
-    };
-    (@staged $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
-        fn $method(&self $(, $p: $pt)*) -> Self {
-            self.unary(
-                || {
-                    let params: &[String] = &[$(format!("{:?}", $p)),*];
-                    if params.is_empty() {
-                        stringify!($name).to_string()
-                    } else {
-                        format!("{}[{}]", stringify!($name), params.join(", "))
-                    }
-                },
-                move |x| $crate::Value::$method(x $(, $p)*),
-            )
-        }
-    };
-    (@staged $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
-        fn $method(&self, o: &Self) -> Self {
-            self.binary(o, || stringify!($name).to_string(), |a, b| $crate::Value::$method(a, b))
         }
     };
 }

@@ -32,6 +32,7 @@ mod custom;
 mod extra;
 mod gather;
 mod lift;
+mod methods;
 mod rev;
 mod rev_value;
 mod staged;

@@ -2,9 +2,9 @@
 //! records the op's VJP rule from [`crate::primitives`].
 
 use super::Dyn;
+use super::methods::dyn_methods;
 use super::rev::Rev;
 use crate::primitives::{binary, index, reduce, shape};
-use crate::registry::value_methods;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
 use crate::{Array, ArrayValue, Shape, Value};
@@ -35,8 +35,8 @@ impl Value for Rev {
             vec![needs[0].then_some(ga), needs[1].then_some(gb)]
         })
     }
-    nabla_ops::unary_ops!(value_methods rev);
-    nabla_ops::binary_ops!(value_methods rev);
+    nabla_ops::unary_ops!(dyn_methods rev);
+    nabla_ops::binary_ops!(dyn_methods rev);
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         Rev::constant(self.value.cmp_mask(&o.value, op))
     }

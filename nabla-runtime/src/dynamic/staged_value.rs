@@ -2,8 +2,8 @@
 //! and appends it to the program being recorded.
 
 use super::Dyn;
+use super::methods::dyn_methods;
 use super::staged::Staged;
-use crate::registry::value_methods;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
 use crate::{Array, ArrayValue, Shape, Value};
@@ -42,8 +42,8 @@ impl Value for Staged {
             |x| Dyn::fused_rule::<R>(x[0], x[1], x[2]),
         )
     }
-    nabla_ops::unary_ops!(value_methods staged);
-    nabla_ops::binary_ops!(value_methods staged);
+    nabla_ops::unary_ops!(dyn_methods staged);
+    nabla_ops::binary_ops!(dyn_methods staged);
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         self.binary(
             o,

@@ -1,8 +1,8 @@
 //! `Dyn` as a value type: every method runs the op at the innermost
 //! transform among its operands ([`lift!`]).
 
+use super::methods::dyn_methods;
 use super::{Dyn, Top, lift, top};
-use crate::registry::value_methods;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
 use crate::{Array, ArrayValue, Shape, Value};
@@ -47,8 +47,8 @@ impl Value for Dyn {
     fn fused_rule<R: crate::ElementwiseRule>(a: &Self, b: &Self, c: &Self) -> Self {
         lift!(a, b, c => Value::fused_rule::<R>(a, b, c))
     }
-    nabla_ops::unary_ops!(value_methods dyn);
-    nabla_ops::binary_ops!(value_methods dyn);
+    nabla_ops::unary_ops!(dyn_methods dyn);
+    nabla_ops::binary_ops!(dyn_methods dyn);
     fn cmp_mask(&self, o: &Self, op: CompareOp) -> Self {
         let x = self;
         lift!(x, o => Value::cmp_mask(x, o, op))
