@@ -94,7 +94,8 @@ fn flatten(
     Ok(None)
 }
 
-fn leaf_key(v: &Dyn, key: &mut Vec<u8>) {
+/// Appends a leaf's dtype and (per-example) shape to a cache key.
+pub fn leaf_key(v: &Dyn, key: &mut Vec<u8>) {
     let s = v.shape_vec();
     key.push(b'A');
     key.push(match v.dtype() {

@@ -170,20 +170,9 @@ fn signature<'py>(
     py: Python<'py>,
     leaves: Vec<PyRef<'_, PyArray>>,
 ) -> Bound<'py, pyo3::types::PyBytes> {
-    use nabla::ArrayValue;
     let mut key: Vec<u8> = Vec::with_capacity(leaves.len() * 16);
     for x in &leaves {
-        let s = nabla::Value::shape_vec(&x.value);
-        key.push(match x.value.dtype() {
-            nabla::DType::F32 => 0,
-            nabla::DType::F64 => 1,
-            nabla::DType::I64 => 2,
-            nabla::DType::Bool => 3,
-        });
-        key.push(s.len() as u8);
-        for d in s.iter() {
-            key.extend_from_slice(&(*d as u64).to_le_bytes());
-        }
+        crate::jit_cache::leaf_key(&x.value, &mut key);
     }
     pyo3::types::PyBytes::new(py, &key)
 }

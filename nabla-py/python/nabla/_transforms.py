@@ -260,9 +260,7 @@ def vmap(fun: Callable[..., Any], in_axes: Any = 0, out_axes: Any = 0) -> Callab
 # --- Jacobians -----------------------------------------------------------
 
 
-def _jac_result(
-    blocks: List[List[Array]], tree_o: TreeDef, tree_i: TreeDef, flat_o: List[Any], single: bool
-) -> Any:
+def _jac_result(blocks: List[List[Array]], tree_o: TreeDef, tree_i: TreeDef) -> Any:
     """Blocks `[j][i]` (output leaf j, input leaf i) in JAX's layout: the
     output structure with each leaf replaced by the input structure. A
     function of a list returning a list (the seed's `List[Array]` style)
@@ -279,6 +277,28 @@ def _basis(x: Array) -> Array:
     return _nabla.reshape(_nabla.eye(n, x.dtype), (n,) + tuple(x.shape))
 
 
+def _leaf_function(
+    fun: Callable[..., Any], args: Tuple[Any, ...], argnums: Union[int, Sequence[int]]
+) -> Tuple[List[Array], TreeDef, Callable[..., Any]]:
+    """The leaves of `args[argnums]`, their structure, and `fun` as a
+    function of those leaves (the other arguments fixed)."""
+    nums, single = _argnums_tuple(argnums, len(args))
+    diff = args[nums[0]] if single else tuple(args[a] for a in nums)
+    flat, tree = tree_flatten(diff)
+
+    def call(*leaves: Array) -> Any:
+        d = tree_unflatten(tree, list(leaves))
+        full = list(args)
+        if single:
+            full[nums[0]] = d
+        else:
+            for a, v in zip(nums, d):
+                full[a] = v
+        return fun(*full)
+
+    return [_as_array(x) for x in flat], tree, call
+
+
 def jacfwd(
     fun: Callable[..., Any], argnums: Union[int, Sequence[int]] = 0, has_aux: bool = False
 ) -> Callable[..., Any]:
@@ -287,20 +307,7 @@ def jacfwd(
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
-        nums, single = _argnums_tuple(argnums, len(args))
-        diff = args[nums[0]] if single else tuple(args[a] for a in nums)
-        flat_i, tree_i = tree_flatten(diff)
-        flat_i = [_as_array(x) for x in flat_i]
-
-        def call(leaves: List[Array]) -> Any:
-            d = tree_unflatten(tree_i, leaves)
-            full = list(args)
-            if single:
-                full[nums[0]] = d
-            else:
-                for a, v in zip(nums, d):
-                    full[a] = v
-            return fun(*full)
+        flat_i, tree_i, call = _leaf_function(fun, args, argnums)
 
         cols: List[List[Array]] = []
         tree_o: Optional[TreeDef] = None
@@ -310,7 +317,7 @@ def jacfwd(
             level = _t.new_level()
             e = _t.batched(level, _basis(x), 0)
             tangents = [e if k == i else _nabla.zeros(v.shape, v.dtype) for k, v in enumerate(flat_i)]
-            out = jvp(lambda *ls: call(list(ls)), flat_i, tangents, has_aux=has_aux)
+            out = jvp(call, flat_i, tangents, has_aux=has_aux)
             if has_aux:
                 y, t, aux = out
             else:
@@ -324,7 +331,7 @@ def jacfwd(
             cols.append(col)
         # flat_o and tree_o are None only when `diff` has no leaves.
         blocks = [[cols[i][j] for i in range(len(flat_i))] for j in range(len(flat_o))]  # type: ignore[arg-type]
-        res = _jac_result(blocks, tree_o, tree_i, flat_o, single)  # type: ignore[arg-type]
+        res = _jac_result(blocks, tree_o, tree_i)  # type: ignore[arg-type]
         return (res, aux) if has_aux else res
 
     return wrapped
@@ -338,20 +345,7 @@ def jacrev(
 
     @functools.wraps(fun)
     def wrapped(*args: Any) -> Any:
-        nums, single = _argnums_tuple(argnums, len(args))
-        diff = args[nums[0]] if single else tuple(args[a] for a in nums)
-        flat_i, tree_i = tree_flatten(diff)
-        flat_i = [_as_array(x) for x in flat_i]
-
-        def call(*leaves: Array) -> Any:
-            d = tree_unflatten(tree_i, list(leaves))
-            full = list(args)
-            if single:
-                full[nums[0]] = d
-            else:
-                for a, v in zip(nums, d):
-                    full[a] = v
-            return fun(*full)
+        flat_i, tree_i, call = _leaf_function(fun, args, argnums)
 
         res = vjp(call, *flat_i, has_aux=has_aux)
         if has_aux:
@@ -371,7 +365,7 @@ def jacrev(
                 blk = _t.unbatch(level, g, yo.size, 0)
                 row.append(_nabla.reshape(blk, tuple(yo.shape) + tuple(x.shape)))
             blocks.append(row)
-        out = _jac_result(blocks, tree_o, tree_i, flat_o, single)
+        out = _jac_result(blocks, tree_o, tree_i)
         return (out, aux) if has_aux else out
 
     return wrapped

@@ -6,7 +6,6 @@
 
 use super::rev::Rev;
 use super::{Dyn, Level, Top, top};
-use crate::Value;
 use std::sync::Arc;
 
 /// A forward function: inputs to outputs.
@@ -111,53 +110,7 @@ impl DynOp {
     /// Once per example, so the rules still apply at the levels below.
     fn apply_batched(&self, l: Level, xs: &[Dyn]) -> Vec<Dyn> {
         let bs: Vec<_> = xs.iter().map(|x| x.batched_at(l)).collect();
-        let n = bs
-            .iter()
-            .find_map(|b| b.batch_size())
-            .expect("one input is batched");
-        let fronts: Vec<Dyn> = bs
-            .iter()
-            .map(|b| {
-                if b.bdim.is_some() {
-                    b.front()
-                } else {
-                    b.value.clone()
-                }
-            })
-            .collect();
-        let mut rows: Vec<Vec<Dyn>> = Vec::new();
-        for k in 0..n {
-            let ex: Vec<Dyn> = bs
-                .iter()
-                .zip(&fronts)
-                .map(|(b, v)| {
-                    if b.bdim.is_some() {
-                        let s = v.shape_vec();
-                        crate::ArrayValue::reshape(
-                            &crate::ArrayValue::index_select(v, 0, &[k]),
-                            &s[1..],
-                        )
-                    } else {
-                        v.clone()
-                    }
-                })
-                .collect();
-            rows.push(self.apply(&ex));
-        }
-        let outs = rows.first().map_or(0, Vec::len);
-        (0..outs)
-            .map(|j| {
-                let parts: Vec<Dyn> = rows
-                    .iter()
-                    .map(|r| {
-                        let mut s = vec![1];
-                        s.extend_from_slice(&r[j].shape_vec());
-                        crate::ArrayValue::reshape(&r[j], &s)
-                    })
-                    .collect();
-                Dyn::batched(l, crate::ArrayValue::concat(&parts, 0), Some(0))
-            })
-            .collect()
+        super::gather::per_example(l, &bs, |ex| self.apply(ex))
     }
 
     fn apply_rev(&self, l: Level, xs: &[Dyn]) -> Vec<Dyn> {

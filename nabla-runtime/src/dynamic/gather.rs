@@ -119,7 +119,7 @@ impl Dyn {
             }
             Top::Batched(l) => {
                 let (b, i) = (self.batched_at(l), idx.batched_at(l));
-                per_example(l, &[b, i], move |v| v[0].take_add(&sh, axis, &v[1]))
+                per_example(l, &[b, i], move |v| vec![v[0].take_add(&sh, axis, &v[1])]).remove(0)
             }
             Top::Rev(l) => {
                 let (r, i) = (self.rev_at(l), idx.rev_at(l).value);
@@ -147,13 +147,18 @@ fn batched_take(x: Batched<Dyn>, axis: usize, idx: Batched<Dyn>, l: super::Level
             None => Dyn::batched(l, x.value.take(axis, &idx.value), None),
             Some(_) => Dyn::batched(l, x.front().take(axis + 1, &idx.value), Some(0)),
         },
-        _ => per_example(l, &[x, idx], move |v| v[0].take(axis, &v[1])),
+        _ => per_example(l, &[x, idx], move |v| vec![v[0].take(axis, &v[1])]).remove(0),
     }
 }
 
-/// `f` once per example of the batched values `args`, stacked along a new
-/// batch axis 0.
-fn per_example(l: super::Level, args: &[Batched<Dyn>], f: impl Fn(&[Dyn]) -> Dyn) -> Dyn {
+/// `f` once per example of the batched values `args`, each output
+/// stacked along a new batch axis 0 (batch rules that have nothing better:
+/// gathers with batched indices, run-time custom ops).
+pub(crate) fn per_example(
+    l: super::Level,
+    args: &[Batched<Dyn>],
+    f: impl Fn(&[Dyn]) -> Vec<Dyn>,
+) -> Vec<Dyn> {
     let n = args
         .iter()
         .find_map(|b| b.batch_size())
@@ -168,7 +173,7 @@ fn per_example(l: super::Level, args: &[Batched<Dyn>], f: impl Fn(&[Dyn]) -> Dyn
             }
         })
         .collect();
-    let rows: Vec<Dyn> = (0..n)
+    let rows: Vec<Vec<Dyn>> = (0..n)
         .map(|k| {
             let ex: Vec<Dyn> = args
                 .iter()
@@ -182,11 +187,21 @@ fn per_example(l: super::Level, args: &[Batched<Dyn>], f: impl Fn(&[Dyn]) -> Dyn
                     }
                 })
                 .collect();
-            let y = f(&ex);
-            let mut s = vec![1];
-            s.extend_from_slice(&y.shape_vec());
-            y.reshape(&s)
+            f(&ex)
         })
         .collect();
-    Dyn::batched(l, Dyn::concat(&rows, 0), Some(0))
+    let outs = rows.first().map_or(0, Vec::len);
+    (0..outs)
+        .map(|j| {
+            let parts: Vec<Dyn> = rows
+                .iter()
+                .map(|r| {
+                    let mut s = vec![1];
+                    s.extend_from_slice(&r[j].shape_vec());
+                    r[j].reshape(&s)
+                })
+                .collect();
+            Dyn::batched(l, Dyn::concat(&parts, 0), Some(0))
+        })
+        .collect()
 }
