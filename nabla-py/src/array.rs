@@ -158,7 +158,15 @@ impl PyArray {
     }
 
     fn __int__(&self) -> PyResult<i64> {
-        Ok(self.__float__()? as i64)
+        let a = self.value.to_array_checked("int()")?;
+        if a.numel() != 1 {
+            return Err(PyTypeError::new_err(format!(
+                "int(): only one-element arrays convert to a Python int; this one has shape {:?}",
+                a.shape()
+            )));
+        }
+        // Exact for int64 and bool; floats truncate toward zero, as int(float).
+        Ok(a.cast(DType::I64).to_vec::<i64>()[0])
     }
 
     fn __bool__(&self) -> PyResult<bool> {

@@ -106,10 +106,32 @@ pub fn is_scalar(obj: &Bound<'_, PyAny>) -> bool {
     scalar_dtype(obj).is_some()
 }
 
+/// The numbers of a nested sequence, as floats and, while every one is an
+/// integer that fits, exactly as `i64` too (an int64 array keeps integers
+/// beyond 2^53).
+struct Numbers {
+    floats: Vec<f64>,
+    ints: Option<Vec<i64>>,
+}
+
+impl Numbers {
+    fn push_array(&mut self, a: &Array) {
+        self.floats.extend(a.cast(DType::F64).to_vec::<f64>());
+        match (&mut self.ints, a.dtype()) {
+            (Some(v), DType::I64 | DType::Bool) => v.extend(a.cast(DType::I64).to_vec::<i64>()),
+            _ => self.ints = None,
+        }
+    }
+}
+
 /// Flattens a nested sequence of numbers into `out`, returning its shape.
-fn flatten(obj: &Bound<'_, PyAny>, out: &mut Vec<f64>, kind: &mut DType) -> PyResult<Vec<usize>> {
+fn flatten(obj: &Bound<'_, PyAny>, out: &mut Numbers, kind: &mut DType) -> PyResult<Vec<usize>> {
     if let Some(d) = scalar_dtype(obj) {
-        out.push(obj.extract::<f64>()?);
+        out.floats.push(obj.extract::<f64>()?);
+        match (&mut out.ints, obj.extract::<i64>()) {
+            (Some(v), Ok(i)) if d != DType::F32 => v.push(i),
+            _ => out.ints = None,
+        }
         *kind = widest(*kind, d);
         return Ok(vec![]);
     }
@@ -122,13 +144,13 @@ fn flatten(obj: &Bound<'_, PyAny>, out: &mut Vec<f64>, kind: &mut DType) -> PyRe
     }
     if let Some(a) = crate::numpy_interop::from_numpy(obj)? {
         *kind = widest(*kind, a.dtype());
-        out.extend(a.cast(DType::F64).to_vec::<f64>());
+        out.push_array(&a);
         return Ok(a.shape().to_vec());
     }
     if let Ok(a) = obj.cast::<PyArray>() {
         let a = a.borrow().value.to_array();
         *kind = widest(*kind, a.dtype());
-        out.extend(a.cast(DType::F64).to_vec::<f64>());
+        out.push_array(&a);
         return Ok(a.shape().to_vec());
     }
     let seq = obj.cast::<PySequence>().map_err(|_| {
@@ -182,14 +204,20 @@ pub fn array_from(obj: &Bound<'_, PyAny>, dtype: Option<DType>) -> PyResult<Dyn>
             _ => Dyn::Array(a),
         });
     }
-    let mut values = Vec::new();
+    let mut values = Numbers {
+        floats: Vec::new(),
+        ints: Some(Vec::new()),
+    };
     let mut kind = DType::Bool;
     let shape = flatten(obj, &mut values, &mut kind)?;
-    if values.is_empty() {
+    if values.floats.is_empty() {
         kind = DType::F32;
     }
-    let a = Array::from_vec(values, &shape);
     let target = dtype.unwrap_or(kind);
+    if let (DType::I64, Some(ints)) = (target, values.ints) {
+        return Ok(Dyn::Array(Array::from_vec(ints, &shape)));
+    }
+    let a = Array::from_vec(values.floats, &shape);
     Ok(Dyn::Array(if target == DType::F64 {
         a
     } else {

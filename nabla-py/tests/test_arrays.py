@@ -88,6 +88,9 @@ class Methods(unittest.TestCase):
         with self.assertRaisesRegex(TypeError, "string"):
             nabla.array("a")
         self.assertEqual(nabla.arange(3.0).dtype, nabla.float32)
+        big = (1 << 62) + 1
+        self.assertEqual(nabla.array([big, 1]).tolist(), [big, 1])
+        self.assertEqual(int(nabla.array(big)), big)
 
 
 class Operators(unittest.TestCase):
