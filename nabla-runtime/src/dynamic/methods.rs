@@ -42,7 +42,7 @@ macro_rules! dyn_methods {
     };
     (@staged $(#[$doc:meta])* $name:ident $kind:ident [$($p:ident: $pt:ty),*] $method:ident, ($($q:ident),*)) => {
         fn $method(&self $(, $p: $pt)*) -> Self {
-            self.unary(
+            self.unary_elem(
                 || {
                     let params: &[String] = &[$(format!("{:?}", $p)),*];
                     if params.is_empty() {
@@ -52,12 +52,20 @@ macro_rules! dyn_methods {
                     }
                 },
                 move |x| $crate::Value::$method(x $(, $p)*),
+                Some($crate::dynamic::fuse::Elem::Unary(
+                    nabla_kernels::ops::UnaryOp::$kind($($p),*),
+                )),
             )
         }
     };
     (@staged $(#[$doc:meta])* $name:ident $kind:ident [] $method:ident,) => {
         fn $method(&self, o: &Self) -> Self {
-            self.binary(o, || stringify!($name).to_string(), |a, b| $crate::Value::$method(a, b))
+            self.binary_elem(
+                o,
+                || stringify!($name).to_string(),
+                |a, b| $crate::Value::$method(a, b),
+                Some($crate::dynamic::fuse::Elem::Binary(nabla_kernels::ops::BinaryOp::$kind)),
+            )
         }
     };
 }

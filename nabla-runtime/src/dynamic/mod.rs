@@ -30,6 +30,7 @@
 
 mod custom;
 mod extra;
+pub(crate) mod fuse;
 mod gather;
 mod lift;
 mod methods;

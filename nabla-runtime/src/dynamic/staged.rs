@@ -18,16 +18,21 @@ use std::sync::{Arc, Mutex};
 /// One instruction's computation: its operands to its result.
 pub(crate) type OpFn = Box<dyn Fn(&[&Dyn]) -> Dyn + Send + Sync>;
 
-enum Instr {
+pub(crate) enum Instr {
     /// A constant captured from outside the recorded function.
     Const(Dyn),
-    /// `f(operands)`; `name` is what `Program`'s display shows.
+    /// `f(operands)`; `name` is what `Program`'s display shows; `elem`
+    /// says which elementwise kernel `f` is, when it is one (so a chain of
+    /// them can run as one pass, `dynamic/fuse.rs`).
     Op {
         name: String,
         operands: Vec<usize>,
         f: OpFn,
+        elem: Option<Elem>,
     },
 }
+
+pub(crate) use super::fuse::Elem;
 
 /// The instructions recorded so far (slots `0..inputs` are the inputs).
 pub(crate) struct Recorder {
@@ -69,6 +74,17 @@ impl Staged {
         name: impl FnOnce() -> String,
         f: impl Fn(&[&Dyn]) -> Dyn + Send + Sync + 'static,
     ) -> Staged {
+        Staged::record_elem(value, operands, name, f, None)
+    }
+
+    /// [`Staged::record`] of an op that is the elementwise kernel `elem`.
+    pub(crate) fn record_elem(
+        value: Dyn,
+        operands: &[&Staged],
+        name: impl FnOnce() -> String,
+        f: impl Fn(&[&Dyn]) -> Dyn + Send + Sync + 'static,
+        elem: Option<Elem>,
+    ) -> Staged {
         let Some(rec) = operands.iter().find_map(|s| match &s.src {
             Src::Slot(r, _) => Some(r.clone()),
             Src::Const => None,
@@ -94,6 +110,7 @@ impl Staged {
             name: name(),
             operands: slots,
             f: Box::new(f),
+            elem,
         };
         instrs.push((op, value.shape_vec(), value.dtype()));
         let slot = rec.inputs + instrs.len() - 1;
@@ -110,8 +127,18 @@ impl Staged {
         name: impl FnOnce() -> String,
         f: impl Fn(&Dyn) -> Dyn + Send + Sync + 'static,
     ) -> Staged {
+        self.unary_elem(name, f, None)
+    }
+
+    /// [`Staged::unary`] of an op that is the elementwise kernel `elem`.
+    pub(crate) fn unary_elem(
+        &self,
+        name: impl FnOnce() -> String,
+        f: impl Fn(&Dyn) -> Dyn + Send + Sync + 'static,
+        elem: Option<Elem>,
+    ) -> Staged {
         let y = f(&self.value);
-        Staged::record(y, &[self], name, move |x| f(x[0]))
+        Staged::record_elem(y, &[self], name, move |x| f(x[0]), elem)
     }
 
     /// `f` on two operands, recorded as `name`.
@@ -121,8 +148,19 @@ impl Staged {
         name: impl FnOnce() -> String,
         f: impl Fn(&Dyn, &Dyn) -> Dyn + Send + Sync + 'static,
     ) -> Staged {
+        self.binary_elem(o, name, f, None)
+    }
+
+    /// [`Staged::binary`] of an op that is the elementwise kernel `elem`.
+    pub(crate) fn binary_elem(
+        &self,
+        o: &Staged,
+        name: impl FnOnce() -> String,
+        f: impl Fn(&Dyn, &Dyn) -> Dyn + Send + Sync + 'static,
+        elem: Option<Elem>,
+    ) -> Staged {
         let y = f(&self.value, &o.value);
-        Staged::record(y, &[self, o], name, move |x| f(x[0], x[1]))
+        Staged::record_elem(y, &[self, o], name, move |x| f(x[0], x[1]), elem)
     }
 }
 
@@ -135,6 +173,10 @@ pub struct Program {
     outputs: Vec<usize>,
     /// Slots (inputs included) freed before the first instruction.
     unused_inputs: Vec<usize>,
+    /// Runs of elementwise instructions that replay as one pass, and the
+    /// run each instruction belongs to.
+    groups: Vec<super::fuse::Group>,
+    group_of: Vec<Option<usize>>,
 }
 
 /// Records `f` on `inputs` at a new level: its outputs (values one level
@@ -234,18 +276,58 @@ impl Program {
         let unused_inputs = (0..n_in)
             .filter(|&k| !outputs.contains(&k) && last[k].is_none())
             .collect();
-        let kept = instrs
+        let mut kept: Vec<_> = instrs
             .into_iter()
             .enumerate()
             .filter(|(i, _)| live[n_in + i])
             .map(|(i, (instr, s, d))| (n_in + i, instr, s, d, std::mem::take(&mut frees[n_in + i])))
             .collect();
+        // Constants first (they read nothing), so they do not split the
+        // runs of elementwise instructions that fuse. Frees stay attached
+        // to the instruction of a slot's last use, which still runs after
+        // every earlier use.
+        kept.sort_by_key(|(_, instr, ..)| !matches!(instr, Instr::Const(_)));
+        let (group_of, groups) = Self::fusable(&inputs, &kept, &outputs);
         Program {
             inputs,
             instrs: kept,
             outputs,
             unused_inputs,
+            groups,
+            group_of,
         }
+    }
+
+    /// The runs of `kept` that can replay as one pass.
+    #[allow(clippy::type_complexity)]
+    fn fusable(
+        inputs: &[(crate::Shape, crate::DType)],
+        kept: &[(usize, Instr, crate::Shape, crate::DType, Vec<usize>)],
+        outputs: &[usize],
+    ) -> (Vec<Option<usize>>, Vec<super::fuse::Group>) {
+        let mut types: std::collections::HashMap<usize, (crate::Shape, crate::DType)> =
+            inputs.iter().cloned().enumerate().collect();
+        let mut readers: std::collections::HashMap<usize, Vec<usize>> = Default::default();
+        let mut desc = Vec::with_capacity(kept.len());
+        for (at, instr, shape, dtype, _) in kept {
+            types.insert(*at, (shape.clone(), *dtype));
+            let (elem, ops) = match instr {
+                Instr::Op { elem, operands, .. } => (*elem, operands.clone()),
+                Instr::Const(_) => (None, Vec::new()),
+            };
+            for &k in &ops {
+                readers.entry(k).or_default().push(*at);
+            }
+            desc.push((*at, elem, ops, shape.clone(), *dtype));
+        }
+        let slot_type = |k: usize| types[&k].clone();
+        let read_outside = |k: usize, group: &[usize]| {
+            outputs.contains(&k)
+                || readers
+                    .get(&k)
+                    .is_some_and(|r| r.iter().any(|u| !group.contains(u)))
+        };
+        super::fuse::groups(&desc, &slot_type, &read_outside)
     }
 
     /// The number of instructions the program runs (dead code dropped).
@@ -260,6 +342,20 @@ impl Program {
     /// ```
     pub fn len(&self) -> usize {
         self.instrs.len()
+    }
+
+    /// How many runs of elementwise instructions replay as one pass each
+    /// (when their operands are concrete arrays).
+    ///
+    /// ```
+    /// use nabla::dynamic::{self, Dyn};
+    /// use nabla::{Array, Value};
+    /// let x = Dyn::from(Array::from_vec(vec![0.5f64; 8], &[8]));
+    /// let (_, p) = dynamic::record(|x| vec![x[0].sin().mul(&x[0]).add_scalar(1.0)], &[x]);
+    /// assert_eq!(p.fused_runs(), 1);
+    /// ```
+    pub fn fused_runs(&self) -> usize {
+        self.groups.len()
     }
 
     /// True for a program that only passes values through.
@@ -294,18 +390,38 @@ impl Program {
                 &s[..]
             );
         }
-        let total = self.inputs.len()
-            + self
-                .instrs
-                .last()
-                .map_or(0, |i| i.0 + 1 - self.inputs.len());
+        // Slots are numbered in recording order; constants run first, so
+        // the largest slot is not always the last instruction's.
+        let total = self
+            .instrs
+            .iter()
+            .map(|i| i.0 + 1)
+            .max()
+            .unwrap_or(0)
+            .max(self.inputs.len());
         let mut slots: Vec<Option<Dyn>> = Vec::with_capacity(total.max(self.inputs.len()));
         slots.extend(inputs.iter().cloned().map(Some));
         slots.resize(total.max(self.inputs.len()), None);
         for &k in &self.unused_inputs {
             slots[k] = None;
         }
-        for (at, instr, _, _, frees) in &self.instrs {
+        let mut i = 0;
+        while i < self.instrs.len() {
+            if let Some(g) = self.group_of[i] {
+                let group = &self.groups[g];
+                if group.run(&mut slots) {
+                    // The whole run in one pass: free what its members free.
+                    let len = group.members.len();
+                    for (_, _, _, _, frees) in &self.instrs[i..i + len] {
+                        for &k in frees {
+                            slots[k] = None;
+                        }
+                    }
+                    i += len;
+                    continue;
+                }
+            }
+            let (at, instr, _, _, frees) = &self.instrs[i];
             let y = match instr {
                 Instr::Const(c) => c.clone(),
                 Instr::Op { operands, f, .. } => {
@@ -324,6 +440,7 @@ impl Program {
             for &k in frees {
                 slots[k] = None;
             }
+            i += 1;
         }
         self.outputs
             .iter()
@@ -347,7 +464,16 @@ impl std::fmt::Display for Program {
             .map(|(k, (s, d))| format!("{}:{}", name(k), ty(s, d)))
             .collect();
         writeln!(f, "{{ lambda {} .", ins.join(" "))?;
-        for (at, instr, s, d, _) in &self.instrs {
+        for (i, (at, instr, s, d, _)) in self.instrs.iter().enumerate() {
+            if let Some(g) = self.group_of[i]
+                && (i == 0 || self.group_of[i - 1] != Some(g))
+            {
+                writeln!(
+                    f,
+                    "  # one pass: the next {} instructions",
+                    self.groups[g].members.len()
+                )?;
+            }
             let mut line = String::new();
             match instr {
                 Instr::Const(_) => write!(line, "const")?,

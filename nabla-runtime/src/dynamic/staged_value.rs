@@ -2,12 +2,14 @@
 //! and appends it to the program being recorded.
 
 use super::Dyn;
+use super::fuse::Elem;
 use super::methods::dyn_methods;
 use super::staged::Staged;
 use crate::vocab::arity::FixedArity;
 use crate::vocab::custom_op::CustomOp;
 use crate::{Array, ArrayValue, Shape, Value};
 use nabla_kernels::elementwise::CompareOp;
+use nabla_kernels::ops::UnaryOp;
 use ndarray::Slice;
 
 impl Value for Staged {
@@ -21,10 +23,18 @@ impl Value for Staged {
         self.unary(|| format!("full_like[{v}]"), move |x| x.full_like(v))
     }
     fn add_scalar(&self, c: f64) -> Self {
-        self.unary(|| format!("add_scalar[{c}]"), move |x| x.add_scalar(c))
+        self.unary_elem(
+            || format!("add_scalar[{c}]"),
+            move |x| x.add_scalar(c),
+            Some(Elem::Unary(UnaryOp::Affine(1.0, c))),
+        )
     }
     fn mul_scalar(&self, c: f64) -> Self {
-        self.unary(|| format!("mul_scalar[{c}]"), move |x| x.mul_scalar(c))
+        self.unary_elem(
+            || format!("mul_scalar[{c}]"),
+            move |x| x.mul_scalar(c),
+            Some(Elem::Unary(UnaryOp::Affine(c, 0.0))),
+        )
     }
     fn mul_scaled(&self, o: &Self, c: f64) -> Self {
         self.binary(
@@ -52,6 +62,9 @@ impl Value for Staged {
         )
     }
     fn sum_to_shape(&self, shape: &[usize]) -> Self {
+        if self.value.shape_vec()[..] == *shape {
+            return self.clone();
+        }
         let s = shape.to_vec();
         self.unary(
             || format!("sum_to_shape[{shape:?}]"),
@@ -59,6 +72,9 @@ impl Value for Staged {
         )
     }
     fn broadcast_to(&self, shape: &[usize]) -> Self {
+        if self.value.shape_vec()[..] == *shape {
+            return self.clone();
+        }
         let s = shape.to_vec();
         self.unary(
             || format!("broadcast_to[{shape:?}]"),
@@ -79,6 +95,9 @@ impl Value for Staged {
 
 impl ArrayValue for Staged {
     fn reshape(&self, shape: &[usize]) -> Self {
+        if self.value.shape_vec()[..] == *shape {
+            return self.clone();
+        }
         let s = shape.to_vec();
         self.unary(|| format!("reshape[{shape:?}]"), move |x| x.reshape(&s))
     }

@@ -430,3 +430,41 @@ fn checkpoint_gives_the_same_derivatives() {
     );
     close(&vals(&both.1[0]), &vals(&want.1[0]), 1e-14);
 }
+
+#[test]
+fn elementwise_runs_replay_as_one_pass_with_the_same_values() {
+    // Rosenbrock's value and gradient: runs of elementwise ops between
+    // slices and the sum, on more elements than one block.
+    let n = 3 * super::fuse::BLOCK + 17;
+    let xs: Vec<f64> = (0..n).map(|i| ((i as f64) * 0.37).sin()).collect();
+    let x = arr(&xs, &[n]);
+    let rosen = |x: &Dyn| {
+        let a = x.slice(&[ndarray::Slice::new(0, Some(-1), 1)]);
+        let b = x.slice(&[ndarray::Slice::new(1, None, 1)]);
+        let t = b.sub(&a.square()).square().mul_scalar(100.0);
+        t.add(&a.neg().add_scalar(1.0).square())
+            .sum_axes(&[0], false)
+    };
+    let (_, p) = record(
+        |x| vec![rosen(&x[0]), grad(rosen, &x[0])],
+        std::slice::from_ref(&x),
+    );
+    assert!(p.fused_runs() >= 2, "{p}");
+    let x2 = arr(&xs.iter().map(|v| v * 0.5 + 0.1).collect::<Vec<_>>(), &[n]);
+    let got = p.run(std::slice::from_ref(&x2));
+    close(&vals(&got[0]), &vals(&rosen(&x2)), 1e-14);
+    close(&vals(&got[1]), &vals(&grad(rosen, &x2)), 1e-14);
+    // f32 too
+    let xf = Dyn::from(Array::from_vec(
+        xs.iter().map(|&v| v as f32).collect(),
+        &[n],
+    ));
+    let (_, pf) = record(|x| vec![grad(rosen, &x[0])], std::slice::from_ref(&xf));
+    let gf = pf.run(std::slice::from_ref(&xf))[0]
+        .to_array()
+        .to_vec::<f32>();
+    let ge = grad(rosen, &xf).to_array().to_vec::<f32>();
+    for (a, b) in gf.iter().zip(&ge) {
+        assert!((a - b).abs() <= 1e-5 * (1.0 + b.abs()), "{a} vs {b}");
+    }
+}
