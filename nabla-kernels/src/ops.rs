@@ -94,6 +94,24 @@ macro_rules! unary_kernels {
             out.expect("one fill per op")
         }
 
+        /// [`unary`] of a row-major run written into `out` (of the same
+        /// length, initialised or not), for callers that reuse buffers.
+        ///
+        /// ```
+        /// use nabla_kernels::ops::{unary_into, UnaryOp};
+        /// use std::mem::MaybeUninit;
+        /// let mut out = [MaybeUninit::<f64>::uninit(); 2];
+        /// unary_into(&[4.0, 9.0], &mut out, UnaryOp::Sqrt());
+        /// assert_eq!(out.map(|v| unsafe { v.assume_init() }), [2.0, 3.0]);
+        /// ```
+        ///
+        /// # Panics
+        /// When the lengths differ.
+        pub fn unary_into<T: Float>(x: &[T], out: &mut [std::mem::MaybeUninit<T>], op: UnaryOp) {
+            assert_eq!(x.len(), out.len(), "unary_into: the output's length differs from the input's");
+            with_fill::<T>(op, &mut |fill| fill(&mut *out, x));
+        }
+
         /// Calls `k` with `op`'s [`Fill`]: generic over the element type
         /// only, so each op's loop compiles once per dtype, whatever the
         /// source it maps.
@@ -174,6 +192,26 @@ macro_rules! binary_kernels {
         pub fn binary<T: Float, S: ZipSource<T>>(a: S, b: S, op: BinaryOp) -> S::Out {
             match op {
                 $(BinaryOp::$kind => a.zip_with(b, scalar2::$name),)*
+            }
+        }
+
+        /// [`binary`] of two row-major runs of one length written into
+        /// `out` (of that length, initialised or not), for callers that
+        /// reuse buffers.
+        ///
+        /// ```
+        /// use nabla_kernels::ops::{binary_into, BinaryOp};
+        /// use std::mem::MaybeUninit;
+        /// let mut out = [MaybeUninit::<f32>::uninit(); 2];
+        /// binary_into(&[1.0, 2.0], &[3.0, 4.0], &mut out, BinaryOp::Mul);
+        /// assert_eq!(out.map(|v| unsafe { v.assume_init() }), [3.0, 8.0]);
+        /// ```
+        ///
+        /// # Panics
+        /// When the lengths differ.
+        pub fn binary_into<T: Float>(a: &[T], b: &[T], out: &mut [std::mem::MaybeUninit<T>], op: BinaryOp) {
+            match op {
+                $(BinaryOp::$kind => crate::elementwise::zip_into(a, b, out, &scalar2::$name::<T>),)*
             }
         }
 

@@ -37,4 +37,5 @@ pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use simd::{has_avx2, has_avx512};
 pub(crate) use strided::{MAX_ROW_AXES, each_row2};
+pub(crate) use zip::zip_into;
 pub use zip::{ZipSource, zip_map};

@@ -69,6 +69,27 @@ fn zip_slices<T: Float, F: Fn(T, T) -> T + Sync + Send>(sa: &[T], sb: &[T], f: &
     out
 }
 
+/// `f` of each pair of two equal-length slices' elements written into
+/// `out` (of that length), vectorised, on this thread.
+///
+/// # Panics
+/// When the lengths differ.
+pub(crate) fn zip_into<T: Float, F: Fn(T, T) -> T + Sync + Send>(
+    sa: &[T],
+    sb: &[T],
+    out: &mut [MaybeUninit<T>],
+    f: &F,
+) {
+    assert!(
+        sa.len() == out.len() && sb.len() == out.len(),
+        "binary_into: operands of {} and {} elements into an output of {}",
+        sa.len(),
+        sb.len(),
+        out.len()
+    );
+    fill2_best(out, sa, sb, f);
+}
+
 /// Maps `f` over `a` and `b` broadcast together.
 ///
 /// Fast paths: equal contiguous shapes; one operand a single element; one

@@ -32,6 +32,7 @@ pub(crate) enum Instr {
     },
 }
 
+use super::fuse::Desc;
 pub(crate) use super::fuse::Elem;
 
 /// The instructions recorded so far (slots `0..inputs` are the inputs).
@@ -238,11 +239,35 @@ pub fn record(f: impl FnOnce(&[Dyn]) -> Vec<Dyn>, inputs: &[Dyn]) -> (Vec<Dyn>, 
 impl Program {
     fn new(
         inputs: Vec<(crate::Shape, crate::DType)>,
-        instrs: Vec<(Instr, crate::Shape, crate::DType)>,
+        mut instrs: Vec<(Instr, crate::Shape, crate::DType)>,
         outputs: Vec<usize>,
     ) -> Program {
         let n_in = inputs.len();
         let total = n_in + instrs.len();
+        // One instruction per distinct kernel application: a kernel
+        // applied again to the same operands reads the first result.
+        let mut alias: Vec<usize> = (0..total).collect();
+        let mut seen: std::collections::HashMap<(String, Vec<usize>), usize> = Default::default();
+        for (i, (instr, ..)) in instrs.iter_mut().enumerate() {
+            if let Instr::Op {
+                name,
+                operands,
+                elem,
+                ..
+            } = instr
+            {
+                for k in operands.iter_mut() {
+                    *k = alias[*k];
+                }
+                if elem.is_some() {
+                    let first = *seen
+                        .entry((name.clone(), operands.clone()))
+                        .or_insert(n_in + i);
+                    alias[n_in + i] = first;
+                }
+            }
+        }
+        let outputs: Vec<usize> = outputs.iter().map(|&o| alias[o]).collect();
         // Live slots: what the outputs need, walking back.
         let mut live = vec![false; total];
         for &o in &outputs {
@@ -308,7 +333,7 @@ impl Program {
         let mut types: std::collections::HashMap<usize, (crate::Shape, crate::DType)> =
             inputs.iter().cloned().enumerate().collect();
         let mut readers: std::collections::HashMap<usize, Vec<usize>> = Default::default();
-        let mut desc = Vec::with_capacity(kept.len());
+        let mut desc: Vec<Desc> = Vec::with_capacity(kept.len());
         for (at, instr, shape, dtype, _) in kept {
             types.insert(*at, (shape.clone(), *dtype));
             let (elem, ops) = match instr {
@@ -321,13 +346,21 @@ impl Program {
             desc.push((*at, elem, ops, shape.clone(), *dtype));
         }
         let slot_type = |k: usize| types[&k].clone();
+        let constants: std::collections::HashMap<usize, f64> = kept
+            .iter()
+            .filter_map(|(at, instr, ..)| match instr {
+                Instr::Const(Dyn::Array(a)) => uniform(a).map(|v| (*at, v)),
+                _ => None,
+            })
+            .collect();
+        let constant = |k: usize| constants.get(&k).copied();
         let read_outside = |k: usize, group: &[usize]| {
             outputs.contains(&k)
                 || readers
                     .get(&k)
                     .is_some_and(|r| r.iter().any(|u| !group.contains(u)))
         };
-        super::fuse::groups(&desc, &slot_type, &read_outside)
+        super::fuse::groups(&desc, &slot_type, &constant, &read_outside)
     }
 
     /// The number of instructions the program runs (dead code dropped).
@@ -411,7 +444,7 @@ impl Program {
                 let group = &self.groups[g];
                 if group.run(&mut slots) {
                     // The whole run in one pass: free what its members free.
-                    let len = group.members.len();
+                    let len = group.len;
                     for (_, _, _, _, frees) in &self.instrs[i..i + len] {
                         for &k in frees {
                             slots[k] = None;
@@ -471,7 +504,7 @@ impl std::fmt::Display for Program {
                 writeln!(
                     f,
                     "  # one pass: the next {} instructions",
-                    self.groups[g].members.len()
+                    self.groups[g].len
                 )?;
             }
             let mut line = String::new();
@@ -489,6 +522,19 @@ impl std::fmt::Display for Program {
         let outs: Vec<String> = self.outputs.iter().map(|&k| name(k)).collect();
         write!(f, "  in ({}) }}", outs.join(", "))
     }
+}
+
+/// The value of every element of a float array whose elements are all
+/// equal (a constant a fused pass reads as one number).
+fn uniform(a: &crate::Array) -> Option<f64> {
+    if !matches!(a.dtype(), crate::DType::F32 | crate::DType::F64) || a.numel() == 0 {
+        return None;
+    }
+    let v: Vec<f64> = match a.dtype() {
+        crate::DType::F32 => a.to_vec::<f32>().into_iter().map(f64::from).collect(),
+        _ => a.to_vec::<f64>(),
+    };
+    v.iter().all(|&x| x == v[0]).then_some(v[0])
 }
 
 fn dtype_short(d: crate::DType) -> &'static str {

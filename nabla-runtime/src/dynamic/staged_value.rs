@@ -19,8 +19,10 @@ impl Value for Staged {
     fn ndim(&self) -> usize {
         self.value.ndim()
     }
+    /// A constant of the program: the result reads only the operand's
+    /// shape and dtype, which a recording fixes.
     fn full_like(&self, v: f64) -> Self {
-        self.unary(|| format!("full_like[{v}]"), move |x| x.full_like(v))
+        Staged::constant(self.value.full_like(v))
     }
     fn add_scalar(&self, c: f64) -> Self {
         self.unary_elem(
@@ -66,9 +68,11 @@ impl Value for Staged {
             return self.clone();
         }
         let s = shape.to_vec();
-        self.unary(
+        let elem = (shape.iter().product::<usize>() == 1).then_some(Elem::Sum);
+        self.unary_elem(
             || format!("sum_to_shape[{shape:?}]"),
             move |x| x.sum_to_shape(&s),
+            elem,
         )
     }
     fn broadcast_to(&self, shape: &[usize]) -> Self {
@@ -76,9 +80,11 @@ impl Value for Staged {
             return self.clone();
         }
         let s = shape.to_vec();
-        self.unary(
+        let elem = (self.value.shape_vec().iter().product::<usize>() == 1).then_some(Elem::Splat);
+        self.unary_elem(
             || format!("broadcast_to[{shape:?}]"),
             move |x| x.broadcast_to(&s),
+            elem,
         )
     }
     fn stop_gradient(&self) -> Self {
@@ -99,7 +105,11 @@ impl ArrayValue for Staged {
             return self.clone();
         }
         let s = shape.to_vec();
-        self.unary(|| format!("reshape[{shape:?}]"), move |x| x.reshape(&s))
+        self.unary_elem(
+            || format!("reshape[{shape:?}]"),
+            move |x| x.reshape(&s),
+            Some(Elem::Window(0)),
+        )
     }
     fn permute(&self, perm: &[usize]) -> Self {
         let p = perm.to_vec();
@@ -114,9 +124,11 @@ impl ArrayValue for Staged {
     }
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         let a = axes.to_vec();
-        self.unary(
+        let all = (0..self.value.ndim()).all(|k| axes.contains(&k));
+        self.unary_elem(
             || format!("sum[{axes:?}, {keepdim}]"),
             move |x| x.sum_axes(&a, keepdim),
+            all.then_some(Elem::Sum),
         )
     }
     fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self {
@@ -168,13 +180,16 @@ impl ArrayValue for Staged {
     }
     fn slice(&self, slices: &[Slice]) -> Self {
         let s = slices.to_vec();
-        self.unary(|| format!("slice{slices:?}"), move |x| x.slice(&s))
+        let elem = super::fuse::run_offset(&self.value.shape_vec(), slices).map(Elem::Window);
+        self.unary_elem(|| format!("slice{slices:?}"), move |x| x.slice(&s), elem)
     }
     fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
         let (sh, s) = (shape.to_vec(), slices.to_vec());
-        self.unary(
+        let elem = super::fuse::run_offset(shape, slices).map(Elem::Place);
+        self.unary_elem(
             || format!("slice_place[{shape:?}]{slices:?}"),
             move |x| x.slice_place(&sh, &s),
+            elem,
         )
     }
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
