@@ -30,6 +30,19 @@ pub fn install_hook() {
     });
 }
 
+/// Puts the silencing of [`guard`]ed panics in front of the current hook
+/// again (after `nabla::dist::init` chained its own, which would end the
+/// MPI job on a panic that only becomes an exception).
+#[cfg(feature = "mpi")]
+pub fn guard_before_current_hook() {
+    let inner = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        if GUARDED.with(|g| g.get()) == 0 {
+            inner(info);
+        }
+    }));
+}
+
 /// Runs `f`, turning a panic into a Python exception.
 pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, PyErr> {
     GUARDED.with(|g| g.set(g.get() + 1));

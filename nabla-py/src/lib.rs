@@ -24,6 +24,7 @@
 //! | `optim.rs` | `nabla.optim` |
 //! | `io.rs` | `nabla.io` (safetensors) |
 //! | `custom.rs` | `nabla.custom_op`, the op of `nabla.checkpoint` |
+//! | `dist.rs` | `nabla.dist` (feature `mpi`): MPI collectives |
 
 use pyo3::prelude::*;
 
@@ -31,6 +32,8 @@ mod array;
 mod convert;
 mod create;
 mod custom;
+#[cfg(feature = "mpi")]
+mod dist;
 mod dlpack;
 mod dlpack_import;
 mod errors;
@@ -87,5 +90,7 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     layers::register(m)?;
     linalg::register(m)?;
     dlpack::register(m)?;
+    #[cfg(feature = "mpi")]
+    dist::register(m)?;
     Ok(())
 }

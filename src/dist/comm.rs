@@ -94,6 +94,20 @@ pub fn init() -> Mpi {
     }
 }
 
+/// Ends every rank of the job now (`MPI_Abort` with `code`), for a rank
+/// that cannot go on while the others may be waiting for it in a
+/// collective (Python's `nabla.dist` calls it on an uncaught exception).
+///
+/// ```no_run
+/// let _mpi = nabla::dist::init();
+/// if std::env::var("BAD_INPUT").is_ok() {
+///     nabla::dist::abort(2);
+/// }
+/// ```
+pub fn abort(code: i32) -> ! {
+    SimpleCommunicator::world().abort(code)
+}
+
 /// The table of communicators, locked, after checking that `comm` is in
 /// it (MPI is initialised).
 #[track_caller]

@@ -27,7 +27,7 @@ mod tensor_parallel;
 mod zero;
 
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
-pub use comm::{Comm, Mpi, init, rank, world_size};
+pub use comm::{Comm, Mpi, abort, init, rank, world_size};
 pub use data_parallel::DataParallel;
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,

@@ -41,6 +41,7 @@ from nabla import nn as nn
 from nabla import optim as optim
 from nabla import io as io
 from nabla import linalg as linalg
+from nabla import dist as dist
 from nabla.nn import _layers as _nn_layers  # noqa: F401  (conv2d, ... into nabla.nn.functional)
 
 # NumPy/JAX spellings of the same ops.
