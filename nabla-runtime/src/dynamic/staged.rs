@@ -377,14 +377,20 @@ impl Program {
         self.instrs.len()
     }
 
-    /// How many runs of elementwise instructions replay as one pass each
-    /// (when their operands are concrete arrays).
+    /// How many runs of instructions replay as one pass each (when their
+    /// operands are concrete arrays): runs with a slice, a placement, a
+    /// repeat or a sum among elementwise kernels.
     ///
     /// ```
     /// use nabla::dynamic::{self, Dyn};
-    /// use nabla::{Array, Value};
+    /// use nabla::{Array, ArrayValue, Value};
+    /// use ndarray::Slice;
     /// let x = Dyn::from(Array::from_vec(vec![0.5f64; 8], &[8]));
-    /// let (_, p) = dynamic::record(|x| vec![x[0].sin().mul(&x[0]).add_scalar(1.0)], &[x]);
+    /// // x[1:] * x[:-1] + 1: the slices are offsets of one pass
+    /// let (_, p) = dynamic::record(|x| {
+    ///     let (a, b) = (x[0].slice(&[Slice::from(1..)]), x[0].slice(&[Slice::from(..-1)]));
+    ///     vec![a.mul(&b).add_scalar(1.0)]
+    /// }, &[x]);
     /// assert_eq!(p.fused_runs(), 1);
     /// ```
     pub fn fused_runs(&self) -> usize {

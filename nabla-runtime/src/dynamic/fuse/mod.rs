@@ -170,7 +170,14 @@ pub(crate) fn groups(
                     Some(Elem::Sum) => ops.len() == 1 && n == 1,
                     Some(Elem::Window(_) | Elem::Place(_)) => ops.len() == 1,
                 };
-            if !fits {
+            // An elementwise kernel of a new size reading nothing of the run
+            // starts a run of its own: independent work of another size
+            // gains nothing from sharing blocks.
+            let independent = matches!(elem, Some(Elem::Unary(_) | Elem::Binary(_)))
+                && j > i
+                && !ops.iter().any(|k| instrs[i..j].iter().any(|m| m.0 == *k))
+                && n != instrs[j - 1].3.iter().product::<usize>();
+            if !fits || independent {
                 break;
             }
             if *elem == Some(Elem::Sum) {

@@ -3,6 +3,7 @@
 use super::plan::{Edge, Op, Plan, Src};
 use crate::dynamic::Dyn;
 use crate::{Array, Element};
+use nabla_kernels::PARALLEL_THRESHOLD;
 use nabla_kernels::ops::{OpKernels, binary_into, unary_into};
 use rayon::prelude::*;
 use std::mem::MaybeUninit;
@@ -62,20 +63,30 @@ pub(super) fn run<T: OpKernels + Element + Default>(
                 b.push(chunks.next().unwrap_or_default());
             }
         }
-        per_block
-            .into_par_iter()
-            .enumerate()
-            .with_min_len(blocks.div_ceil(4 * rayon::current_num_threads()))
-            .map_init(
-                || Scratch {
-                    regs: vec![Vec::new(); plan.regs],
-                    starts: vec![0; plan.nodes.len()],
-                    need: vec![None; plan.nodes.len()],
-                    tmp: [Vec::new(), Vec::new()],
-                },
-                |scratch, (b, mut dst)| block(plan, &ext, scratch, b, bs, &mut dst),
-            )
-            .collect()
+        let scratch = || Scratch {
+            regs: vec![Vec::new(); plan.regs],
+            starts: vec![0; plan.nodes.len()],
+            need: vec![None; plan.nodes.len()],
+            tmp: [Vec::new(), Vec::new()],
+        };
+        if plan.master < PARALLEL_THRESHOLD {
+            // Small: waking other threads costs more than the work.
+            let mut s = scratch();
+            per_block
+                .into_iter()
+                .enumerate()
+                .map(|(b, mut dst)| block(plan, &ext, &mut s, b, bs, &mut dst))
+                .collect()
+        } else {
+            per_block
+                .into_par_iter()
+                .enumerate()
+                .with_min_len(blocks.div_ceil(4 * rayon::current_num_threads()))
+                .map_init(scratch, |s, (b, mut dst)| {
+                    block(plan, &ext, s, b, bs, &mut dst)
+                })
+                .collect()
+        }
     };
     for (o, v) in outs.iter_mut().enumerate() {
         if plan.nodes[node_of_out[o]].op == Op::Sum {
