@@ -68,6 +68,8 @@ fn is_grad_enabled() -> bool {
 #[pymodule]
 fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_hook();
+    // nabla.jit's fused runs compile to machine code.
+    nabla_jit::install();
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     m.add_class::<array::PyArray>()?;
     m.add_class::<convert::PyDType>()?;

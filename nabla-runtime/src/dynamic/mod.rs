@@ -33,6 +33,7 @@ mod extra;
 pub(crate) mod fuse;
 mod gather;
 mod lift;
+pub mod loops;
 mod methods;
 mod rev;
 mod rev_value;

@@ -397,6 +397,22 @@ impl Program {
         self.groups.len()
     }
 
+    /// How many of the [`fused_runs`](Self::fused_runs) run as machine
+    /// code from the installed loop compiler
+    /// ([`loops::set_loop_compiler`](super::loops::set_loop_compiler);
+    /// 0 without one).
+    ///
+    /// ```
+    /// use nabla::dynamic::{self, Dyn};
+    /// use nabla::{Array, ArrayValue, Value};
+    /// let x = Dyn::from(Array::from_vec(vec![0.5f64; 8], &[8]));
+    /// let (_, p) = dynamic::record(|x| vec![x[0].exp().sum_axes(&[0], false)], &[x]);
+    /// assert!(p.compiled_runs() <= p.fused_runs());
+    /// ```
+    pub fn compiled_runs(&self) -> usize {
+        self.groups.iter().filter(|g| g.compiled.is_some()).count()
+    }
+
     /// True for a program that only passes values through.
     pub fn is_empty(&self) -> bool {
         self.instrs.is_empty()
@@ -507,9 +523,14 @@ impl std::fmt::Display for Program {
             if let Some(g) = self.group_of[i]
                 && (i == 0 || self.group_of[i - 1] != Some(g))
             {
+                let how = if self.groups[g].compiled.is_some() {
+                    "compiled "
+                } else {
+                    ""
+                };
                 writeln!(
                     f,
-                    "  # one pass: the next {} instructions",
+                    "  # one {how}pass: the next {} instructions",
                     self.groups[g].len
                 )?;
             }

@@ -18,6 +18,7 @@
 //! sums add their per-block partial sums in block order, so a replay is
 //! deterministic for any number of threads.
 
+mod lower;
 mod plan;
 mod run;
 
@@ -108,6 +109,24 @@ pub(crate) struct Group {
     /// How many consecutive instructions of the program it replaces.
     pub(crate) len: usize,
     pub(crate) plan: Plan,
+    /// The plan as machine code, where a code generator is installed
+    /// ([`super::loops::set_loop_compiler`]) and takes it.
+    pub(crate) compiled: Option<Compiled>,
+}
+
+/// A compiled loop and the index range where it is exact.
+pub(crate) struct Compiled {
+    code: Box<dyn super::loops::CompiledLoop>,
+    range: (isize, isize),
+}
+
+impl Compiled {
+    fn of(plan: &Plan) -> Option<Compiled> {
+        let compiler = super::loops::compiler()?;
+        let (body, range) = lower::lower(plan)?;
+        let code = compiler.compile(&body)?;
+        Some(Compiled { code, range })
+    }
 }
 
 impl Group {
@@ -121,8 +140,8 @@ impl Group {
             return false;
         }
         match self.plan.dtype {
-            DType::F32 => run::run::<f32>(&self.plan, slots),
-            DType::F64 => run::run::<f64>(&self.plan, slots),
+            DType::F32 => run::run::<f32>(&self.plan, self.compiled.as_ref(), slots),
+            DType::F64 => run::run::<f64>(&self.plan, self.compiled.as_ref(), slots),
             _ => false,
         }
     }
@@ -193,7 +212,12 @@ pub(crate) fn groups(
                 for o in of.iter_mut().take(j).skip(i) {
                     *o = Some(out.len());
                 }
-                out.push(Group { len: j - i, plan });
+                let compiled = Compiled::of(&plan);
+                out.push(Group {
+                    len: j - i,
+                    plan,
+                    compiled,
+                });
                 i = j;
             }
             None => i += 1,

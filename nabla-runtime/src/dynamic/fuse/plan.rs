@@ -277,7 +277,8 @@ fn simplify(op: Op, edges: &[Edge], n: usize) -> (Op, Vec<Edge>) {
             };
             let unary = match (b, first) {
                 (BinaryOp::Mul, _) if c == 1.0 => return (Op::Copy, vec![x]),
-                (BinaryOp::Mul, _) => UnaryOp::Affine(c, 0.0),
+                // `+ -0.0` keeps every product, a `-0.0` included.
+                (BinaryOp::Mul, _) => UnaryOp::Affine(c, -0.0),
                 (BinaryOp::Add, _) => UnaryOp::Affine(1.0, c),
                 (BinaryOp::Sub, false) => UnaryOp::Affine(1.0, -c),
                 (BinaryOp::Sub, true) => UnaryOp::Affine(-1.0, c),
@@ -320,7 +321,7 @@ fn compose_affine(nodes: &mut [Node]) {
     }
     let affine = |op: Op| match op {
         Op::Unary(UnaryOp::Affine(a, b)) => Some((a, b)),
-        Op::Unary(UnaryOp::Neg()) => Some((-1.0, 0.0)),
+        Op::Unary(UnaryOp::Neg()) => Some((-1.0, -0.0)),
         _ => None,
     };
     let pow2 = |a: f64| a.is_normal() && a.to_bits() & ((1u64 << 52) - 1) == 0;

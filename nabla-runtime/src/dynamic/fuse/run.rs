@@ -1,5 +1,6 @@
 //! A [`Plan`] evaluated block by block over concrete arrays.
 
+use super::Compiled;
 use super::plan::{Edge, Op, Plan, Src};
 use crate::dynamic::Dyn;
 use crate::{Array, Element};
@@ -22,6 +23,7 @@ struct Scratch<T> {
 /// not a concrete row-major array of the recorded size and dtype.
 pub(super) fn run<T: OpKernels + Element + Default>(
     plan: &Plan,
+    compiled: Option<&Compiled>,
     slots: &mut [Option<Dyn>],
 ) -> bool {
     let mut ext: Vec<&[T]> = Vec::with_capacity(plan.externals.len());
@@ -69,22 +71,39 @@ pub(super) fn run<T: OpKernels + Element + Default>(
             need: vec![None; plan.nodes.len()],
             tmp: [Vec::new(), Vec::new()],
         };
+        let one = |s: &mut Scratch<T>, b: usize, dst: &mut [&mut [MaybeUninit<T>]]| {
+            let lo = b * bs;
+            let hi = (lo + bs).min(plan.master);
+            match compiled {
+                Some(c) if c.range.0 <= lo as isize && hi as isize <= c.range.1 => {
+                    let ins: Vec<*const u8> = ext.iter().map(|s| s.as_ptr().cast()).collect();
+                    let outs: Vec<*mut u8> =
+                        dst.iter_mut().map(|d| d.as_mut_ptr().cast()).collect();
+                    let mut sums = vec![0.0; plan.outputs.len()];
+                    // SAFETY: inside `range` every load of the body is in
+                    // its external (`lower` narrows the range to that), and
+                    // each stored output's chunk holds `hi - lo` elements
+                    // (outputs are at least `range.1` long).
+                    unsafe { c.code.run(&ins, &outs, lo, hi - lo, &mut sums) };
+                    sums
+                }
+                _ => block(plan, &ext, s, b, bs, dst),
+            }
+        };
         if plan.master < PARALLEL_THRESHOLD {
             // Small: waking other threads costs more than the work.
             let mut s = scratch();
             per_block
                 .into_iter()
                 .enumerate()
-                .map(|(b, mut dst)| block(plan, &ext, &mut s, b, bs, &mut dst))
+                .map(|(b, mut dst)| one(&mut s, b, &mut dst))
                 .collect()
         } else {
             per_block
                 .into_par_iter()
                 .enumerate()
                 .with_min_len(blocks.div_ceil(4 * rayon::current_num_threads()))
-                .map_init(scratch, |s, (b, mut dst)| {
-                    block(plan, &ext, s, b, bs, &mut dst)
-                })
+                .map_init(scratch, |s, (b, mut dst)| one(s, b, &mut dst))
                 .collect()
         }
     };
