@@ -278,6 +278,22 @@ fn rosenbrock_compiles_to_one_loop_and_matches_eager() {
 }
 
 #[test]
+fn plain_elementwise_runs_compile() {
+    // A run of kernels each reading its operands at its own index: the
+    // interpreter leaves it to the eager kernels (one pass over blocks was
+    // slower than whole-array kernels), the generator makes it one loop.
+    nabla_jit::install();
+    let n = 4 * 1024 + 5;
+    let f = |x: &[Dyn]| {
+        let (a, b) = (&x[0], &x[1]);
+        vec![a.mul(b).add(&a.mul(a)).sub(b).mul_scalar(0.5)]
+    };
+    let xs = [arr(&wave(n, 0.1), &[n]), arr(&wave(n, 0.3), &[n])];
+    let p = replays_like_eager(f, &xs, 0.0);
+    assert_eq!((p.fused_runs(), p.compiled_runs()), (1, 1), "{p}");
+}
+
+#[test]
 fn runs_with_other_kernels_stay_with_the_interpreter() {
     nabla_jit::install();
     let n = 3000;

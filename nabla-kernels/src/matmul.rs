@@ -70,6 +70,15 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     let par = if work >= (1 << 18) { threads } else { 1 };
     for i in 0..batch {
         let (ai, bi) = (a.index_axis(Axis(0), i), b.index_axis(Axis(0), i));
+        // A `b` whose columns are contiguous (a transposed matrix, as in
+        // the backward pass of `x @ w`) is copied row-major first where
+        // the inner dimension is long: the GEMM crate packs that layout
+        // slowly. Two threads, f32: 256×512 by 512×512 1.11 ms -> 0.71-0.75
+        // ms with the copy, 64×512 by 512×512 0.67 -> 0.25-0.30 ms; no gain
+        // for inner dimensions up to 128 (docs/performance.md).
+        let copied = (m >= 8 && k >= 256 && work >= (1 << 18) && column_major(&bi))
+            .then(|| crate::elementwise::transposed_copy(bi));
+        let bi = copied.as_ref().map_or(bi, |c| c.view());
         let mut o = out.index_axis_mut(Axis(0), i);
         let o_ptr = o.as_mut_ptr() as *mut T;
         let (sa, sb) = (ai.strides(), bi.strides());
@@ -115,6 +124,12 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
     unsafe { out.assume_init() }
+}
+
+/// Whether `x`'s first axis is its contiguous one and its second is not.
+fn column_major<T>(x: &ndarray::ArrayView2<'_, T>) -> bool {
+    let s = x.strides();
+    s[0] == 1 && s[1] != 1 && x.dim().1 > 1
 }
 
 /// Whether every product is better computed as dot products of rows

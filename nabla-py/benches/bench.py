@@ -10,7 +10,8 @@ Workloads (issue 45's targets):
   seed_hessian_jit    the same under nabla.jit vs jax.jit
   rosenbrock_jit      gradient of Rosenbrock on 1e6 float64 under jit
 
-Run: python nabla-py/benches/bench.py [--quick] [--only NAME,...] [--json FILE]
+Each workload times nabla and its twin in alternating batches and prints
+the medians. Run: python nabla-py/benches/bench.py [--quick] [--only NAME,...] [--json FILE]
 (needs numpy, torch and jax in the same environment as nabla; not part of
 the test suite).
 """
@@ -40,9 +41,8 @@ except ImportError:  # pragma: no cover
     jax = None
 
 
-def timeit(f, min_time=0.5, repeat=5):
-    """Median seconds per call over `repeat` batches of at least
-    `min_time / repeat` seconds each."""
+def _batch_size(f, seconds):
+    """Calls of `f` that take about `seconds`."""
     f()
     n = 1
     while True:
@@ -50,24 +50,32 @@ def timeit(f, min_time=0.5, repeat=5):
         for _ in range(n):
             f()
         dt = time.perf_counter() - t0
-        if dt > min_time / repeat / 4:
+        if dt > seconds / 4:
             break
         n *= 4
-    per = max(1, int(n * (min_time / repeat) / max(dt, 1e-9)))
-    times = []
+    return max(1, int(n * seconds / max(dt, 1e-9)))
+
+
+def compare(f, g, min_time=0.5, repeat=7):
+    """Median seconds per call of `f` and of `g`, timed in alternating
+    batches (f, g, f, g, ...) of about `min_time / repeat` seconds each, so
+    that a slow spell of a shared machine falls on both sides."""
+    per_f, per_g = _batch_size(f, min_time / repeat), _batch_size(g, min_time / repeat)
+    tf, tg = [], []
     for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(per):
-            f()
-        times.append((time.perf_counter() - t0) / per)
-    return statistics.median(times)
+        for fn, per, out in ((f, per_f, tf), (g, per_g, tg)):
+            t0 = time.perf_counter()
+            for _ in range(per):
+                fn()
+            out.append((time.perf_counter() - t0) / per)
+    return statistics.median(tf), statistics.median(tg)
 
 
 def op_overhead(quick):
     a, b = nb.ones((4,), nb.float32), nb.ones((4,), nb.float32)
     ta, tb = torch.ones(4), torch.ones(4)
-    yield "op_add", timeit(lambda: a + b), "torch eager", timeit(lambda: ta + tb)
-    yield "op_sin", timeit(lambda: nb.sin(a)), "torch eager", timeit(lambda: torch.sin(ta))
+    yield "op_add", lambda: a + b, "torch eager", lambda: ta + tb, 0.5
+    yield "op_sin", lambda: nb.sin(a), "torch eager", lambda: torch.sin(ta), 0.5
 
 
 def _mlp_params(rng):
@@ -114,7 +122,7 @@ def mlp(quick):
         topt.step()
         topt.zero_grad()
 
-    yield "mlp_eager", timeit(nb_step, 2.0), "torch eager", timeit(t_step, 2.0)
+    yield "mlp_eager", nb_step, "torch eager", t_step, 4.0
 
     # jit: one recorded step returning loss and updated parameters
     def nb_update(p, x, y):
@@ -145,7 +153,7 @@ def mlp(quick):
         loss, jstate["p"] = j_update(jstate["p"], jx, jy)
         loss.block_until_ready()
 
-    yield "mlp_jit", timeit(nb_jit_step, 2.0), "jax jit", timeit(j_step, 2.0)
+    yield "mlp_jit", nb_jit_step, "jax jit", j_step, 4.0
 
 
 def seed_hessian(quick):
@@ -162,7 +170,7 @@ def seed_hessian(quick):
 
     th = tf.jacfwd(tf.jacrev(tf.vmap(tfoo)))
     tx = torch.tensor(x)
-    yield "seed_hessian_eager", timeit(lambda: h([nx])), "torch.func", timeit(lambda: th(tx))
+    yield "seed_hessian_eager", lambda: h([nx]), "torch.func", lambda: th(tx), 1.0
 
     hj = nb.jit(h)
 
@@ -171,7 +179,7 @@ def seed_hessian(quick):
 
     jh = jax.jit(jax.jacfwd(jax.jacrev(jax.vmap(jfoo))))
     jx = jnp.asarray(x)
-    yield "seed_hessian_jit", timeit(lambda: hj([nx])), "jax jit", timeit(lambda: jh(jx).block_until_ready())
+    yield "seed_hessian_jit", lambda: hj([nx]), "jax jit", lambda: jh(jx).block_until_ready(), 1.0
 
 
 def rosenbrock(quick):
@@ -192,7 +200,7 @@ def rosenbrock(quick):
     jg = jax.jit(jax.grad(jf))
     jx = jnp.asarray(x)
     np.testing.assert_allclose(np.asarray(g(nx)), np.asarray(jg(jx)), rtol=1e-10)
-    yield "rosenbrock_jit", timeit(lambda: g(nx), 2.0), "jax jit", timeit(lambda: jg(jx).block_until_ready(), 2.0)
+    yield "rosenbrock_jit", lambda: g(nx), "jax jit", lambda: jg(jx).block_until_ready(), 4.0
 
 
 GROUPS = [op_overhead, mlp, seed_hessian, rosenbrock]
@@ -211,9 +219,10 @@ def main():
     print(f"{'workload':20} {'nabla':>12} {'twin':>12} {'twin name':>12} {'ratio':>7}")
     rows = []
     for group in GROUPS:
-        for name, t_nb, twin, t_tw in group(args.quick):
+        for name, f_nb, twin, f_tw, seconds in group(args.quick):
             if only and name not in only:
                 continue
+            t_nb, t_tw = compare(f_nb, f_tw, seconds / 4 if args.quick else seconds)
             ratio = t_nb / t_tw
             rows.append({"workload": name, "nabla_s": t_nb, "twin": twin, "twin_s": t_tw, "ratio": ratio})
             print(f"{name:20} {t_nb * 1e6:10.2f}us {t_tw * 1e6:10.2f}us {twin:>12} {ratio:7.2f}", flush=True)

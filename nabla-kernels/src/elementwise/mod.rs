@@ -6,7 +6,7 @@
 //! comparisons and `where` ([`compare()`], [`where_select`]), the scaled
 //! products ([`mul_scaled`], [`add_mul_scaled_into`]), in-place
 //! accumulation ([`add_into`]), the row-major copies
-//! ([`contiguous`], [`row_major()`], [`permuted_as`]) and shape broadcasting
+//! ([`contiguous`], [`row_major()`], [`permuted_as`], [`transposed_copy`]) and shape broadcasting
 //! ([`broadcast_shape`]). The strided walks and the AVX2-dispatched inner
 //! loops they share are crate-internal.
 
@@ -22,6 +22,7 @@ mod strided;
 pub(crate) mod testing;
 #[cfg(test)]
 mod tests;
+mod transpose;
 mod zip;
 
 /// Chunk length for parallel elementwise loops.
@@ -37,5 +38,6 @@ pub use scaled::{add_mul_scaled_into, mul_scaled};
 #[cfg(target_arch = "x86_64")]
 pub(crate) use simd::{has_avx2, has_avx512};
 pub(crate) use strided::{MAX_ROW_AXES, each_row2};
+pub use transpose::transposed_copy;
 pub(crate) use zip::zip_into;
 pub use zip::{ZipSource, zip_map};

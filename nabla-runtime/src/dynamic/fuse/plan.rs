@@ -128,6 +128,10 @@ pub(crate) struct Plan {
     /// The elements the blocks cover: the largest output (or sum domain).
     pub(super) master: usize,
     pub(crate) dtype: DType,
+    /// Whether every node is an elementwise kernel reading its operands
+    /// at its own index (no view, placement, broadcast or sum): such a run
+    /// gains from one pass only as machine code ([`super::groups`]).
+    pub(crate) plain: bool,
 }
 
 impl Plan {
@@ -221,18 +225,13 @@ impl Plan {
         for (n, r) in nodes.iter_mut().zip(read) {
             n.read_in_run = r;
         }
-        // A run of plain elementwise kernels (every read at its own index)
-        // is left to the eager kernels: measured on the MLP step's f32
-        // updates, one pass over blocks was slower than two whole-array
-        // kernels (5.2-5.6 ms a step against 4.9-5.0 ms). A pass pays off
-        // where it saves a view, a placement or a sum.
         let plain = nodes.iter().all(|n| {
             n.op != Op::Sum
                 && n.edges
                     .iter()
                     .all(|e| e.shift == 0 && !e.bcast && e.whole(n.len))
         });
-        if plain || nodes.iter().all(|n| n.op == Op::Copy) || !halos_fit(&nodes) {
+        if nodes.iter().all(|n| n.op == Op::Copy) || !halos_fit(&nodes) {
             return None;
         }
         let (nodes, externals) = used_externals(nodes, externals);
@@ -252,6 +251,7 @@ impl Plan {
             regs,
             master,
             dtype: members[0].4,
+            plain,
         })
     }
 }

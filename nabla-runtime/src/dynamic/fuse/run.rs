@@ -4,9 +4,8 @@ use super::Compiled;
 use super::plan::{Edge, Op, Plan, Src};
 use crate::dynamic::Dyn;
 use crate::{Array, Element};
-use nabla_kernels::PARALLEL_THRESHOLD;
 use nabla_kernels::ops::{OpKernels, binary_into, unary_into};
-use rayon::prelude::*;
+use nabla_kernels::{PARALLEL_THRESHOLD, parallel};
 use std::mem::MaybeUninit;
 
 /// Per-thread buffers, reused from block to block.
@@ -18,6 +17,9 @@ struct Scratch<T> {
     need: Vec<Option<(isize, isize)>>,
     tmp: [Vec<T>; 2],
 }
+
+/// A block's index, its chunk of each output and its partial sums.
+type Item<'a, T> = (usize, Vec<&'a mut [MaybeUninit<T>]>, Vec<f64>);
 
 /// Runs `plan` on `slots`: false (nothing written) when an external is
 /// not a concrete row-major array of the recorded size and dtype.
@@ -54,31 +56,36 @@ pub(super) fn run<T: OpKernels + Element + Default>(
     let mut outs: Vec<Vec<T>> = sizes.iter().map(|&n| Vec::with_capacity(n)).collect();
     let bs = super::BLOCK;
     let blocks = plan.master.div_ceil(bs);
-    let partials: Vec<Vec<f64>> = {
-        let mut per_block: Vec<Vec<&mut [MaybeUninit<T>]>> =
-            (0..blocks).map(|_| Vec::new()).collect();
-        for (o, v) in outs.iter_mut().enumerate() {
-            let node = &plan.nodes[node_of_out[o]];
-            let n = if node.op == Op::Sum { 0 } else { sizes[o] };
-            let mut chunks = v.spare_capacity_mut()[..n].chunks_mut(bs);
-            for b in per_block.iter_mut() {
-                b.push(chunks.next().unwrap_or_default());
-            }
+    let ins: Vec<usize> = ext.iter().map(|s| s.as_ptr() as usize).collect();
+    // Per block: its index, a chunk of every output (empty for sums and
+    // past an output's end) and, once run, its partial sums.
+    let mut items: Vec<Item<'_, T>> = (0..blocks).map(|b| (b, Vec::new(), Vec::new())).collect();
+    for (o, v) in outs.iter_mut().enumerate() {
+        let node = &plan.nodes[node_of_out[o]];
+        let n = if node.op == Op::Sum { 0 } else { sizes[o] };
+        let mut chunks = v.spare_capacity_mut()[..n].chunks_mut(bs);
+        for item in items.iter_mut() {
+            item.1.push(chunks.next().unwrap_or_default());
         }
-        let scratch = || Scratch {
+    }
+    // A piece of consecutive blocks runs on one thread with one scratch.
+    let piece = |_: usize, items: &mut [Item<'_, T>]| {
+        let mut s = Scratch {
             regs: vec![Vec::new(); plan.regs],
             starts: vec![0; plan.nodes.len()],
             need: vec![None; plan.nodes.len()],
             tmp: [Vec::new(), Vec::new()],
         };
-        let one = |s: &mut Scratch<T>, b: usize, dst: &mut [&mut [MaybeUninit<T>]]| {
+        let ins: Vec<*const u8> = ins.iter().map(|&p| p as *const u8).collect();
+        let mut outs: Vec<*mut u8> = Vec::with_capacity(plan.outputs.len());
+        for (b, dst, partial) in items.iter_mut() {
+            let b = *b;
             let lo = b * bs;
             let hi = (lo + bs).min(plan.master);
-            match compiled {
+            *partial = match compiled {
                 Some(c) if c.range.0 <= lo as isize && hi as isize <= c.range.1 => {
-                    let ins: Vec<*const u8> = ext.iter().map(|s| s.as_ptr().cast()).collect();
-                    let outs: Vec<*mut u8> =
-                        dst.iter_mut().map(|d| d.as_mut_ptr().cast()).collect();
+                    outs.clear();
+                    outs.extend(dst.iter_mut().map(|d| d.as_mut_ptr().cast::<u8>()));
                     let mut sums = vec![0.0; plan.outputs.len()];
                     // SAFETY: inside `range` every load of the body is in
                     // its external (`lower` narrows the range to that), and
@@ -87,26 +94,18 @@ pub(super) fn run<T: OpKernels + Element + Default>(
                     unsafe { c.code.run(&ins, &outs, lo, hi - lo, &mut sums) };
                     sums
                 }
-                _ => block(plan, &ext, s, b, bs, dst),
-            }
-        };
-        if plan.master < PARALLEL_THRESHOLD {
-            // Small: waking other threads costs more than the work.
-            let mut s = scratch();
-            per_block
-                .into_iter()
-                .enumerate()
-                .map(|(b, mut dst)| one(&mut s, b, &mut dst))
-                .collect()
-        } else {
-            per_block
-                .into_par_iter()
-                .enumerate()
-                .with_min_len(blocks.div_ceil(4 * rayon::current_num_threads()))
-                .map_init(scratch, |s, (b, mut dst)| one(s, b, &mut dst))
-                .collect()
+                _ => block(plan, &ext, &mut s, b, bs, dst),
+            };
         }
     };
+    if plan.master < PARALLEL_THRESHOLD {
+        // Small: waking other threads costs more than the work.
+        piece(0, &mut items);
+    } else {
+        let per = blocks.div_ceil(4 * rayon::current_num_threads());
+        parallel::chunks_mut(&mut items, per, piece);
+    }
+    let partials: Vec<Vec<f64>> = items.into_iter().map(|(_, _, p)| p).collect();
     for (o, v) in outs.iter_mut().enumerate() {
         if plan.nodes[node_of_out[o]].op == Op::Sum {
             let total: f64 = partials.iter().map(|p| p[o]).sum();
