@@ -442,7 +442,19 @@ pub fn rms_norm(
 pub fn embedding(input: &Bound<'_, PyAny>, weight: &Bound<'_, PyAny>) -> PyResult<PyArray> {
     let idx = index_arg("embedding", input)?;
     let w = arg(weight)?;
-    guard(|| PyArray::new(nabla::embedding::forward::<Dyn>(&w, &idx)))
+    guard(|| {
+        PyArray::new(match &idx {
+            Dyn::Array(idx) => nabla::embedding::forward::<Dyn>(&w, idx),
+            traced => {
+                // Rows of the table at indices read when the op runs.
+                let s = w.shape_vec();
+                if s.len() != 2 {
+                    panic!("embedding: the table must be [vocab, dim], found shape {s:?}");
+                }
+                w.take_named("embedding", 0, traced)
+            }
+        })
+    })
 }
 
 pub fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {

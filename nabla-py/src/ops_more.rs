@@ -7,7 +7,7 @@ use crate::array::PyArray;
 use crate::convert::{array_from, axis_index};
 use crate::errors::guard;
 use nabla::dynamic::Dyn;
-use nabla::{Array, ArrayValue, DType, Value};
+use nabla::{ArrayValue, DType, Value};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
@@ -16,20 +16,20 @@ pub fn arg(x: &Bound<'_, PyAny>) -> PyResult<Dyn> {
     array_from(x, None)
 }
 
-/// A concrete integer array of indices (`nondiff` arguments of the
-/// composites): an int64 `nabla.Array`, a NumPy integer array or nested
-/// lists of ints. A traced value (batched by `vmap`, or recorded by `jit`)
-/// is refused with the runtime's message.
-pub fn index_arg(op: &str, obj: &Bound<'_, PyAny>) -> PyResult<Array> {
+/// Integer indices (`nondiff` arguments of the composites): an int64
+/// `nabla.Array`, a NumPy integer array or nested lists of ints, concrete
+/// or traced (batched by `vmap`, or an input of a function `jit`
+/// records). Traced indices are read when the op runs: a recorded program
+/// gathers with each call's indices.
+pub fn index_arg(op: &str, obj: &Bound<'_, PyAny>) -> PyResult<Dyn> {
     let v = arg(obj)?;
-    let a = guard(|| v.primal_array(op))?;
-    if a.dtype() != DType::I64 {
+    if v.dtype() != DType::I64 {
         return Err(PyTypeError::new_err(format!(
             "{op}: indices must be integers (int64), found {:?}; pass ints, an int NumPy array or a nabla.int64 array",
-            a.dtype()
+            v.dtype()
         )));
     }
-    Ok(a)
+    Ok(v)
 }
 
 /// The value flattened to one axis.
@@ -144,7 +144,20 @@ pub fn take_along_axis(
 ) -> PyResult<PyArray> {
     let (x, a) = along("take_along_axis", x, axis)?;
     let idx = index_arg("take_along_axis", indices)?;
-    guard(|| PyArray::new(nabla::take_along_axis::forward::<Dyn>(&x, &idx, a)))
+    guard(|| {
+        PyArray::new(match &idx {
+            Dyn::Array(idx) => nabla::take_along_axis::forward::<Dyn>(&x, idx, a),
+            traced => {
+                // The flat positions, computed when the op runs, gathered
+                // from the flattened `x`.
+                let shape = x.shape_vec();
+                let a = if a < 0 { a + shape.len() as isize } else { a } as usize;
+                let positions = traced.along_axis_positions(&shape, a);
+                x.reshape(&[shape.iter().product()])
+                    .take_named("take_along_axis", 0, &positions)
+            }
+        })
+    })
 }
 
 /// Slabs of `x` along `axis` summed into zeros with `out_size` slabs, slab
@@ -159,9 +172,26 @@ pub fn scatter_add(
     out_size: usize,
 ) -> PyResult<PyArray> {
     let x = arg(x)?;
-    axis_index("scatter_add", axis, x.ndim())?;
+    let ax = axis_index("scatter_add", axis, x.ndim())?;
     let idx = index_arg("scatter_add", indices)?;
-    guard(|| PyArray::new(nabla::scatter_add::forward::<Dyn>(&x, axis, &idx, out_size)))
+    guard(|| {
+        PyArray::new(match &idx {
+            Dyn::Array(idx) => nabla::scatter_add::forward::<Dyn>(&x, axis, idx, out_size),
+            traced => {
+                // The transpose of a gather along `axis`, with the indices
+                // read when the op runs.
+                let mut shape = x.shape_vec();
+                let (n, len) = (traced.shape_vec(), shape[ax]);
+                if n.len() != 1 || n[0] != len {
+                    panic!(
+                        "scatter_add: indices of shape {n:?} need one entry per slab of axis {ax} of the input (shape {shape:?})"
+                    );
+                }
+                shape[ax] = out_size;
+                x.take_add_named("scatter_add", &shape, ax, traced)
+            }
+        })
+    })
 }
 
 /// The lower triangle of the last two axes (`numpy.tril`): entries with

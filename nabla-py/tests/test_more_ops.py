@@ -279,13 +279,59 @@ class Layers(unittest.TestCase):
         with self.assertRaisesRegex(ValueError, "normalized_shape"):
             F.layer_norm(a64(x), 4, a64(np.ones(3)))
 
-    def test_embedding_needs_concrete_indices(self):
+    def test_embedding_gathers_concrete_and_traced_indices(self):
         table = RNG.standard_normal((5, 3))
-        idx = np.array([[4, 0], [1, 1]])
+        idx = np.array([[4, 0], [1, -1]])
         close(self, F.embedding(idx, a64(table)), table[idx])
-        with self.assertRaisesRegex(ValueError, "vmap"):
-            N.vmap(lambda i: F.embedding(i, a64(table)))(N.array(idx))
+        # Batched indices: one gather per example.
+        close(self, N.vmap(lambda i: F.embedding(i, a64(table)))(N.array(idx)), table[idx])
+        # Recorded indices: the program gathers each call's.
+        calls = []
 
+        def loss(t, i):
+            calls.append(1)
+            return N.sum(F.embedding(i, t) ** 2)
+
+        g = N.jit(N.grad(loss))
+        for rows in (idx, np.array([[2, 2], [0, 3]]), np.array([[1, 4], [4, 4]])):
+            want = np.zeros_like(table)
+            np.add.at(want, rows, 2 * table[rows])
+            close(self, g(a64(table), N.array(rows)), want)
+        self.assertEqual(len(calls), 1, "recorded once, replayed with new indices")
+        with self.assertRaisesRegex(ValueError, "embedding: index 7 is out of bounds"):
+            g(a64(table), N.array(np.array([[7, 0], [0, 0]])))
+        with self.assertRaisesRegex(TypeError, "integers"):
+            N.jit(lambda t, i: F.embedding(i, t))(a64(table), a64(idx * 1.0))
+
+    def test_take_along_axis_and_scatter_add_with_traced_indices(self):
+        x = RNG.standard_normal((3, 4))
+        f = N.jit(lambda v, i: N.take_along_axis(v, i, 1))
+        for idx in (np.array([[0, 3], [1, 1], [2, -4]]), np.array([[3, 3], [0, 2], [1, 0]])):
+            close(self, f(a64(x), N.array(idx)), np.take_along_axis(x, idx, 1))
+        # Its gradient under jit is the scatter-add of the cotangent.
+        g = N.jit(N.grad(lambda v, i: N.sum(N.take_along_axis(v, i, 0) * 3.0)))
+        for rows in (np.array([[0, 2, 1, 1], [2, 2, 0, 1]]), np.array([[1, 1, 1, 0]])):
+            want = np.zeros_like(x)
+            np.add.at(want, (rows, np.arange(4)[None, :].repeat(len(rows), 0)), 3.0)
+            close(self, g(a64(x), N.array(rows)), want)
+        idx = np.array([[0, 3], [1, 1], [2, 0]])
+        # Per-axis bounds are checked when the recorded program runs.
+        with self.assertRaisesRegex(ValueError, "take_along_axis: index 4 is out of range"):
+            f(a64(x), N.array(np.array([[4, 0], [0, 0], [0, 0]])))
+        # vmap over examples with their own indices.
+        per = N.vmap(lambda v, i: N.take_along_axis(v, i, 0))(a64(x), N.array(idx[:, :1]))
+        close(self, per, np.take_along_axis(x, idx[:, :1], 1))
+        # scatter_add with recorded indices, and its VJP (a gather).
+        s = N.jit(lambda v, i: N.scatter_add(v, 0, i, 4))
+        for rows in (np.array([2, 0, 2]), np.array([3, 3, 1])):
+            want = np.zeros((4, 4))
+            np.add.at(want, rows, x)
+            close(self, s(a64(x), N.array(rows)), want)
+        ct = RNG.standard_normal((4, 4))
+        _, pb = N.vjp(lambda v: s(v, N.array(rows)), a64(x))
+        close(self, pb(a64(ct))[0], ct[rows])
+        with self.assertRaisesRegex(ValueError, "one entry per slab"):
+            s(a64(x), N.array(np.array([0, 1])))
 
 if __name__ == "__main__":
     unittest.main()

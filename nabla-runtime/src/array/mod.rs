@@ -5,6 +5,7 @@ mod create;
 mod device;
 mod display;
 mod on_gpu;
+pub(crate) mod positions;
 pub(crate) use on_gpu::{on_gpu, on_gpus};
 mod typed;
 pub use typed::Typed;

@@ -360,6 +360,35 @@ fn take_with_traced_indices_differentiates_records_and_batches() {
 }
 
 #[test]
+fn along_axis_positions_are_read_when_the_program_runs() {
+    let idx = Dyn::from(Array::from_vec(vec![1i64, -1, 0, 2], &[2, 2]));
+    // x of shape [3, 2], gathered along axis 0: out[r, c] = x[idx[r, c], c]
+    let (_, p) = record(|x| vec![x[0].along_axis_positions(&[3, 2], 0)], &[idx]);
+    let run = |v: Vec<i64>| {
+        let i = Dyn::from(Array::from_vec(v, &[2, 2]));
+        p.run(&[i])[0].to_array().to_vec::<i64>()
+    };
+    assert_eq!(run(vec![1, -1, 0, 2]), vec![2, 5, 0, 5]);
+    assert_eq!(run(vec![2, 2, 0, 1]), vec![4, 5, 0, 3]);
+    let bad = std::panic::AssertUnwindSafe(|| run(vec![3, 0, 0, 0]));
+    let payload = std::panic::catch_unwind(bad).expect_err("panics");
+    let msg = payload.downcast::<String>().map(|s| *s).unwrap_or_default();
+    assert!(
+        msg.contains("take_along_axis: index 3 is out of range"),
+        "{msg}"
+    );
+    // batched indices: positions per example
+    let idxs = Dyn::from(Array::from_vec(vec![-1i64, 2, 1, 1], &[2, 2]));
+    let ys = vmap(
+        |x| vec![x[0].along_axis_positions(&[3], 0)],
+        &[idxs],
+        &[Some(0)],
+        &[0],
+    );
+    assert_eq!(ys[0].to_array().to_vec::<i64>(), vec![2, 2, 1, 1]);
+}
+
+#[test]
 fn custom_op_rules_are_used_at_every_transform() {
     use std::sync::Arc;
     // forward: x³; rules deliberately 10× the true derivative, so their use shows
