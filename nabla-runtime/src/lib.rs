@@ -34,6 +34,7 @@ pub mod random;
 mod registry;
 pub mod revolve;
 mod storage;
+pub mod testing;
 pub mod transform;
 pub mod tree;
 mod vocab;

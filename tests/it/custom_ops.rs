@@ -63,14 +63,9 @@ fn custom_op_in_every_mode_matches_finite_differences() {
     assert_close(&my_softplus(&z), &nabla::softplus(&z), 1e-14, "forward");
     // grad through generated code that calls the op.
     let gw = nabla::grad!(model, argnums = 1)(&x, &w);
-    let f = |v: &[Array]| model(&v[0], &v[1]);
-    let one = Array::scalar(1.0f64);
-    assert_close(
-        &gw,
-        &fd_grad(&f, &[x.clone(), w.clone()], &one, 1, 1e-6),
-        1e-7,
-        "grad vs finite differences",
-    );
+    // JVP, VJP and their derivatives against finite differences.
+    nabla::testing::check_grads(model, &(x.clone(), w.clone()), 2);
+    nabla::testing::check_grads(my_softplus, &(x.clone(),), 2);
     // imperative tape.
     let tw = w.clone().requires_grad();
     model(&x, &tw).backward();

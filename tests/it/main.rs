@@ -19,6 +19,7 @@
 //! are a binary of their own, `tests/compile_fail.rs`, and so are the CUDA
 //! backend's tests, `tests/cuda/` (which skip without a GPU).
 
+mod check_grads;
 mod common;
 mod custom_ops;
 mod errors;

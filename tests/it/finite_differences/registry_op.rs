@@ -46,10 +46,8 @@ fn soft_sign_forward_and_derivatives() {
         1e-12,
         "hessian diagonal",
     );
-    // Finite differences of the tape's function.
-    let f = |xs: &[Array]| xs[0].soft_sign();
-    let fd = fd_grad(&f, std::slice::from_ref(&x), &x.ones_like(), 0, 1e-6);
-    assert_close(&fd, &d1, 1e-8, "finite differences");
+    // JVP, VJP and second derivatives against finite differences.
+    nabla::testing::check_grads(total, &(x.clone(),), 2);
     // vmap: a batch along axis 1.
     let b = Batched::new(x.clone(), Some(1)).soft_sign();
     assert_close(&b.materialize(3, 1), &y, 1e-15, "vmap");
