@@ -4,7 +4,7 @@
 //! names the op, the shapes and the fix; nothing aborts the interpreter.
 
 use pyo3::PyErr;
-use pyo3::exceptions::{PyTypeError, PyValueError};
+use pyo3::exceptions::{PyFloatingPointError, PyTypeError, PyValueError};
 use std::cell::Cell;
 use std::panic::{AssertUnwindSafe, catch_unwind};
 use std::sync::Once;
@@ -60,11 +60,14 @@ pub fn guard<T>(f: impl FnOnce() -> T) -> Result<T, PyErr> {
     })
 }
 
-/// The exception class for a runtime message: `TypeError` for dtypes,
+/// The exception class for a runtime message: `FloatingPointError` for
+/// `nabla.debug_nans` reports (as JAX's), `TypeError` for dtypes,
 /// `ValueError` for everything else (shapes, axes, values).
 pub fn exception(msg: String) -> PyErr {
     let lower = msg.to_lowercase();
-    if lower.contains("dtype") && !lower.contains("shape") {
+    if msg.starts_with("debug_nans:") {
+        PyFloatingPointError::new_err(msg)
+    } else if lower.contains("dtype") && !lower.contains("shape") {
         PyTypeError::new_err(msg)
     } else {
         PyValueError::new_err(msg)

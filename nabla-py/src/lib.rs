@@ -65,6 +65,22 @@ fn is_grad_enabled() -> bool {
     nabla::is_grad_enabled()
 }
 
+/// Turns NaN hunting on or off for the process (`NABLA_DEBUG_NANS=1`
+/// turns it on at start): the first op that turns finite inputs into NaN
+/// or infinity raises, naming the op, the shapes, the dtype and, in a
+/// backward pass, the op whose derivative rule produced it
+/// (`jax.config.update("jax_debug_nans", True)`).
+#[pyfunction]
+fn debug_nans(on: bool) {
+    nabla::debug_nans(on)
+}
+
+/// Whether `nabla.debug_nans` is on.
+#[pyfunction]
+fn debug_nans_enabled() -> bool {
+    nabla::debug_nans_enabled()
+}
+
 #[pymodule]
 fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_hook();
@@ -79,6 +95,8 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("bool_", convert::PyDType(nabla::DType::Bool))?;
     m.add_function(wrap_pyfunction!(_set_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(debug_nans, m)?)?;
+    m.add_function(wrap_pyfunction!(debug_nans_enabled, m)?)?;
     ops::register(m)?;
     functional::register(m)?;
     create::register(m)?;

@@ -108,3 +108,25 @@ class Threads(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DebugNans(unittest.TestCase):
+    def test_the_first_op_making_a_nan_raises_floating_point_error(self):
+        x = nabla.array(np.array([1.0, -1.0]))
+        self.assertFalse(nabla.debug_nans_enabled())
+        self.assertTrue(np.isnan(np.asarray(nabla.log(x))[1]))
+        nabla.debug_nans(True)
+        try:
+            with self.assertRaisesRegex(FloatingPointError, "debug_nans: `log` turned finite inputs into NaN"):
+                nabla.log(x)
+            # In a gradient: the report says it is the backward pass.
+            with self.assertRaisesRegex(FloatingPointError, "`reciprocal` .* in the backward pass"):
+                nabla.grad(lambda v: nabla.sum(nabla.sqrt(v)))(nabla.array(np.array([0.0, 4.0])))
+            # A recorded program replays instruction by instruction, checked.
+            f = nabla.jit(lambda v: nabla.log(v * 2.0))
+            with self.assertRaisesRegex(FloatingPointError, "`log`"):
+                f(x)
+            # An input that already holds a NaN is not reported again.
+            nabla.sin(nabla.array(np.array([np.nan])))
+        finally:
+            nabla.debug_nans(False)

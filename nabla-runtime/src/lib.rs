@@ -45,6 +45,7 @@ pub use entry as rules;
 #[doc(hidden)]
 pub use transform::{compose, grad as transforms};
 
+pub use array::nans::{debug_nans, debug_nans_enabled};
 pub use array::{Array, Scalar};
 pub use autograd::{LeafId, is_grad_enabled, no_grad};
 pub use composite::{

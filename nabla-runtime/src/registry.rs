@@ -442,18 +442,21 @@ macro_rules! entries {
     (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] x) => {
         #[inline]
         pub fn vjp_0<V: Value>(x: &V $(, $p: $pt)*, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::unary::$name::vjp(x, x $(, $p)*, ct)
         }
     };
     (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] y) => {
         #[inline]
         pub fn vjp_0<V: Value>(y: &V $(, $p: $pt)*, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::unary::$name::vjp(y, y $(, $p)*, ct)
         }
     };
     (@unary_vjp $name:ident [$($p:ident: $pt:ty),*] xy) => {
         #[inline]
         pub fn vjp_0<V: Value>(x: &V, y: &V $(, $p: $pt)*, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::unary::$name::vjp(x, y $(, $p)*, ct)
         }
     };
@@ -492,20 +495,24 @@ macro_rules! entries {
     (@binary_vjp $name:ident inputs) => {
         #[inline]
         pub fn vjp_0<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::binary::$name::vjp_0_from_inputs(a, b, ct)
         }
         #[inline]
         pub fn vjp_1<V: Value>(a: &V, b: &V, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::binary::$name::vjp_1_from_inputs(a, b, ct)
         }
     };
     (@binary_vjp $name:ident all) => {
         #[inline]
         pub fn vjp_0<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::binary::$name::vjp_0(a, b, y, ct)
         }
         #[inline]
         pub fn vjp_1<V: Value>(a: &V, b: &V, y: &V, ct: &V) -> V {
+            let _rule = $crate::array::nans::rule_scope(stringify!($name));
             primitives::binary::$name::vjp_1(a, b, y, ct)
         }
     };

@@ -4,6 +4,7 @@ mod convert;
 mod create;
 mod device;
 mod display;
+pub(crate) mod nans;
 mod on_gpu;
 pub(crate) mod positions;
 pub(crate) use on_gpu::{on_gpu, on_gpus};

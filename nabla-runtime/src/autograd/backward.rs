@@ -41,11 +41,16 @@ impl Ct {
                     .iter()
                     .map(|(m, _)| link_of(m).expect("a linked node"))
                     .collect();
-                if let Some(ct) = chain::backward(&top, &links) {
+                // Checking for NaNs runs each VJP on its own, so that a
+                // report names the rule.
+                if !crate::array::nans::debug_nans_enabled()
+                    && let Some(ct) = chain::backward(&top, &links)
+                {
                     return ct;
                 }
                 drop(links);
-                nodes.into_iter().fold(top, |ct, (_, f)| {
+                nodes.into_iter().fold(top, |ct, (m, f)| {
+                    let _rule = op_of(&m).and_then(crate::array::nans::rule_scope);
                     f(&ct)
                         .into_iter()
                         .next()
@@ -54,6 +59,13 @@ impl Ct {
                 })
             }
         }
+    }
+}
+
+fn op_of(m: &GradMeta) -> Option<&'static str> {
+    match m {
+        GradMeta::Node { op, .. } => Some(op),
+        GradMeta::Leaf { .. } => None,
     }
 }
 
@@ -148,7 +160,9 @@ pub(super) fn run_backward(
                         add(&mut cts, i, Ct::Chain { top, nodes }.ready());
                     }
                 } else {
-                    let in_cts = f(&ct.ready());
+                    let ct = ct.ready();
+                    let _rule = crate::array::nans::rule_scope(op);
+                    let in_cts = f(&ct);
                     for (input, ict) in inputs.iter().zip(in_cts) {
                         if let (Some(input), Some(ict)) = (input, ict) {
                             add(&mut cts, input, ict);

@@ -170,6 +170,7 @@ pub(crate) fn backward(outputs: Vec<(Arc<Node>, Dyn)>, n_leaves: usize) -> Vec<O
         let Some(pullback) = &node.pullback else {
             continue;
         };
+        let _rule = crate::array::nans::rule_scope("");
         for (input, ict) in node.inputs.iter().zip(pullback(&ct)) {
             if let (Some(input), Some(ict)) = (input, ict) {
                 accumulate(&mut cts, key(input), ict);

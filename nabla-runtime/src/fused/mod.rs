@@ -96,6 +96,11 @@ pub fn forward<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     {
         return from_array(gpu::forward::<R, N>(&ops));
     }
+    // Checking for NaNs runs the region op by op, each op checked.
+    if crate::array::nans::debug_nans_enabled() {
+        let ops: [V; N] = Input::all(&inputs, &args);
+        return reduce::<V, R, N>(R::ops(ops.each_ref()));
+    }
     if let Some(a) = arrays(&args)
         && let Some(ops) = pass::operands(&a, &inputs)
         && let Some(y) = pass::forward::<R, N>(&ops)
@@ -136,14 +141,16 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
     args: [&V; B],
     inputs: [Input; N],
 ) -> (V, impl FnOnce(V) -> [V; B] + use<V, R, N, B>) {
+    // Checking for NaNs runs the region and its pullback op by op.
+    let debug = crate::array::nans::debug_nans_enabled();
     #[cfg(feature = "cuda")]
     let on_gpu = arrays(&args)
-        .filter(|_| gpu_fusion())
+        .filter(|_| gpu_fusion() && !debug)
         .and_then(|a| gpu::operands(&a, &inputs));
     #[cfg(not(feature = "cuda"))]
     let on_gpu: Option<[Array; N]> = None;
     let ops = arrays(&args)
-        .filter(|_| on_gpu.is_none())
+        .filter(|_| on_gpu.is_none() && !debug)
         .and_then(|a| Some((a, pass::operands(&a, &inputs)?)))
         .filter(|(_, ops)| !pass::spreads_rows(ops));
     let (y, pb) = match ops {
@@ -163,6 +170,7 @@ pub fn vjp<V: ArrayValue, R: Region<N>, const N: usize, const B: usize>(
             None => ops_vjp::<V, R, N, B>(&args, &inputs),
         },
         None => match refs_as::<V, Batched<Array>, B>(&args)
+            .filter(|_| !debug)
             .and_then(|b| batched::vjp::<R, N, B>(b, &inputs))
         {
             Some((y, saved)) => (cast(y), Pullback::Batched(saved)),

@@ -76,6 +76,13 @@ pub(crate) fn check_dtypes(op: &str, a: &Array, b: &Array) {
 /// Runs a binary kernel after checking shapes and dtypes.
 #[track_caller]
 pub(crate) fn binary_forward(a: &Array, b: &Array, op: BinaryOp, name: &str) -> Array {
+    let y = binary_kernel(a, b, op, name);
+    crate::array::nans::check(name, &[a, b], &y);
+    y
+}
+
+#[track_caller]
+fn binary_kernel(a: &Array, b: &Array, op: BinaryOp, name: &str) -> Array {
     check_binary(name, a, b);
     crate::array::on_gpus!(name, [a, b], |g| nabla_kernels::cuda::binary(
         &g[0], &g[1], op
@@ -454,6 +461,13 @@ pub mod mul_scaled {
     /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array, c: f64) -> Array {
+        let y = kernel(a, b, c);
+        crate::array::nans::check("mul_scaled", &[a, b], &y);
+        y
+    }
+
+    #[track_caller]
+    fn kernel(a: &Array, b: &Array, c: f64) -> Array {
         check_binary("mul_scaled", a, b);
         crate::array::on_gpus!("mul_scaled", [a, b], |g| nabla_kernels::cuda::unary(
             &nabla_kernels::cuda::binary(&g[0], &g[1], BinaryOp::Mul),

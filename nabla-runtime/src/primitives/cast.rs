@@ -14,6 +14,7 @@ use crate::{Array, DType};
 /// assert_eq!(y.dtype(), DType::F32);
 /// assert_eq!(y.to_vec::<f32>(), vec![1.5, -2.0]);
 /// ```
+#[track_caller]
 pub fn forward(x: &Array, dtype: DType) -> Array {
     if x.dtype() == dtype {
         // The same storage (values never change under another holder).
@@ -22,7 +23,9 @@ pub fn forward(x: &Array, dtype: DType) -> Array {
             grad: None,
         };
     }
-    Array::from_data(data_cast(&x.data, dtype))
+    let y = Array::from_data(data_cast(&x.data, dtype));
+    crate::array::nans::check("cast", &[x], &y);
+    y
 }
 
 /// VJP rule: cast the cotangent back to the input dtype.

@@ -191,6 +191,13 @@ pub mod matmul {
     /// ```
     #[track_caller]
     pub fn forward(a: &Array, b: &Array) -> Array {
+        let y = kernel(a, b);
+        crate::array::nans::check("matmul", &[a, b], &y);
+        y
+    }
+
+    #[track_caller]
+    fn kernel(a: &Array, b: &Array) -> Array {
         check_dtypes("matmul", a, b);
         let (sa, sb) = (a.shape(), b.shape());
         let (m, k) = (sa[sa.len() - 2], sa[sa.len() - 1]);

@@ -29,6 +29,13 @@ pub fn keep_shape(shape: &[usize], axes: &[usize]) -> crate::Shape {
 
 #[track_caller]
 fn forward(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -> Array {
+    let y = reduce_kernel(x, axes, keepdim, op, name);
+    crate::array::nans::check(name, &[x], &y);
+    y
+}
+
+#[track_caller]
+fn reduce_kernel(x: &Array, axes: &[usize], keepdim: bool, op: ReduceOp, name: &str) -> Array {
     if !x.dtype().is_float() {
         not_float(name, x)
     }

@@ -147,6 +147,9 @@ fn apply_with(
     link: impl FnOnce(&Array, &Array) -> Option<crate::autograd::chain::Link>,
 ) -> Array {
     let y = forward(x);
+    // Checked here, not in the kernel: `forward` is called through a
+    // closure, which would hide the caller's line.
+    crate::array::nans::check(name, &[x], &y);
     crate::autograd::unary_with(
         y,
         name,

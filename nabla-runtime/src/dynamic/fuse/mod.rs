@@ -132,11 +132,16 @@ impl Compiled {
 impl Group {
     /// Runs the group on `slots` as one pass, or returns false (nothing
     /// written) when an operand from outside it is not a concrete
-    /// row-major array of the recorded size and dtype. `NABLA_JIT_FUSE=0`
-    /// turns fusion off (for A/B measurements).
+    /// row-major array of the recorded size and dtype, or while
+    /// `debug_nans` is on. `NABLA_JIT_FUSE=0` turns fusion off (for A/B
+    /// measurements).
     pub(crate) fn run(&self, slots: &mut [Option<Dyn>]) -> bool {
         static ON: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
         if !*ON.get_or_init(|| std::env::var("NABLA_JIT_FUSE").map_or(true, |v| v != "0")) {
+            return false;
+        }
+        // Checking for NaNs replays instruction by instruction, each checked.
+        if crate::array::nans::debug_nans_enabled() {
             return false;
         }
         match self.plan.dtype {
