@@ -25,16 +25,17 @@ thread_local! {
 /// `NABLA_DEBUG_NANS=1` in the environment says, else off). On, the first
 /// primitive that turns finite inputs into NaN or infinity panics with the
 /// op, the shapes, the dtype, the caller's source line and, in a backward
-/// pass, the op whose derivative rule produced the value.
+/// pass, the op whose derivative rule produced the value. The switch is
+/// process-wide (this example runs in a process of its own).
 ///
-/// ```
+/// ```standalone_crate
 /// use nabla::Array;
 /// nabla::debug_nans(true);
 /// let x = Array::from_vec(vec![1.0f64, -1.0], &[2]);
 /// let r = std::panic::catch_unwind(|| x.ln());
 /// nabla::debug_nans(false);
 /// let msg = *r.unwrap_err().downcast::<String>().unwrap();
-/// assert!(msg.starts_with("debug_nans: `ln` turned finite inputs into NaN"), "{msg}");
+/// assert!(msg.starts_with("debug_nans: `log` turned finite inputs into NaN"), "{msg}");
 /// ```
 pub fn debug_nans(on: bool) {
     STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
