@@ -77,14 +77,18 @@ pub(super) fn value<F: DiffFn>(args: &ArgsOf<F, Array>) -> Vec<Vec<f64>> {
 
 /// `f` at `args` with `h` added along `d`.
 pub(super) fn value_at<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir, h: f64) -> Vec<Vec<f64>> {
-    let moved = <F::Arity as Arity>::map(args, |j, a| {
+    value::<F>(&moved::<F>(args, d, h))
+}
+
+/// `args` with `h` added along `d`.
+fn moved<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir, h: f64) -> ArgsOf<F, Array> {
+    <F::Arity as Arity>::map(args, |j, a| {
         if j == d.leaf {
             nudged(a, d.elem, h)
         } else {
             a.clone()
         }
-    });
-    value::<F>(&moved)
+    })
 }
 
 /// The JVP of `f` at `args` along `d`: every output's tangent.
@@ -173,24 +177,10 @@ pub(super) fn vjp_at<F: DiffFn>(
     out: usize,
     elem: usize,
 ) -> Vec<Option<Vec<f64>>> {
-    let moved = <F::Arity as Arity>::map(args, |j, a| {
-        if j == d.leaf {
-            nudged(a, d.elem, h)
-        } else {
-            a.clone()
-        }
-    });
-    vjp::<F>(&moved, out, elem)
+    vjp::<F>(&moved::<F>(args, d, h), out, elem)
 }
 
 /// The JVP (as [`jvp`]) along `u` at `args` moved by `h` along `d`.
 pub(super) fn jvp_at<F: DiffFn>(args: &ArgsOf<F, Array>, u: Dir, d: Dir, h: f64) -> Vec<Vec<f64>> {
-    let moved = <F::Arity as Arity>::map(args, |j, a| {
-        if j == d.leaf {
-            nudged(a, d.elem, h)
-        } else {
-            a.clone()
-        }
-    });
-    jvp::<F>(&moved, u)
+    jvp::<F>(&moved::<F>(args, d, h), u)
 }
