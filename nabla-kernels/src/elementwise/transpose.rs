@@ -25,17 +25,15 @@ const TILE: usize = 16;
 /// ```
 pub fn transposed_copy<T: Copy + Send + Sync>(x: ArrayView2<'_, T>) -> Array2<T> {
     let (r, c) = x.dim();
+    if r * c < PARALLEL_THRESHOLD {
+        return serial(x);
+    }
     let mut out: Vec<T> = Vec::with_capacity(r * c);
     let (src, dst) = (x.as_ptr() as usize, out.as_mut_ptr() as usize);
-    let band = |b: usize| {
+    parallel::for_each(r.div_ceil(TILE), |b| {
         // SAFETY: band `b` alone writes its rows of the `r × c` buffer.
         unsafe { band(&x, src as *const T, dst as *mut T, b) }
-    };
-    if r * c >= PARALLEL_THRESHOLD {
-        parallel::for_each(r.div_ceil(TILE), band);
-    } else {
-        (0..r.div_ceil(TILE)).for_each(band);
-    }
+    });
     // SAFETY: the bands cover every row, and each row was written whole.
     unsafe { out.set_len(r * c) };
     Array2::from_shape_vec((r, c), out).expect("r · c elements")

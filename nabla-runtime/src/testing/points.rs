@@ -80,6 +80,22 @@ pub(super) fn value_at<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir, h: f64) -> Ve
     value::<F>(&moved::<F>(args, d, h))
 }
 
+/// `args` as duals with a unit tangent along `d` (zero elsewhere).
+fn along<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir) -> ArgsOf<F, Dual<Array>> {
+    <F::Arity as Arity>::map(args, |j, a| {
+        Dual::new(a.clone(), (j == d.leaf).then(|| one_hot(a, d.elem, 1.0)))
+    })
+}
+
+/// A cotangent for an output like `y`: 1 at `elem` when `hit`, else zeros.
+fn unit_cotangent(y: &Array, hit: bool, elem: usize) -> Array {
+    if hit {
+        one_hot(y, elem, 1.0)
+    } else {
+        y.zeros_like()
+    }
+}
+
 /// `args` with `h` added along `d`.
 fn moved<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir, h: f64) -> ArgsOf<F, Array> {
     <F::Arity as Arity>::map(args, |j, a| {
@@ -93,10 +109,7 @@ fn moved<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir, h: f64) -> ArgsOf<F, Array>
 
 /// The JVP of `f` at `args` along `d`: every output's tangent.
 pub(super) fn jvp<F: DiffFn>(args: &ArgsOf<F, Array>, d: Dir) -> Vec<Vec<f64>> {
-    let duals = <F::Arity as Arity>::map(args, |j, a| {
-        Dual::new(a.clone(), (j == d.leaf).then(|| one_hot(a, d.elem, 1.0)))
-    });
-    outputs::<F, _>(F::eval::<Dual<Array>>(&duals))
+    outputs::<F, _>(F::eval::<Dual<Array>>(&along::<F>(args, d)))
         .iter()
         .map(|y| flat(&y.tangent_or_zero()))
         .collect()
@@ -110,13 +123,7 @@ pub(super) fn vjp<F: DiffFn>(
     elem: usize,
 ) -> Vec<Option<Vec<f64>>> {
     let (y, pullback) = F::vjp::<Array>(args);
-    let ct = <F::Out as Structure>::map(y, |o, y| {
-        if o == out {
-            one_hot(&y, elem, 1.0)
-        } else {
-            y.zeros_like()
-        }
-    });
+    let ct = <F::Out as Structure>::map(y, |o, y| unit_cotangent(&y, o == out, elem));
     let g = pullback(ct);
     (0..<F::Arity as Arity>::len(args))
         .map(|i| {
@@ -148,17 +155,9 @@ pub(super) fn vjp_jvp<F: DiffFn>(
     elem: usize,
     v: Dir,
 ) -> Vec<Option<Vec<f64>>> {
-    let duals = <F::Arity as Arity>::map(args, |j, a| {
-        Dual::new(a.clone(), (j == v.leaf).then(|| one_hot(a, v.elem, 1.0)))
-    });
-    let (y, pullback) = F::vjp::<Dual<Array>>(&duals);
+    let (y, pullback) = F::vjp::<Dual<Array>>(&along::<F>(args, v));
     let ct = <F::Out as Structure>::map(y, |o, y| {
-        let p = &y.primal;
-        Dual::constant(if o == out {
-            one_hot(p, elem, 1.0)
-        } else {
-            p.zeros_like()
-        })
+        Dual::constant(unit_cotangent(&y.primal, o == out, elem))
     });
     let g = pullback(ct);
     (0..<F::Arity as Arity>::len(args))
