@@ -20,6 +20,7 @@
 pub mod chooser;
 #[cfg(feature = "cuda")]
 pub mod cuda;
+pub mod determinism;
 mod dots;
 mod dtype;
 pub mod elementwise;

@@ -209,6 +209,7 @@ fn per_matrix<T: Send, F: Fn(usize, &mut [T]) + Sync>(
     if block == 0 {
         return;
     }
+    crate::determinism::plan_factorisations();
     if out.len() / block > 1 && work >= 1 << 15 {
         parallel::chunks_mut(out, block, f);
     } else {

@@ -161,7 +161,7 @@ pub fn eye(n: usize, dtype: Option<&Bound<'_, PyAny>>) -> PyResult<PyArray> {
     made(guard(|| Array::eye(n, d))?, false)
 }
 
-/// Standard normal draws of `shape` from the global generator
+/// Standard normal draws of `shape` from this thread's stream
 /// (`nabla.seed` resets it).
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
@@ -175,7 +175,7 @@ pub fn randn(
     made(guard(|| nabla::randn(&s, d))?, requires_grad)
 }
 
-/// Uniform draws in `[0, 1)` of `shape` from the global generator.
+/// Uniform draws in `[0, 1)` of `shape` from this thread's stream.
 #[pyfunction]
 #[pyo3(signature = (shape, dtype = None, requires_grad = false))]
 pub fn rand(
@@ -188,7 +188,8 @@ pub fn rand(
     made(guard(|| nabla::rand(&s, d))?, requires_grad)
 }
 
-/// Resets the global generator (`torch.manual_seed`).
+/// Seeds the calling thread's stream and the seed new threads start from
+/// (`torch.manual_seed`; see `nabla::manual_seed`).
 #[pyfunction]
 pub fn seed(seed: u64) {
     nabla::manual_seed(seed);

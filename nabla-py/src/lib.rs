@@ -81,6 +81,21 @@ fn debug_nans_enabled() -> bool {
     nabla::debug_nans_enabled()
 }
 
+/// Makes results independent of the number of threads and of GPU
+/// scheduling, for the process (`NABLA_DETERMINISTIC=1` turns it on at
+/// start; `torch.use_deterministic_algorithms(True)`). Without it, results
+/// are already the same run to run for a fixed thread count.
+#[pyfunction]
+fn set_deterministic(on: bool) {
+    nabla::set_deterministic(on)
+}
+
+/// Whether `nabla.set_deterministic` is on.
+#[pyfunction]
+fn deterministic_enabled() -> bool {
+    nabla::deterministic_enabled()
+}
+
 #[pymodule]
 fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_hook();
@@ -97,6 +112,8 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(is_grad_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(debug_nans, m)?)?;
     m.add_function(wrap_pyfunction!(debug_nans_enabled, m)?)?;
+    m.add_function(wrap_pyfunction!(set_deterministic, m)?)?;
+    m.add_function(wrap_pyfunction!(deterministic_enabled, m)?)?;
     ops::register(m)?;
     functional::register(m)?;
     create::register(m)?;

@@ -20,6 +20,7 @@ pub mod autograd;
 pub mod composite;
 pub mod cuda;
 pub mod custom;
+mod determinism;
 pub mod dynamic;
 #[doc(hidden)]
 pub mod entry;
@@ -53,6 +54,7 @@ pub use composite::{
     log_softmax, logsumexp, logsumexp_axes, max_pool2d, mse_loss, norm, pad, rms_norm, scatter_add,
     silu, softmax, softplus, sort, take_along_axis, tril, triu, var_axes,
 };
+pub use determinism::{deterministic_enabled, set_deterministic};
 pub use functions::*;
 pub use interp::batched::Batched;
 pub use interp::dual::Dual;

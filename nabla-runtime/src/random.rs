@@ -1,13 +1,25 @@
-//! Reproducible random numbers: a global seeded stream (`manual_seed`,
-//! `randn`, `rand`) and explicit JAX-style keys ([`Key`], `split`).
+//! Reproducible random numbers: seeded streams, one per thread
+//! (`manual_seed`, `randn`, `rand`), and explicit JAX-style keys ([`Key`],
+//! `split`).
 //!
 //! The generator is counter-based: element `i` of a draw with key `k` is a
 //! pure function of `(k, i)` (SplitMix64's output function over a Weyl
 //! sequence), so draws are reproducible, order-independent, parallel, and
 //! the same formula can run on a GPU.
+//!
+//! Each thread draws from its own stream, so a thread that seeds itself
+//! gets the same numbers whatever other threads draw meanwhile (tests
+//! running in parallel, a data loader beside the training loop) and however
+//! many threads the kernels use. [`manual_seed`] restarts the calling
+//! thread's stream and sets the seed that threads which have not drawn yet
+//! start from; a thread that draws without seeding itself gets a stream of
+//! its own from that seed and the order in which threads first draw, which
+//! only a program that starts its threads in a fixed order can reproduce.
+//! Seed each thread, or pass [`Key`]s, where that matters.
 
 use crate::{Array, DType};
-use std::sync::Mutex;
+use std::cell::Cell;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
 
@@ -130,40 +142,51 @@ fn float(dtype: DType, op: &str) -> DType {
     dtype
 }
 
-struct Global {
-    key: Key,
-    counter: u64,
-}
+/// The seed that threads start from when they draw without seeding
+/// themselves ([`manual_seed`] sets it).
+static PROCESS_SEED: AtomicU64 = AtomicU64::new(0x0123_4567_89AB_CDEF);
+/// How many threads have started a stream of their own.
+static THREADS_STARTED: AtomicU64 = AtomicU64::new(0);
 
-static GLOBAL: Mutex<Global> = Mutex::new(Global {
-    key: Key(0x0123_4567_89AB_CDEF),
-    counter: 0,
-});
+thread_local! {
+    /// This thread's stream: its key and how many draws it has made.
+    static STREAM: Cell<Option<(Key, u64)>> = const { Cell::new(None) };
+}
 
 fn next_key() -> Key {
-    let mut g = GLOBAL.lock().expect("rng lock");
-    let k = g.key.fold_in(g.counter);
-    g.counter += 1;
-    k
+    STREAM.with(|stream| {
+        let (key, counter) = stream.get().unwrap_or_else(|| {
+            let seed = PROCESS_SEED.load(Ordering::Relaxed);
+            let ordinal = THREADS_STARTED.fetch_add(1, Ordering::Relaxed);
+            (Key::new(seed).fold_in(ordinal), 0)
+        });
+        stream.set(Some((key, counter + 1)));
+        key.fold_in(counter)
+    })
 }
 
-/// Seeds the global generator used by [`randn`] and [`rand`], like
-/// `torch.manual_seed`.
+/// Seeds the calling thread's stream, used by [`randn`] and [`rand`], like
+/// `torch.manual_seed`; threads that have not drawn yet start from the same
+/// seed (each with a stream of its own; see the [module docs](self)).
+///
+/// Draws after a seed depend only on the seed and this thread's draws,
+/// never on other threads:
 ///
 /// ```
 /// use nabla::{manual_seed, randn, DType};
 /// manual_seed(7);
 /// let a = randn(&[4], DType::F32).to_vec::<f32>();
+/// let other = std::thread::spawn(|| randn(&[1000], DType::F32));
 /// manual_seed(7);
 /// assert_eq!(a, randn(&[4], DType::F32).to_vec::<f32>());
+/// other.join().unwrap();
 /// ```
 pub fn manual_seed(seed: u64) {
-    let mut g = GLOBAL.lock().expect("rng lock");
-    g.key = Key::new(seed);
-    g.counter = 0;
+    PROCESS_SEED.store(seed, Ordering::Relaxed);
+    STREAM.with(|stream| stream.set(Some((Key::new(seed), 0))));
 }
 
-/// Standard normal samples from the global generator.
+/// Standard normal samples from this thread's stream (see [`manual_seed`]).
 ///
 /// ```
 /// use nabla::{randn, DType};
@@ -174,7 +197,7 @@ pub fn randn(shape: &[usize], dtype: DType) -> Array {
     next_key().normal(shape, dtype)
 }
 
-/// Uniform `[0, 1)` samples from the global generator.
+/// Uniform `[0, 1)` samples from this thread's stream (see [`manual_seed`]).
 ///
 /// ```
 /// use nabla::{rand, DType};
@@ -185,7 +208,7 @@ pub fn rand(shape: &[usize], dtype: DType) -> Array {
     next_key().uniform(shape, dtype)
 }
 
-/// Standard normal samples from the global generator, placed on `device`.
+/// Standard normal samples from this thread's stream, placed on `device`.
 ///
 /// Samples are drawn by the same counter-based generator as [`randn`] and
 /// copied to the device, so a seed gives the same values on every device
@@ -203,7 +226,7 @@ pub fn randn_on(shape: &[usize], dtype: DType, device: crate::Device) -> Array {
     randn(shape, dtype).to_device(device)
 }
 
-/// Uniform `[0, 1)` samples from the global generator, placed on `device`
+/// Uniform `[0, 1)` samples from this thread's stream, placed on `device`
 /// (same values as [`rand`] for the same seed; see [`randn_on`]).
 ///
 /// ```

@@ -78,6 +78,13 @@ pub mod index_add {
         if !src.dtype().is_float() {
             not_float("index_add", src)
         }
+        #[cfg(feature = "cuda")]
+        if nabla_kernels::determinism::deterministic() && src.device() != crate::Device::Cpu {
+            // Atomic adds land in no fixed order: add on the host instead.
+            let moved = |a: &Array, to| Array::from_data(crate::storage::gpu::moved(&a.data, to));
+            let host = forward(&moved(src, crate::Device::Cpu), shape, axis, idx);
+            return moved(&host, src.device());
+        }
         crate::array::on_gpu!(&*src.data, |g| nabla_kernels::cuda::index_add(
             shape, axis, idx, g
         ));
