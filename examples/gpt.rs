@@ -44,6 +44,8 @@ use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+mod plot;
+
 type Error = Box<dyn std::error::Error>;
 
 /// The training text: the repository's own prose, compiled in.
@@ -509,48 +511,54 @@ fn load_checkpoint(
     Ok(losses.to_vec::<f64>())
 }
 
-/// The loss per step (grey), its moving average over 25 steps (blue), the
-/// level of a uniform guess, ln(vocab) (red), and where a resumed run
-/// picked up (green), over faint lines at every whole loss (1, 2, ..). No
-/// text: this build of plotters has no fonts.
+/// The loss curve: the loss per step (grey), its moving average over 25
+/// steps (blue), the level of a uniform guess, ln(vocab) (red), and where a
+/// resumed run picked up (green), each named in the legend (lower left:
+/// the loss starts high, so that corner stays empty).
 fn plot_losses(losses: &[f64], resumed_at: u64, uniform: f64, file: &str) -> Result<(), Error> {
     use plotters::prelude::*;
     if losses.is_empty() {
         return Ok(());
     }
-    let top = losses.iter().copied().fold(uniform, f64::max) * 1.05;
+    let top = losses.iter().copied().fold(uniform, f64::max) * 1.1;
     let n = losses.len() as f64;
-    let root = BitMapBackend::new(file, (900, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(20)
-        .build_cartesian_2d(0.0..n, 0.0..top)?;
-    for level in (1..).map(f64::from).take_while(|&l| l < top) {
-        chart.draw_series(LineSeries::new(
-            [(0.0, level), (n, level)],
-            BLACK.mix(0.1).stroke_width(1),
-        ))?;
-    }
-    chart.draw_series(LineSeries::new(
-        losses.iter().enumerate().map(|(i, &l)| (i as f64 + 1.0, l)),
-        BLACK.mix(0.3).stroke_width(1),
-    ))?;
     let window = 25;
-    chart.draw_series(LineSeries::new(
-        (0..losses.len()).map(|i| {
-            let w = &losses[i.saturating_sub(window - 1)..=i];
-            (i as f64 + 1.0, w.iter().sum::<f64>() / w.len() as f64)
-        }),
-        BLUE.stroke_width(3),
-    ))?;
+    let average = (0..losses.len()).map(|i| {
+        let w = &losses[i.saturating_sub(window - 1)..=i];
+        (i as f64 + 1.0, w.iter().sum::<f64>() / w.len() as f64)
+    });
+    let mut series = vec![
+        plot::Series::line(
+            "loss per step",
+            losses.iter().enumerate().map(|(i, &l)| (i as f64 + 1.0, l)),
+            BLACK.mix(0.3),
+            1,
+        ),
+        plot::Series::line(format!("mean of the last {window} steps"), average, BLUE, 3),
+        plot::Series::line(
+            format!("uniform guess: ln(vocab) = {uniform:.2}"),
+            [(0.0, uniform), (n, uniform)],
+            RED.mix(0.6),
+            1,
+        ),
+    ];
     if resumed_at > 0 {
         let x = resumed_at as f64;
-        chart.draw_series(LineSeries::new([(x, 0.0), (x, top)], GREEN.stroke_width(2)))?;
+        series.push(plot::Series::line(
+            format!("resumed after step {resumed_at}"),
+            [(x, 0.0), (x, top)],
+            RGBColor(0, 150, 0),
+            2,
+        ));
     }
-    chart.draw_series(LineSeries::new(
-        [(0.0, uniform), (n, uniform)],
-        RED.mix(0.5).stroke_width(1),
-    ))?;
-    root.present()?;
-    Ok(())
+    plot::Chart {
+        title: format!("GPT training loss ({} steps)", losses.len()),
+        x_label: "step".into(),
+        y_label: "cross-entropy loss (nats per character)".into(),
+        x: 0.0..n,
+        y: 0.0..top,
+        legend: SeriesLabelPosition::LowerLeft,
+        series,
+    }
+    .save_png(file, (900, 520))
 }

@@ -2,12 +2,16 @@
 //! over 1 000 semi-implicit Euler steps inside a `#[differentiable]` loop.
 //! Gradient descent on the launch speed and angle makes it pass through a
 //! target; prints the miss distance per iteration and writes
-//! `projectile.png` (grey: first guess, blue: optimised, red: target).
+//! `projectile.png`: height over distance in metres, the ground, the first
+//! guess (grey, stopped where it lands), the optimised path (blue) and the
+//! target (red), each named in the legend.
 //!
 //! Run: `cargo run --release --example projectile`
 
 use nabla::prelude::*;
 use plotters::prelude::*;
+
+mod plot;
 
 const G: f64 = 9.81;
 const DRAG: f64 = 0.02; // quadratic drag coefficient per unit mass (1/m)
@@ -74,25 +78,45 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     );
     assert!(final_miss < 1e-3, "the optimiser did not reach the target");
 
-    let root = BitMapBackend::new("projectile.png", (800, 500)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .margin(20)
-        .build_cartesian_2d(-1.0..45.0, -1.0..20.0)?;
-    chart.draw_series(LineSeries::new(
-        trajectory(first.0, first.1),
-        BLACK.mix(0.4).stroke_width(2),
-    ))?;
-    chart.draw_series(LineSeries::new(
-        trajectory(speed, angle),
-        BLUE.stroke_width(3),
-    ))?;
-    chart.draw_series(std::iter::once(Circle::new(TARGET, 6, RED.filled())))?;
-    chart.draw_series(LineSeries::new(
-        vec![(-1.0, 0.0), (45.0, 0.0)],
-        BLACK.stroke_width(1),
-    ))?;
-    root.present()?;
+    let guess = plot::clip_below(&trajectory(first.0, first.1), 0.0);
+    let (gx, _) = guess.last().copied().unwrap_or_default();
+    let chart = plot::Chart {
+        title: "Projectile with drag aimed by gradient descent".into(),
+        x_label: "distance x (m)".into(),
+        y_label: "height y (m)".into(),
+        x: -1.0..45.0,
+        y: -1.0..20.0,
+        legend: SeriesLabelPosition::UpperLeft,
+        series: vec![
+            plot::Series::line("ground (y = 0)", [(-1.0, 0.0), (45.0, 0.0)], BLACK, 1),
+            plot::Series::line(
+                format!(
+                    "first guess: {:.0} m/s at {:.1}°, lands at x = {gx:.1} m",
+                    first.0,
+                    first.1.to_degrees()
+                ),
+                guess,
+                BLACK.mix(0.45),
+                2,
+            ),
+            plot::Series::line(
+                format!(
+                    "optimised: {speed:.2} m/s at {:.1}°, at the target after {T} s",
+                    angle.to_degrees()
+                ),
+                trajectory(speed, angle),
+                BLUE,
+                3,
+            ),
+            plot::Series::dot(
+                format!("target ({} m, {} m)", TARGET.0, TARGET.1),
+                TARGET,
+                RED,
+                6,
+            ),
+        ],
+    };
+    chart.save_png("projectile.png", (900, 560))?;
     println!("wrote projectile.png");
     Ok(())
 }
