@@ -62,7 +62,7 @@ pub use nabla_kernels::elementwise::CompareOp;
 pub use primitives::index::where_;
 pub use primitives::shape::{concat, stack};
 pub use random::{manual_seed, rand, rand_on, randn, randn_on};
-pub use storage::buffers::keep_freed_buffers;
+pub use storage::buffers::{buffer_cap, keep_freed_buffers, release_buffers, set_buffer_cap};
 pub use storage::{DType, Device, Element};
 pub use transform::compose::{hessian, jacfwd, jacrev, vmap};
 pub use transform::grad::{checkpoint, grad, jvp, value_and_grad, vjp};

@@ -109,6 +109,12 @@ impl std::fmt::Debug for Gpu {
 unsafe impl Send for Gpu {}
 unsafe impl Sync for Gpu {}
 
+/// The devices initialised so far, by ordinal.
+static GPUS: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
+
+/// The freed memory each device's pool keeps (its release threshold).
+static POOL_CAP: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(u64::MAX);
+
 impl Gpu {
     /// The device `ordinal`, initialised once per process.
     ///
@@ -118,7 +124,6 @@ impl Gpu {
     /// }
     /// ```
     pub fn get(ordinal: usize) -> Result<Arc<Gpu>, GpuError> {
-        static GPUS: OnceLock<Mutex<HashMap<usize, Arc<Gpu>>>> = OnceLock::new();
         let n = device_count();
         if ordinal >= n {
             return Err(GpuError(if n == 0 {
@@ -334,21 +339,70 @@ pub fn compile_source(source: &str, file: &str, arch: u32) -> Result<Vec<u8>, Gp
 /// synchronisation hands freed memory back to the driver and the next
 /// allocation maps it again: a 256 MiB output then costs more than the
 /// kernel that fills it. Like PyTorch's caching allocator, we keep freed
-/// memory in the pool (it is still reused by this process's allocations).
+/// memory in the pool (it is still reused by this process's allocations),
+/// up to [`set_pool_cap`] bytes (no limit unless set).
 fn keep_freed_memory(ctx: &CudaContext) {
+    set_threshold(ctx, POOL_CAP.load(std::sync::atomic::Ordering::Relaxed));
+}
+
+/// The device's default memory pool, if the driver gives it.
+fn default_pool(ctx: &CudaContext) -> Option<cudarc::driver::sys::CUmemoryPool> {
     use cudarc::driver::sys;
-    // SAFETY: plain driver calls on a valid device handle; `pool` and
-    // `threshold` outlive the calls. A failure only leaves the default.
-    unsafe {
-        let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
-        if sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) == sys::CUresult::CUDA_SUCCESS
-        {
-            let mut threshold = u64::MAX;
+    let mut pool: sys::CUmemoryPool = std::ptr::null_mut();
+    // SAFETY: a plain driver call on a valid device handle; `pool` outlives it.
+    let ok = unsafe { sys::cuDeviceGetDefaultMemPool(&mut pool, ctx.cu_device()) };
+    (ok == sys::CUresult::CUDA_SUCCESS).then_some(pool)
+}
+
+/// Sets how much freed memory the device's pool keeps.
+fn set_threshold(ctx: &CudaContext, bytes: u64) {
+    use cudarc::driver::sys;
+    if let Some(pool) = default_pool(ctx) {
+        let mut threshold = bytes;
+        // SAFETY: `pool` is the device's live default pool and `threshold`
+        // outlives the call. A failure only leaves the previous setting.
+        unsafe {
             sys::cuMemPoolSetAttribute(
                 pool,
                 sys::CUmemPool_attribute::CU_MEMPOOL_ATTR_RELEASE_THRESHOLD,
                 (&mut threshold as *mut u64).cast(),
             );
+        }
+    }
+}
+
+/// Caps the freed memory each device's pool keeps for reuse, on the devices
+/// initialised so far and those initialised later (`u64::MAX`, no cap, by
+/// default).
+///
+/// ```
+/// nabla_kernels::cuda::set_pool_cap(u64::MAX); // a no-op without a GPU
+/// ```
+pub fn set_pool_cap(bytes: u64) {
+    POOL_CAP.store(bytes, std::sync::atomic::Ordering::Relaxed);
+    if let Some(gpus) = GPUS.get() {
+        for gpu in gpus.lock().unwrap().values() {
+            set_threshold(gpu.stream.context(), bytes);
+        }
+    }
+}
+
+/// Waits for each initialised device's queued work, then hands the freed
+/// memory its pool keeps back to the driver (as `torch.cuda.empty_cache`).
+///
+/// ```
+/// nabla_kernels::cuda::release_freed_memory(); // a no-op without a GPU
+/// ```
+pub fn release_freed_memory() {
+    let Some(gpus) = GPUS.get() else { return };
+    for gpu in gpus.lock().unwrap().values() {
+        if gpu.stream.synchronize().is_err() {
+            continue;
+        }
+        if let Some(pool) = default_pool(gpu.stream.context()) {
+            // SAFETY: `pool` is the device's live default pool; trimming
+            // releases only memory no allocation holds.
+            unsafe { cudarc::driver::sys::cuMemPoolTrimTo(pool, 0) };
         }
     }
 }

@@ -29,6 +29,7 @@ mod rows;
 pub use array::{GpuArray, HostElem};
 pub use device::{
     Gpu, GpuError, KERNEL_SOURCE, compile_kernels, compile_source, device_count, is_available,
+    release_freed_memory, set_pool_cap,
 };
 pub use fused::{FusedBody, fused_map, fused_source, fused_sum};
 pub use gemm::matmul;

@@ -21,20 +21,25 @@
 //! than the main one allocate from glibc's per-thread heaps, which still
 //! map buffers over 64 MiB separately.
 //!
+//! The kept memory has a cap ([`set_buffer_cap`], 1 GiB by default: freed
+//! heap above it at the heap's top goes back at once) and can be handed
+//! back at any time ([`release_buffers`], as `torch.cuda.empty_cache`),
+//! e.g. after a peak such as an evaluation pass with a large batch.
+//!
 //! ```
 //! // Happens on the first array; calling it again does nothing.
 //! nabla::keep_freed_buffers();
 //! ```
 
 use std::sync::Once;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The largest allocation served from the heap while mappings are allowed
 /// (glibc's maximum on 64-bit).
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD: i32 = 32 << 20;
-/// Freed heap memory kept before the heap is trimmed.
-#[cfg(all(target_os = "linux", target_env = "gnu"))]
-const TRIM_THRESHOLD: i32 = 1 << 30;
+/// The cap on freed memory kept, in bytes (see [`set_buffer_cap`]).
+static CAP: AtomicUsize = AtomicUsize::new(1 << 30);
 
 /// Applies the settings above once per process (called on the first array;
 /// a no-op off glibc or with `NABLA_MALLOC_DEFAULTS=1`).
@@ -50,7 +55,66 @@ pub fn keep_freed_buffers() {
         unsafe {
             libc::mallopt(libc::M_MMAP_THRESHOLD, MMAP_THRESHOLD);
             libc::mallopt(libc::M_MMAP_MAX, 0);
-            libc::mallopt(libc::M_TRIM_THRESHOLD, TRIM_THRESHOLD);
         }
+        set_trim_threshold(CAP.load(Ordering::Relaxed));
     });
+}
+
+/// Tells glibc how much freed memory at the top of the heap to keep.
+fn set_trim_threshold(_bytes: usize) {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: mallopt only changes an allocator parameter; the value is
+    // clamped to its `int` range. A failure keeps the previous setting.
+    unsafe {
+        libc::mallopt(libc::M_TRIM_THRESHOLD, _bytes.min(i32::MAX as usize) as i32);
+    }
+}
+
+/// Caps the freed memory kept for reuse: on the CPU, freed heap at the
+/// heap's top beyond `bytes` goes back to the operating system at once
+/// (glibc's trim threshold, at most 2 GiB; 1 GiB by default); on each GPU,
+/// the memory pool keeps at most `bytes` freed (no cap by default). Freed
+/// CPU buffers below live ones stay until reused or [`release_buffers`].
+///
+/// ```
+/// nabla::set_buffer_cap(256 << 20);
+/// assert_eq!(nabla::buffer_cap(), 256 << 20);
+/// nabla::set_buffer_cap(1 << 30);
+/// ```
+pub fn set_buffer_cap(bytes: usize) {
+    CAP.store(bytes, Ordering::Relaxed);
+    keep_freed_buffers();
+    set_trim_threshold(bytes);
+    #[cfg(feature = "cuda")]
+    nabla_kernels::cuda::set_pool_cap(bytes as u64);
+}
+
+/// The cap set by [`set_buffer_cap`].
+///
+/// ```
+/// assert!(nabla::buffer_cap() > 0);
+/// ```
+pub fn buffer_cap() -> usize {
+    CAP.load(Ordering::Relaxed)
+}
+
+/// Hands every freed buffer kept for reuse back to the operating system
+/// (glibc's `malloc_trim`, which also returns free pages between live
+/// buffers) and, with GPUs, each device's pool back to the driver after
+/// its queued work (`torch.cuda.empty_cache`). The next allocations map
+/// fresh memory, so call it after a peak, not in a hot loop.
+///
+/// ```
+/// let big = nabla::Array::zeros(&[1 << 22], nabla::DType::F64);
+/// drop(big);
+/// nabla::release_buffers();
+/// ```
+pub fn release_buffers() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    // SAFETY: malloc_trim only returns free memory; no live allocation moves.
+    unsafe {
+        libc::malloc_trim(0);
+    }
+    #[cfg(feature = "cuda")]
+    nabla_kernels::cuda::release_freed_memory();
 }
