@@ -13,16 +13,16 @@
 //! on the first array, every buffer comes from the heap (no separate
 //! mappings, whatever its size: glibc's largest threshold, 32 MiB, left
 //! `kmeans`' 80 MB distance matrices page-faulting on every call, half of
-//! its run time), and up to 1 GiB of freed heap at its top stays with the
-//! process (with 256 MiB, a reverse pass over 100 RK4 steps of 10⁵ values
-//! gave its 1 GB back after every call and took 3× longer in page faults). The price is memory held after a peak (freed buffers below
-//! the top of the heap stay until reused); set `NABLA_MALLOC_DEFAULTS=1`
+//! its run time), and freed memory up to a cap (2 GiB by default) stays
+//! with the process (with 256 MiB, a reverse pass over 100 RK4 steps of
+//! 10⁵ values gave its 1 GB back after every call and took 3× longer in
+//! page faults). The price is memory held after a peak, up to the cap; set `NABLA_MALLOC_DEFAULTS=1`
 //! before the first array is made to keep glibc's defaults. Threads other
 //! than the main one allocate from glibc's per-thread heaps, which still
 //! map buffers over 64 MiB separately.
 //!
-//! The kept memory has a cap ([`set_buffer_cap`], 1 GiB by default: freed
-//! heap above it at the heap's top goes back at once) and can be handed
+//! The kept memory has a cap ([`set_buffer_cap`], 2 GiB by default) and
+//! can be handed
 //! back at any time ([`release_buffers`], as `torch.cuda.empty_cache`),
 //! e.g. after a peak such as an evaluation pass with a large batch.
 //!
@@ -39,7 +39,37 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 #[cfg(all(target_os = "linux", target_env = "gnu"))]
 const MMAP_THRESHOLD: i32 = 32 << 20;
 /// The cap on freed memory kept, in bytes (see [`set_buffer_cap`]).
-static CAP: AtomicUsize = AtomicUsize::new(1 << 30);
+static CAP: AtomicUsize = AtomicUsize::new(DEFAULT_CAP);
+
+/// The default cap: 2 GiB (glibc's largest trim threshold).
+const DEFAULT_CAP: usize = i32::MAX as usize;
+
+/// Freeing a buffer at least this large checks the cap.
+const CHECK_FROM: usize = 1 << 20;
+
+/// Called when an array's own buffer of `bytes` has been freed: after a
+/// large one, if the free memory the allocator holds exceeds the cap, all
+/// of it goes back to the operating system ([`release_buffers`]). The
+/// check (glibc's `mallinfo2`, a walk over its free lists) costs
+/// microseconds, next to the milliseconds of writing a buffer this large.
+#[inline]
+pub(crate) fn freed(bytes: usize) {
+    if bytes >= CHECK_FROM {
+        check_cap();
+    }
+}
+
+#[cold]
+fn check_cap() {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 only reads the allocator's statistics.
+        let free = unsafe { libc::mallinfo2() }.fordblks;
+        if free > CAP.load(Ordering::Relaxed) {
+            release_buffers();
+        }
+    }
+}
 
 /// Applies the settings above once per process (called on the first array;
 /// a no-op off glibc or with `NABLA_MALLOC_DEFAULTS=1`).
@@ -70,16 +100,19 @@ fn set_trim_threshold(_bytes: usize) {
     }
 }
 
-/// Caps the freed memory kept for reuse: on the CPU, freed heap at the
-/// heap's top beyond `bytes` goes back to the operating system at once
-/// (glibc's trim threshold, at most 2 GiB; 1 GiB by default); on each GPU,
-/// the memory pool keeps at most `bytes` freed (no cap by default). Freed
-/// CPU buffers below live ones stay until reused or [`release_buffers`].
+/// Caps the freed memory kept for reuse (2 GiB by default): on the CPU,
+/// freed heap at the heap's top beyond `bytes` goes back to the operating
+/// system at once (glibc's trim threshold, at most 2 GiB), and when an
+/// array of 1 MiB or more is freed while the allocator holds more than
+/// `bytes` free in all, all of it goes back ([`release_buffers`]); on
+/// each GPU, the memory pool keeps at most `bytes` freed (no cap unless
+/// set).
 ///
 /// ```
+/// let default = nabla::buffer_cap();
 /// nabla::set_buffer_cap(256 << 20);
 /// assert_eq!(nabla::buffer_cap(), 256 << 20);
-/// nabla::set_buffer_cap(1 << 30);
+/// nabla::set_buffer_cap(default);
 /// ```
 pub fn set_buffer_cap(bytes: usize) {
     CAP.store(bytes, Ordering::Relaxed);

@@ -33,7 +33,7 @@ pub struct Host<T> {
 /// What keeps a [`Host`]'s elements alive.
 enum Keep<T> {
     /// Its own buffer (the view points into it; held, never read).
-    Own(#[allow(dead_code)] Vec<T>),
+    Own(#[allow(dead_code)] Owned<T>),
     /// The storage of the array it views (always an `Own` or `External`;
     /// views of views keep the first array's storage).
     Base(Arc<Data>),
@@ -42,6 +42,18 @@ enum Keep<T> {
     /// (`AssertUnwindSafe`: the owner is only dropped, never used, so an
     /// array stays `UnwindSafe` for `catch_unwind` as before.)
     External(#[allow(dead_code)] std::panic::AssertUnwindSafe<Box<dyn Any + Send + Sync>>),
+}
+
+/// An array's own buffer; freeing a large one checks the cap on kept
+/// memory (`buffers::freed`).
+struct Owned<T>(Vec<T>);
+
+impl<T> Drop for Owned<T> {
+    fn drop(&mut self) {
+        let bytes = self.0.capacity() * std::mem::size_of::<T>();
+        drop(std::mem::take(&mut self.0));
+        super::buffers::freed(bytes);
+    }
 }
 
 // SAFETY: a `Host` owns or shares (through `Arc<Data>`, or an external
@@ -61,7 +73,7 @@ impl<T: Copy> Host<T> {
         let raw = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(shape), v.as_mut_ptr()) };
         Host {
             raw,
-            keep: Keep::Own(v),
+            keep: Keep::Own(Owned(v)),
         }
     }
 
@@ -76,7 +88,7 @@ impl<T: Copy> Host<T> {
         let (v, _) = a.into_raw_vec_and_offset();
         Host {
             raw,
-            keep: Keep::Own(v),
+            keep: Keep::Own(Owned(v)),
         }
     }
 
