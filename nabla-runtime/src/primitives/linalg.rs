@@ -205,6 +205,11 @@ pub mod matmul {
         let out_shape = nd_out_shape(sa, sb);
         let batch = &out_shape[..out_shape.len() - 2];
         let bsize: usize = batch.iter().product();
+        if bsize == 0 {
+            // An empty batch: nothing to multiply (and no batch entry to
+            // take a view of).
+            return Array::zeros_on(&out_shape, a.dtype(), a.device());
+        }
         crate::array::on_gpus!("matmul", [a, b], |g| {
             let (a3, b3) = (
                 gpu_batch3(&g[0], batch, bsize),

@@ -162,17 +162,6 @@ impl Gen {
         self.array_of(&s, d)
     }
 
-    /// A float array (f32 or f64) of a drawn shape and layout.
-    pub fn float_array(&mut self) -> Drawn {
-        let s = self.shape();
-        let d = if self.chance(0.5) {
-            DType::F64
-        } else {
-            DType::F32
-        };
-        self.array_of(&s, d)
-    }
-
     fn filled(&mut self, shape: &[usize], dtype: DType) -> Array {
         let n: usize = shape.iter().product();
         let v: Vec<f64> = (0..n).map(|_| self.value()).collect();

@@ -20,7 +20,10 @@ fn sum_prod_and_mean_of_nothing() {
     for dtype in [DType::F32, DType::F64] {
         let x = empty(&[0], dtype);
         assert_eq!((x.sum().item(), x.prod().item()), (0.0, 1.0), "{dtype}");
-        assert!(x.mean().item().is_nan(), "{dtype}: the mean of nothing is NaN");
+        assert!(
+            x.mean().item().is_nan(),
+            "{dtype}: the mean of nothing is NaN"
+        );
         // Over an empty axis of a non-empty shape: one identity per row.
         let x = empty(&[2, 0, 3], dtype);
         let s = x.sum_axes(&[1], false);
@@ -73,6 +76,9 @@ fn matmul_over_nothing_is_zeros() {
     assert_eq!(a.transpose().matmul(&a).shape(), &[0, 0]);
     let v = empty(&[0], DType::F64);
     assert_eq!(v.dot(&v).item(), 0.0);
+    // An empty batch.
+    let y = empty(&[0, 2, 3], DType::F64).matmul(&empty(&[1, 3, 4], DType::F64));
+    assert_eq!(y.shape(), &[0, 2, 4]);
 }
 
 #[test]
@@ -102,5 +108,8 @@ fn elementwise_and_shape_ops_keep_empty_shapes() {
     assert_eq!(x.sum_to_shape(&[1, 0]).shape(), &[1, 0]);
     // A 0-d array is one element, not an empty one.
     let s = Array::scalar(2.5f64);
-    assert_eq!((s.sum().item(), s.max().item(), s.mean().item()), (2.5, 2.5, 2.5));
+    assert_eq!(
+        (s.sum().item(), s.max().item(), s.mean().item()),
+        (2.5, 2.5, 2.5)
+    );
 }

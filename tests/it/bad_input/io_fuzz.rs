@@ -32,13 +32,25 @@ fn originals() -> Vec<Vec<u8>> {
     nabla::io::save(&tree(), &path).unwrap();
     let ours = std::fs::read(&path).unwrap();
     std::fs::remove_file(&path).unwrap();
-    use safetensors::tensor::TensorView;
     use safetensors::Dtype;
-    let f64s: Vec<u8> = [1.5f64, -0.5].iter().flat_map(|v| v.to_le_bytes()).collect();
+    use safetensors::tensor::TensorView;
+    let f64s: Vec<u8> = [1.5f64, -0.5]
+        .iter()
+        .flat_map(|v| v.to_le_bytes())
+        .collect();
     let tensors = vec![
-        ("bytes", TensorView::new(Dtype::U8, vec![2, 2], &[1, 2, 3, 4]).unwrap()),
-        ("halves", TensorView::new(Dtype::F16, vec![2], &[0, 60, 0, 188]).unwrap()),
-        ("wide", TensorView::new(Dtype::F64, vec![2, 1], &f64s).unwrap()),
+        (
+            "bytes",
+            TensorView::new(Dtype::U8, vec![2, 2], &[1, 2, 3, 4]).unwrap(),
+        ),
+        (
+            "halves",
+            TensorView::new(Dtype::F16, vec![2], &[0, 60, 0, 188]).unwrap(),
+        ),
+        (
+            "wide",
+            TensorView::new(Dtype::F64, vec![2, 1], &f64s).unwrap(),
+        ),
     ];
     let meta = HashMap::from([("format".to_string(), "pt".to_string())]);
     let theirs = safetensors::serialize(tensors, Some(meta)).unwrap();
@@ -49,7 +61,10 @@ fn originals() -> Vec<Vec<u8>> {
 fn temp_path(tag: &str) -> std::path::PathBuf {
     static N: AtomicUsize = AtomicUsize::new(0);
     let n = N.fetch_add(1, Ordering::Relaxed);
-    std::env::temp_dir().join(format!("nabla_io_fuzz_{}_{tag}_{n}.safetensors", std::process::id()))
+    std::env::temp_dir().join(format!(
+        "nabla_io_fuzz_{}_{tag}_{n}.safetensors",
+        std::process::id()
+    ))
 }
 
 /// One corruption of a file.
@@ -166,11 +181,17 @@ fn originals_load_and_cut_files_are_format_errors() {
     std::fs::write(&path, &theirs).unwrap();
     // u8 and f16 are not Nabla dtypes: an error value.
     let err = nabla::io::load_file(&path).unwrap_err();
-    assert!(matches!(err, nabla::io::Error::UnsupportedDType { .. }), "{err}");
+    assert!(
+        matches!(err, nabla::io::Error::UnsupportedDType { .. }),
+        "{err}"
+    );
     for cut in [0, 7, 8, 20, ours.len() - 1] {
         std::fs::write(&path, &ours[..cut]).unwrap();
         let err = nabla::io::load_file(&path).unwrap_err();
-        assert!(matches!(err, nabla::io::Error::Format { .. }), "cut at {cut}: {err}");
+        assert!(
+            matches!(err, nabla::io::Error::Format { .. }),
+            "cut at {cut}: {err}"
+        );
     }
     std::fs::remove_file(&path).unwrap();
 }

@@ -78,7 +78,7 @@ impl Array {
         }
         let Some(lead) = self.ndim().checked_sub(shape.len()) else {
             panic!(
-                "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}",
+                "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}; sum to a shape of at most its rank",
                 self.shape()
             )
         };
