@@ -345,7 +345,7 @@ macro_rules! unary_ops {
                 method: polygamma, func: polygamma,
                 kernel: |v| v.polygamma(n),
                 cuda: "nabla_polygamma((int)p, v)",
-                rule: (|x, y| x.polygamma(n + 1)), reads: x,
+                rule: (|x, y| x.polygamma(n.saturating_add(1))), reads: x,
                 example: (1.0, 1) => 1.6449340668482264,
             }
             /// `ln(sigmoid(x)) = -softplus(-x)`, stable for large `|x|`.

@@ -293,6 +293,9 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn mean(&self) -> Array {
+        if !self.dtype().is_float() {
+            crate::primitives::unary::not_float("mean", self)
+        }
         let all: Vec<usize> = (0..self.ndim()).collect();
         mean(self, &all, false)
     }
@@ -306,6 +309,9 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn mean_axes(&self, axes: &[isize], keepdim: bool) -> Array {
+        if !self.dtype().is_float() {
+            crate::primitives::unary::not_float("mean", self)
+        }
         mean(self, &norm_axes("mean", axes, self.ndim()), keepdim)
     }
 

@@ -105,9 +105,11 @@ impl Key {
     /// let u = Key::new(3).uniform(&[1000], DType::F64).to_vec::<f64>();
     /// assert!(u.iter().all(|&v| (0.0..1.0).contains(&v)));
     /// ```
+    #[track_caller]
     pub fn uniform(self, shape: &[usize], dtype: DType) -> Array {
-        let n: usize = shape.iter().product();
-        let v: Vec<f64> = (0..n as u64).map(|i| self.uniform_at(i)).collect();
+        let mut v = crate::array::create::reserve("uniform", shape);
+        let n: usize = shape.iter().product(); // checked by `reserve`
+        v.extend((0..n as u64).map(|i| self.uniform_at(i)));
         Array::from_vec(v, shape).cast(float(dtype, "uniform"))
     }
 
@@ -118,18 +120,18 @@ impl Key {
     /// let x = Key::new(3).normal(&[20000], DType::F64);
     /// assert!(x.mean().item().abs() < 0.05);
     /// ```
+    #[track_caller]
     pub fn normal(self, shape: &[usize], dtype: DType) -> Array {
-        let n: usize = shape.iter().product();
-        let v: Vec<f64> = (0..n as u64)
-            .map(|i| {
-                let pair = i / 2;
-                let u1 = 1.0 - self.uniform_at(2 * pair); // (0, 1]
-                let u2 = self.uniform_at(2 * pair + 1);
-                let r = (-2.0 * u1.ln()).sqrt();
-                let t = std::f64::consts::TAU * u2;
-                if i % 2 == 0 { r * t.cos() } else { r * t.sin() }
-            })
-            .collect();
+        let mut v = crate::array::create::reserve("normal", shape);
+        let n: usize = shape.iter().product(); // checked by `reserve`
+        v.extend((0..n as u64).map(|i| {
+            let pair = i / 2;
+            let u1 = 1.0 - self.uniform_at(2 * pair); // (0, 1]
+            let u2 = self.uniform_at(2 * pair + 1);
+            let r = (-2.0 * u1.ln()).sqrt();
+            let t = std::f64::consts::TAU * u2;
+            if i % 2 == 0 { r * t.cos() } else { r * t.sin() }
+        }));
         Array::from_vec(v, shape).cast(float(dtype, "normal"))
     }
 }

@@ -290,7 +290,9 @@ pub(crate) fn attend(qkv: &Array, #[nondiff] heads: usize, #[nondiff] causal: bo
 fn attention_dims(op: &str, shape: impl AsRef<[usize]>, heads: usize) -> [usize; 5] {
     let shape = shape.as_ref();
     let &[b, t, c] = shape else {
-        panic!("{op}: expected an input of shape [batch, time, channels], got {shape:?}")
+        panic!(
+            "{op}: expected an input of shape [batch, time, channels], got {shape:?}; reshape it to rank 3"
+        )
     };
     if heads == 0 || !c.is_multiple_of(heads) {
         panic!(

@@ -13,12 +13,16 @@
 //!   tails and checkpointing against JAX, each other and the plain code;
 //! - [`fused`] (fused regions against their unfused twins),
 //!   [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
-//!   [`properties`] and [`random_programs`].
+//!   [`properties`] and [`random_programs`];
+//! - [`bad_input`]: every public op with bad input (rejections name the
+//!   op and the fix; empty arrays follow NumPy; corrupted safetensors
+//!   files are error values).
 //!
 //! [`common`] holds the shared helpers. The compile-fail tests (trybuild)
 //! are a binary of their own, `tests/compile_fail.rs`, and so are the CUDA
 //! backend's tests, `tests/cuda/` (which skip without a GPU).
 
+mod bad_input;
 mod check_grads;
 mod common;
 mod custom_ops;

@@ -55,11 +55,32 @@ __device__ __forceinline__ i64 at(const Layout& l, i64 i) {
 
 // ---------------------------------------------------------------- unary
 // Special functions CUDA's math library lacks (see nabla-kernels/src/special.rs
-// for the method: recurrence up to x >= 20, then the asymptotic series).
+// for the method: reflection below -20, recurrence up to x >= 20, then the
+// asymptotic series).
 template <typename T>
 __device__ T nabla_polygamma(int n, T xt) {
     double x = (double)xt;
-    if (n < 0 || x != x || (x <= 0.0 && x == floor(x))) return (T)nan("");
+    if (n < 0 || n > 170 || x != x || (x <= 0.0 && x == floor(x))) return (T)nan("");
+    // Below -20, the reflection psi_n(x) = (-1)^n psi_n(1 - x) - pi^(n+1) P_n(cot(pi x)),
+    // with P_0(c) = c and P_(k+1)(c) = -(1 + c^2) P_k'(c), keeps the recurrence short.
+    double rsign = 1.0, rterm = 0.0;
+    if (x < -20.0) {
+        const double pi = 3.141592653589793;
+        double c = 1.0 / tan(pi * (x - floor(x)));
+        double p[172];
+        for (int j = 0; j < n + 2; ++j) p[j] = 0.0;
+        p[1] = 1.0;
+        for (int k = 0; k < n; ++k) {
+            for (int j = 0; j <= k; ++j) p[j] = (j + 1) * p[j + 1];
+            p[k + 1] = 0.0;
+            for (int j = k + 2; j >= 0; --j) p[j] = -(p[j] + (j >= 2 ? p[j - 2] : 0.0));
+        }
+        double v = 0.0;
+        for (int j = n + 1; j >= 0; --j) v = v * c + p[j];
+        rsign = (n % 2 == 0) ? 1.0 : -1.0;
+        rterm = pow(pi, (double)(n + 1)) * v;
+        x = 1.0 - x;
+    }
     double acc = 0.0, fact = 1.0;
     for (int i = 2; i <= n; ++i) fact *= i;
     if (n == 0) {
@@ -68,7 +89,7 @@ __device__ T nabla_polygamma(int n, T xt) {
                              -691.0 / 32760, 1.0 / 12, -3617.0 / 8160};
         double inv2 = 1.0 / (x * x), pw = inv2, s = 0.0;
         for (int k = 0; k < 8; ++k) { s += c[k] * pw; pw *= inv2; }
-        return (T)(acc + log(x) - 0.5 / x - s);
+        return (T)(rsign * (acc + log(x) - 0.5 / x - s) - rterm);
     }
     const double b[8] = {1.0 / 6, -1.0 / 30, 1.0 / 42, -1.0 / 30, 5.0 / 66,
                          -691.0 / 2730, 7.0 / 6, -3617.0 / 510};
@@ -81,7 +102,7 @@ __device__ T nabla_polygamma(int n, T xt) {
         s += b[k - 1] * ratio * pw;
         pw *= inv2;
     }
-    return (T)(sign * (fact * acc + s));
+    return (T)(rsign * sign * (fact * acc + s) - rterm);
 }
 template <typename T>
 __device__ __forceinline__ T nabla_digamma(T x) { return nabla_polygamma<T>(0, x); }

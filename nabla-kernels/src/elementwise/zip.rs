@@ -105,6 +105,10 @@ pub fn zip_map<T: Float, F: Fn(T, T) -> T + Sync + Send>(
         return crate::owned(a.raw_dim(), zip_slices(sa, sb, &f));
     }
     let shape = broadcast_shape(a.shape(), b.shape());
+    if shape.contains(&0) {
+        // Nothing to compute (and no row length to divide by below).
+        return ArrayD::from_shape_vec(IxDyn(&shape), Vec::new()).expect("an empty shape");
+    }
     if !same && let (Some(sa), Some(sb)) = (a.as_slice(), b.as_slice()) {
         if a.shape() == shape.as_slice() && is_row_of(b.shape(), &shape) {
             return rows(sa, sb, &shape, &f);

@@ -6,13 +6,59 @@ use crate::storage::{DType, Data, Element};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use std::any::Any;
 
-fn filled(shape: &[usize], v: f64, dtype: DType) -> Array {
+#[track_caller]
+fn filled(op: &str, shape: &[usize], v: f64, dtype: DType) -> Array {
+    #[track_caller]
+    fn host<T: Copy>(op: &str, shape: &[usize], v: T) -> Host<T> {
+        let n = checked_numel(op, shape, std::mem::size_of::<T>());
+        let mut buf = reserve(op, shape);
+        buf.resize(n, v);
+        Host::from_vec(shape, buf)
+    }
     Array::from_data(match dtype {
-        DType::F32 => Data::F32(Host::from_elem(shape, v as f32)),
-        DType::F64 => Data::F64(Host::from_elem(shape, v)),
-        DType::I64 => Data::I64(Host::from_elem(shape, v as i64)),
-        DType::Bool => Data::Bool(Host::from_elem(shape, v != 0.0)),
+        DType::F32 => Data::F32(host(op, shape, v as f32)),
+        DType::F64 => Data::F64(host(op, shape, v)),
+        DType::I64 => Data::I64(host(op, shape, v as i64)),
+        DType::Bool => Data::Bool(host(op, shape, v != 0.0)),
     })
+}
+
+/// An empty `Vec` with room for the elements of `shape`: a panic naming
+/// `op` when they overflow or the allocation fails (instead of an abort).
+#[track_caller]
+pub(crate) fn reserve<T>(op: &str, shape: &[usize]) -> Vec<T> {
+    let n = checked_numel(op, shape, std::mem::size_of::<T>());
+    let mut buf = Vec::new();
+    if buf.try_reserve_exact(n).is_err() {
+        panic!(
+            "{op}: cannot allocate {n} elements ({} bytes) for shape {shape:?}; use a smaller shape",
+            n * std::mem::size_of::<T>()
+        );
+    }
+    buf
+}
+
+/// The element count of `shape`, checked: a panic naming `op` when the
+/// product of its non-zero lengths passes `usize`, or its `elem`-byte
+/// elements would pass `isize::MAX` bytes (what one allocation, or one
+/// array view, can address; NumPy rejects such shapes too, even with a
+/// zero length among them).
+#[track_caller]
+pub(crate) fn checked_numel(op: &str, shape: &[usize], elem: usize) -> usize {
+    let nonzero = shape
+        .iter()
+        .filter(|&&d| d != 0)
+        .try_fold(1usize, |a, &d| a.checked_mul(d));
+    match nonzero.filter(|n| {
+        n.checked_mul(elem.max(1))
+            .is_some_and(|b| b <= isize::MAX as usize)
+    }) {
+        Some(n) if !shape.contains(&0) => n,
+        Some(_) => 0,
+        None => panic!(
+            "{op}: shape {shape:?} holds more elements than one array can address; use a smaller shape"
+        ),
+    }
 }
 
 impl Array {
@@ -27,7 +73,7 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn from_vec<T: Element>(data: Vec<T>, shape: &[usize]) -> Array {
-        let n: usize = shape.iter().product();
+        let n = checked_numel("from_vec", shape, std::mem::size_of::<T>());
         if n != data.len() {
             panic!(
                 "from_vec: {} values cannot fill shape {shape:?} ({n} elements); pass exactly {n} values or change the shape",
@@ -55,8 +101,9 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::zeros(&[2], DType::F32).to_vec::<f32>(), vec![0.0, 0.0]);
     /// ```
+    #[track_caller]
     pub fn zeros(shape: &[usize], dtype: DType) -> Array {
-        filled(shape, 0.0, dtype)
+        filled("zeros", shape, 0.0, dtype)
     }
 
     /// Ones.
@@ -65,8 +112,9 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::ones(&[2], DType::F64).to_vec::<f64>(), vec![1.0, 1.0]);
     /// ```
+    #[track_caller]
     pub fn ones(shape: &[usize], dtype: DType) -> Array {
-        filled(shape, 1.0, dtype)
+        filled("ones", shape, 1.0, dtype)
     }
 
     /// An array of `shape` filled with `value` (converted to `dtype`).
@@ -75,8 +123,9 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::full(&[2], 7.0, DType::F64).to_vec::<f64>(), vec![7.0, 7.0]);
     /// ```
+    #[track_caller]
     pub fn full(shape: &[usize], value: f64, dtype: DType) -> Array {
-        filled(shape, value, dtype)
+        filled("full", shape, value, dtype)
     }
 
     /// `0, 1, …, n-1`.
@@ -85,8 +134,11 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::arange(3, DType::I64).to_vec::<i64>(), vec![0, 1, 2]);
     /// ```
+    #[track_caller]
     pub fn arange(n: usize, dtype: DType) -> Array {
-        Array::from_vec((0..n).map(|i| i as f64).collect(), &[n]).cast(dtype)
+        let mut v = reserve("arange", &[n]);
+        v.extend((0..n).map(|i| i as f64));
+        Array::from_vec(v, &[n]).cast(dtype)
     }
 
     /// `n` evenly spaced values from `start` to `end` inclusive.
@@ -95,21 +147,21 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::linspace(0.0, 1.0, 3, DType::F64).to_vec::<f64>(), vec![0.0, 0.5, 1.0]);
     /// ```
+    #[track_caller]
     pub fn linspace(start: f64, end: f64, n: usize, dtype: DType) -> Array {
         let step = if n > 1 {
             (end - start) / (n - 1) as f64
         } else {
             0.0
         };
-        let v: Vec<f64> = (0..n)
-            .map(|i| {
-                if i + 1 == n && n > 1 {
-                    end
-                } else {
-                    start + step * i as f64
-                }
-            })
-            .collect();
+        let mut v = reserve("linspace", &[n]);
+        v.extend((0..n).map(|i| {
+            if i + 1 == n && n > 1 {
+                end
+            } else {
+                start + step * i as f64
+            }
+        }));
         Array::from_vec(v, &[n]).cast(dtype)
     }
 
@@ -119,8 +171,10 @@ impl Array {
     /// use nabla::{Array, DType};
     /// assert_eq!(Array::eye(2, DType::F32).to_vec::<f32>(), vec![1.0, 0.0, 0.0, 1.0]);
     /// ```
+    #[track_caller]
     pub fn eye(n: usize, dtype: DType) -> Array {
-        let mut v = vec![0.0f64; n * n];
+        let mut v = reserve("eye", &[n, n]);
+        v.resize(n * n, 0.0f64);
         for i in 0..n {
             v[i * n + i] = 1.0;
         }
@@ -149,7 +203,7 @@ impl Array {
     #[track_caller]
     pub fn full_on(shape: &[usize], value: f64, dtype: DType, device: crate::Device) -> Array {
         match device {
-            crate::Device::Cpu => filled(shape, value, dtype),
+            crate::Device::Cpu => filled("full_on", shape, value, dtype),
             #[cfg(feature = "cuda")]
             crate::Device::Cuda(n) => Array::from_data(Data::Cuda(nabla_kernels::cuda::fill(
                 &crate::storage::gpu::gpu(n),
@@ -158,7 +212,7 @@ impl Array {
                 value,
             ))),
             #[cfg(not(feature = "cuda"))]
-            crate::Device::Cuda(_) => filled(shape, value, dtype).to_device(device),
+            crate::Device::Cuda(_) => filled("full_on", shape, value, dtype).to_device(device),
         }
     }
 

@@ -1,7 +1,7 @@
 //! The [`Array`] type: an immutable, cheaply cloned n-dimensional value.
 
 mod convert;
-mod create;
+pub(crate) mod create;
 mod device;
 mod display;
 pub(crate) mod nans;

@@ -22,7 +22,7 @@ pub(crate) fn checked_indices(op: &str, indices: &Array, len: usize) -> Vec<usiz
             let j = if i < 0 { i + len as i64 } else { i };
             assert!(
                 (0..len as i64).contains(&j),
-                "{op}: index {i} is out of range for an axis of length {len}"
+                "{op}: index {i} is out of range for an axis of length {len}; use indices in -{len}..{len}"
             );
             j as usize
         })

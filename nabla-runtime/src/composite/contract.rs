@@ -84,7 +84,7 @@ impl EinsumPlan {
         let (a, b, out) = parse(spec);
         assert!(
             a.len() == a_shape.len() && b.len() == b_shape.len(),
-            "einsum: `{spec}` names {} and {} axes but the operands have shapes {a_shape:?} and {b_shape:?}",
+            "einsum: `{spec}` names {} and {} axes but the operands have shapes {a_shape:?} and {b_shape:?}; give each operand one axis per letter",
             a.len(),
             b.len()
         );
@@ -96,7 +96,7 @@ impl EinsumPlan {
                     assert!(
                         x == y,
                         "einsum: `{spec}`: index `{c}` has length {x} in the first operand ({a_shape:?}) \
-                         and {y} in the second ({b_shape:?})"
+                         and {y} in the second ({b_shape:?}); an index letter needs one length in both"
                     );
                     x
                 }

@@ -53,7 +53,7 @@ pub fn embedding_plan(table: impl AsRef<[usize]>, indices: &Array) -> (Vec<usize
     let table = table.as_ref();
     assert!(
         table.len() == 2,
-        "embedding: the table must be [vocab, dim], found shape {table:?}"
+        "embedding: the table must be [vocab, dim], found shape {table:?}; reshape it to two axes"
     );
     let rows = checked_indices("embedding", indices, table[0]);
     let mut out = indices.shape().to_vec();
@@ -249,7 +249,7 @@ pub fn triangle_mask(op: &str, shape: impl AsRef<[usize]>, k: isize, lower: bool
     let shape = shape.as_ref();
     assert!(
         shape.len() >= 2,
-        "{op}: needs at least two axes (a matrix), found shape {shape:?}"
+        "{op}: needs at least two axes (a matrix), found shape {shape:?}; reshape it to [.., m, n]"
     );
     let (m, n) = (shape[shape.len() - 2], shape[shape.len() - 1]);
     let keep: Vec<bool> = (0..m * n)

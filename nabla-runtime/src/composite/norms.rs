@@ -11,7 +11,8 @@ use nabla_macros::differentiable;
 pub fn trailing_axes(op: &str, ndim: usize, n: usize) -> Vec<isize> {
     assert!(
         n >= 1 && n <= ndim,
-        "{op}: a weight of rank {n} normalises the last {n} axes, but the input has rank {ndim}"
+        "{op}: a weight of rank {n} normalises the last {n} axes, but the input has rank {ndim}; give an input \
+         with at least {n} axes whose last ones match the weight"
     );
     (ndim - n..ndim).map(|a| a as isize).collect()
 }

@@ -26,7 +26,7 @@ pub fn positions(shape: impl AsRef<[usize]>) -> (Vec<usize>, Vec<usize>) {
     let nd = shape.len();
     assert!(
         nd >= 2,
-        "linalg::diagonal: a must be matrices [.., m, n], got shape {shape:?}"
+        "linalg::diagonal: a must be matrices [.., m, n], got shape {shape:?}; pass an array with at least two axes"
     );
     let (m, n) = (shape[nd - 2], shape[nd - 1]);
     let mut flat = shape[..nd - 2].to_vec();

@@ -36,7 +36,7 @@ pub fn solve_shapes(
     let (sa, sb) = (sa.as_ref(), sb.as_ref());
     assert!(
         sa.len() >= 2 && sa[sa.len() - 1] == sa[sa.len() - 2],
-        "linalg::solve: a must be square matrices [.., n, n], got shape {sa:?}"
+        "linalg::solve: a must be square matrices [.., n, n], got shape {sa:?}; pass a with two equal last axes"
     );
     let n = sa[sa.len() - 1];
     let vector = sb.len() == 1;
@@ -45,18 +45,18 @@ pub fn solve_shapes(
     } else {
         assert!(
             sb.len() >= 2,
-            "linalg::solve: b {sb:?} must be [.., n, k] or [n] for a {sa:?}"
+            "linalg::solve: b {sb:?} must be [.., n, k] or [n] for a {sa:?}; reshape b"
         );
         (&sb[..sb.len() - 2], sb[sb.len() - 2..].to_vec())
     };
     assert!(
         bmat[0] == n,
-        "linalg::solve: a {sa:?} is {n} × {n} but b {sb:?} has {} rows; b must be [.., {n}, k] or [{n}]",
+        "linalg::solve: a {sa:?} is {n} × {n} but b {sb:?} has {} rows; pass a b of shape [.., {n}, k] or [{n}]",
         bmat[0]
     );
     let batch = nabla_kernels::elementwise::try_broadcast_shape(&sa[..sa.len() - 2], bbatch)
         .unwrap_or_else(|| {
-            panic!("linalg::solve: batch axes of a {sa:?} and b {sb:?} do not broadcast")
+            panic!("linalg::solve: batch axes of a {sa:?} and b {sb:?} do not broadcast; make them equal or 1")
         });
     let mut fa = batch.to_vec();
     fa.extend([n, n]);

@@ -140,7 +140,7 @@ fn check_square(op: &str, a: &Array) {
     let s = a.shape();
     assert!(
         s.len() >= 2 && s[s.len() - 1] == s[s.len() - 2],
-        "linalg::{op}: a must be square matrices [.., n, n], got shape {s:?}"
+        "linalg::{op}: a must be square matrices [.., n, n], got shape {s:?}; pass a with two equal last axes"
     );
     if !a.dtype().is_float() {
         crate::primitives::unary::not_float(op, a);

@@ -20,9 +20,10 @@ use nabla_macros::{custom_op, differentiable};
 /// ```
 #[differentiable(crate = crate)]
 pub fn qr(a: &Array) -> (Array, Array) {
+    // The packed primitive first: it checks the shape.
+    let p = crate::linalg::qr_packed(a);
     let (m, n) = (a.shape()[a.ndim() - 2], a.shape()[a.ndim() - 1]);
     let k = m.min(n);
-    let p = crate::linalg::qr_packed(a);
     (
         p.slice_axis(-2, 0..m).slice_axis(-1, 0..k),
         p.slice_axis(-2, m..m + k),
@@ -42,7 +43,7 @@ pub fn qr_packed(a: &Array) -> Array {
     let s = a.shape();
     assert!(
         s.len() >= 2,
-        "linalg::qr: a must be matrices [.., m, n], got shape {s:?}"
+        "linalg::qr: a must be matrices [.., m, n], got shape {s:?}; pass an array with at least two axes"
     );
     if !a.dtype().is_float() {
         crate::primitives::unary::not_float("qr", a);

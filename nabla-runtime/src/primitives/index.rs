@@ -78,6 +78,7 @@ pub mod index_add {
         if !src.dtype().is_float() {
             not_float("index_add", src)
         }
+        check_index_add(src.shape(), shape, axis, idx);
         #[cfg(feature = "cuda")]
         if nabla_kernels::determinism::deterministic() && src.device() != crate::Device::Cpu {
             // Atomic adds land in no fixed order: add on the host instead.
@@ -113,6 +114,31 @@ pub mod index_add {
     /// ```
     pub fn vjp<V: ArrayValue>(axis: usize, idx: &[usize], ct: &V) -> V {
         ct.index_select(axis, idx)
+    }
+}
+
+/// Checks that `src` (its shape) fits an `index_add` into `shape` along
+/// `axis` at `idx`: the same rank, one index per slab of `src` along
+/// `axis`, every index below `shape[axis]`, the other lengths equal.
+#[track_caller]
+fn check_index_add(src: &[usize], shape: &[usize], axis: usize, idx: &[usize]) {
+    let fits = src.len() == shape.len()
+        && axis < shape.len()
+        && src[axis] == idx.len()
+        && (0..src.len()).all(|k| k == axis || src[k] == shape[k]);
+    if !fits {
+        panic!(
+            "index_add: a source of shape {src:?} with {} indices does not fit shape {shape:?} along axis \
+             {axis}; the source needs the target's shape with one slab per index along the axis",
+            idx.len()
+        );
+    }
+    if let Some(&bad) = idx.iter().find(|&&i| i >= shape[axis]) {
+        panic!(
+            "index_add: index {bad} is out of bounds for axis {axis} of length {} (shape {shape:?}); indices \
+             must be < {}",
+            shape[axis], shape[axis]
+        );
     }
 }
 

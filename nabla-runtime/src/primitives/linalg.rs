@@ -30,7 +30,7 @@ pub mod matmul {
     /// ```
     #[track_caller]
     pub fn out_shape(sa: &[usize], sb: &[usize]) -> crate::Shape {
-        check_ranks(sa, sb);
+        check_ranks("matmul", sa, sb);
         let p = Promotion::of(sa, sb);
         p.demoted(&nd_out_shape(&p.a, &p.b))
     }
@@ -137,10 +137,10 @@ pub mod matmul {
     /// operands are promoted, so the message shows them and points at the
     /// caller).
     #[track_caller]
-    pub(crate) fn check_ranks(sa: &[usize], sb: &[usize]) {
+    pub(crate) fn check_ranks(op: &str, sa: &[usize], sb: &[usize]) {
         if sa.is_empty() || sb.is_empty() {
             panic!(
-                "matmul: operands must have at least one dimension, got {sa:?} @ {sb:?}; use * to scale by a scalar"
+                "{op}: operands must have at least one dimension, got {sa:?} @ {sb:?}; use * to scale by a scalar"
             );
         }
         let k = sa[sa.len() - 1];
@@ -151,7 +151,7 @@ pub mod matmul {
         };
         if k != k2 {
             panic!(
-                "matmul: inner dimensions differ, {sa:?} @ {sb:?} ({k} vs {k2}); the last axis of the left operand \
+                "{op}: inner dimensions differ, {sa:?} @ {sb:?} ({k} vs {k2}); the last axis of the left operand \
                  must equal the second-to-last of the right (transpose one operand?)"
             );
         }
@@ -171,7 +171,8 @@ pub mod matmul {
         }
         let Some(mut out) = try_broadcast_shape(&sa[..sa.len() - 2], &sb[..sb.len() - 2]) else {
             panic!(
-                "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast",
+                "matmul: batch dimensions {:?} and {:?} of {sa:?} @ {sb:?} do not broadcast; leading dimensions \
+                 must be equal or 1",
                 &sa[..sa.len() - 2],
                 &sb[..sb.len() - 2]
             )
@@ -204,6 +205,11 @@ pub mod matmul {
         let out_shape = nd_out_shape(sa, sb);
         let batch = &out_shape[..out_shape.len() - 2];
         let bsize: usize = batch.iter().product();
+        if bsize == 0 {
+            // An empty batch: nothing to multiply (and no batch entry to
+            // take a view of).
+            return Array::zeros_on(&out_shape, a.dtype(), a.device());
+        }
         crate::array::on_gpus!("matmul", [a, b], |g| {
             let (a3, b3) = (
                 gpu_batch3(&g[0], batch, bsize),
@@ -386,7 +392,7 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn matmul(&self, other: &Array) -> Array {
-        matmul::check_ranks(self.shape(), other.shape());
+        matmul::check_ranks("matmul", self.shape(), other.shape());
         // Checked here, before 1-D operands are promoted, so the message
         // shows the caller's shapes and points at the caller.
         crate::primitives::binary::check_dtypes("matmul", self, other);
@@ -416,6 +422,8 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn dot(&self, other: &Array) -> Array {
+        matmul::check_ranks("dot", self.shape(), other.shape());
+        crate::primitives::binary::check_dtypes("dot", self, other);
         self.matmul(other)
     }
 
@@ -435,6 +443,7 @@ impl Array {
                 other.shape()
             );
         }
+        crate::primitives::binary::check_dtypes("outer", self, other);
         outer(self, other)
     }
 }

@@ -287,11 +287,13 @@ impl Array {
 
     #[track_caller]
     pub(crate) fn max_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        check_not_empty("max", self.shape(), axes);
         self.chooser_norm(axes, keepdim, true)
     }
 
     #[track_caller]
     pub(crate) fn min_norm(&self, axes: &[usize], keepdim: bool) -> Array {
+        check_not_empty("min", self.shape(), axes);
         self.chooser_norm(axes, keepdim, false)
     }
 
@@ -447,6 +449,7 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmax", self)
         }
+        check_not_empty("argmax", self.shape(), &[ax]);
         crate::array::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
             g, ax, true
         ));
@@ -470,6 +473,7 @@ impl Array {
         if !self.dtype().is_float() {
             not_float("argmin", self)
         }
+        check_not_empty("argmin", self.shape(), &[ax]);
         crate::array::on_gpu!(&*self.data, |g| nabla_kernels::cuda::arg_reduce(
             g, ax, false
         ));
@@ -493,4 +497,17 @@ pub fn mean<V: ArrayValue>(x: &V, axes: &[usize], keepdim: bool) -> V {
     let shape = x.shape_vec();
     let n: usize = axes.iter().map(|&a| shape[a]).product();
     x.sum_axes(axes, keepdim).mul_scalar(1.0 / n as f64)
+}
+
+/// Panics unless every axis of `axes` has elements: the max, min, argmax
+/// and argmin of nothing are undefined (NumPy raises too), while sums and
+/// products of nothing are their identities.
+#[track_caller]
+fn check_not_empty(op: &str, shape: &[usize], axes: &[usize]) {
+    if let Some(&ax) = axes.iter().find(|&&a| shape[a] == 0) {
+        panic!(
+            "{op}: axis {ax} of shape {shape:?} is empty, and the {op} of no elements is undefined; reduce \
+             over non-empty axes only (check numel() first, or use sum, which gives 0)"
+        );
+    }
 }

@@ -18,6 +18,8 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
             "broadcast_to: shape {x:?} cannot be broadcast to {shape:?}; each trailing dimension must match or be 1"
         );
     }
+    // The result is materialised: its bytes must be addressable.
+    crate::array::create::checked_numel("broadcast_to", shape, 8);
     crate::Shape::from_slice(shape)
 }
 /// Forward (materialises the result).

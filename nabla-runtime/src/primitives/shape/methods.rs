@@ -78,7 +78,7 @@ impl Array {
         }
         let Some(lead) = self.ndim().checked_sub(shape.len()) else {
             panic!(
-                "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}",
+                "sum_to_shape: {:?} has fewer dimensions than the target {shape:?}; sum to a shape of at most its rank",
                 self.shape()
             )
         };
@@ -123,9 +123,15 @@ impl Array {
     /// ```
     #[track_caller]
     pub fn slice(&self, ranges: &[Range<usize>]) -> Array {
+        self.slice_as("slice", ranges)
+    }
+
+    /// [`slice`](Self::slice), reporting bad ranges as `op`.
+    #[track_caller]
+    pub(crate) fn slice_as(&self, op: &str, ranges: &[Range<usize>]) -> Array {
         if ranges.len() > self.ndim() {
             panic!(
-                "slice: {} ranges given for an array with shape {:?}; give at most one per axis",
+                "{op}: {} ranges given for an array with shape {:?}; give at most one per axis",
                 ranges.len(),
                 self.shape()
             );
@@ -136,7 +142,7 @@ impl Array {
                     let n = self.shape()[i];
                     if r.start > r.end || r.end > n {
                         panic!(
-                            "slice: range {r:?} is out of bounds for axis {i} of length {n} (shape {:?}); use start <= end <= {n}",
+                            "{op}: range {r:?} is out of bounds for axis {i} of length {n} (shape {:?}); use start <= end <= {n}",
                             self.shape()
                         );
                     }
@@ -160,7 +166,7 @@ impl Array {
         let ax = norm_axis("slice_axis", axis, self.ndim());
         let mut ranges: Vec<Range<usize>> = self.shape()[..ax].iter().map(|&n| 0..n).collect();
         ranges.push(range);
-        self.slice(&ranges)
+        self.slice_as("slice_axis", &ranges)
     }
 
     /// Swaps the two axes of a matrix.

@@ -21,7 +21,8 @@ pub fn out_shape(x: &[usize], shape: &[usize]) -> crate::Shape {
 /// check of [`out_shape`], without building the shape).
 #[track_caller]
 pub(super) fn check(x: &[usize], shape: &[usize]) {
-    let (m, n) = (x.iter().product::<usize>(), shape.iter().product::<usize>());
+    let m = x.iter().product::<usize>();
+    let n = crate::array::create::checked_numel("reshape", shape, 1);
     if m != n {
         panic!(
             "reshape: cannot reshape {x:?} ({m} elements) into {shape:?} ({n} elements); the element counts must match"
