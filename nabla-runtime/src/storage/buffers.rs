@@ -44,31 +44,44 @@ static CAP: AtomicUsize = AtomicUsize::new(DEFAULT_CAP);
 /// The default cap: 2 GiB (glibc's largest trim threshold).
 const DEFAULT_CAP: usize = i32::MAX as usize;
 
-/// Freeing a buffer at least this large checks the cap.
-const CHECK_FROM: usize = 1 << 20;
+/// Buffers at least this large are counted for the cap.
+const COUNT_FROM: usize = 1 << 20;
 
-/// Called when an array's own buffer of `bytes` has been freed: after a
-/// large one, if the free memory the allocator holds exceeds the cap, all
-/// of it goes back to the operating system ([`release_buffers`]). The
-/// check (glibc's `mallinfo2`, a walk over its free lists) costs
-/// microseconds, next to the milliseconds of writing a buffer this large.
+/// Bytes of counted buffers alive now, and the most alive since the last
+/// release: the difference is what the heap grew to hold for them and
+/// holds free now.
+static LIVE: AtomicUsize = AtomicUsize::new(0);
+static HIGH: AtomicUsize = AtomicUsize::new(0);
+
+/// Called when an array gets its own buffer of `bytes`.
+#[inline]
+pub(crate) fn made(bytes: usize) {
+    if bytes >= COUNT_FROM {
+        let live = LIVE.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        HIGH.fetch_max(live, Ordering::Relaxed);
+    }
+}
+
+/// Called when an array's own buffer of `bytes` has been freed: if the
+/// large buffers' high-water mark since the last release exceeds what is
+/// alive by more than the cap, the freed memory goes back to the operating
+/// system ([`release_buffers`]). Two atomic operations per large buffer.
 #[inline]
 pub(crate) fn freed(bytes: usize) {
-    if bytes >= CHECK_FROM {
-        check_cap();
+    if bytes >= COUNT_FROM {
+        let live = LIVE
+            .fetch_sub(bytes, Ordering::Relaxed)
+            .saturating_sub(bytes);
+        if HIGH.load(Ordering::Relaxed).saturating_sub(live) > CAP.load(Ordering::Relaxed) {
+            over_cap(live);
+        }
     }
 }
 
 #[cold]
-fn check_cap() {
-    #[cfg(all(target_os = "linux", target_env = "gnu"))]
-    {
-        // SAFETY: mallinfo2 only reads the allocator's statistics.
-        let free = unsafe { libc::mallinfo2() }.fordblks;
-        if free > CAP.load(Ordering::Relaxed) {
-            release_buffers();
-        }
-    }
+fn over_cap(live: usize) {
+    HIGH.store(live, Ordering::Relaxed);
+    release_buffers();
 }
 
 /// Applies the settings above once per process (called on the first array;
@@ -102,9 +115,10 @@ fn set_trim_threshold(_bytes: usize) {
 
 /// Caps the freed memory kept for reuse (2 GiB by default): on the CPU,
 /// freed heap at the heap's top beyond `bytes` goes back to the operating
-/// system at once (glibc's trim threshold, at most 2 GiB), and when an
-/// array of 1 MiB or more is freed while the allocator holds more than
-/// `bytes` free in all, all of it goes back ([`release_buffers`]); on
+/// system at once (glibc's trim threshold, at most 2 GiB), and when the
+/// arrays of 1 MiB or more that are alive fall more than `bytes` below
+/// their most since the last release (the heap then holds about that much
+/// free), all freed memory goes back ([`release_buffers`]); on
 /// each GPU, the memory pool keeps at most `bytes` freed (no cap unless
 /// set).
 ///
@@ -143,6 +157,7 @@ pub fn buffer_cap() -> usize {
 /// nabla::release_buffers();
 /// ```
 pub fn release_buffers() {
+    HIGH.store(LIVE.load(Ordering::Relaxed), Ordering::Relaxed);
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: malloc_trim only returns free memory; no live allocation moves.
     unsafe {

@@ -44,9 +44,16 @@ enum Keep<T> {
     External(#[allow(dead_code)] std::panic::AssertUnwindSafe<Box<dyn Any + Send + Sync>>),
 }
 
-/// An array's own buffer; freeing a large one checks the cap on kept
-/// memory (`buffers::freed`).
+/// An array's own buffer; large ones are counted, for the cap on kept
+/// memory (`buffers::made`, `buffers::freed`).
 struct Owned<T>(Vec<T>);
+
+impl<T> Owned<T> {
+    fn new(v: Vec<T>) -> Owned<T> {
+        super::buffers::made(v.capacity() * std::mem::size_of::<T>());
+        Owned(v)
+    }
+}
 
 impl<T> Drop for Owned<T> {
     fn drop(&mut self) {
@@ -73,7 +80,7 @@ impl<T: Copy> Host<T> {
         let raw = unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(shape), v.as_mut_ptr()) };
         Host {
             raw,
-            keep: Keep::Own(Owned(v)),
+            keep: Keep::Own(Owned::new(v)),
         }
     }
 
@@ -88,7 +95,7 @@ impl<T: Copy> Host<T> {
         let (v, _) = a.into_raw_vec_and_offset();
         Host {
             raw,
-            keep: Keep::Own(Owned(v)),
+            keep: Keep::Own(Owned::new(v)),
         }
     }
 
