@@ -132,3 +132,21 @@ fn generated_code_is_checked_forward_and_backward() {
     let msg = report(|| drop(nabla::grad(root_sum)(&arr(&[0.0, 1.0]))));
     assert!(!msg.contains("called at"), "{msg}");
 }
+
+#[test]
+fn linear_algebra_and_custom_ops_are_checked() {
+    // A singular matrix: its inverse is not finite.
+    let singular = Array::from_vec(vec![1.0f64, 2.0, 2.0, 4.0], &[2, 2]);
+    let msg = report(|| drop(nabla::linalg::inv(&singular)));
+    assert!(
+        msg.starts_with("debug_nans: `inv` turned finite inputs into"),
+        "{msg}"
+    );
+    assert!(msg.contains("in the forward pass"), "{msg}");
+    // log |det| of it is -inf.
+    let msg = report(|| drop(nabla::linalg::slogdet(&singular)));
+    assert!(
+        msg.starts_with("debug_nans: `logabsdet` turned finite inputs into infinity"),
+        "{msg}"
+    );
+}

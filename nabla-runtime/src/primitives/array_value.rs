@@ -172,6 +172,7 @@ impl ArrayValue for Array {
 fn apply_array<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> Array {
     let y = crate::no_grad(|| op.forward(x));
     let inputs: Vec<&Array> = (0..A::N).map(|i| A::get(x, i)).collect();
+    crate::array::nans::check(Op::NAME, &inputs, &y);
     if !crate::autograd::needs_grad(&inputs) {
         return y.detach();
     }
@@ -184,6 +185,7 @@ fn apply_array<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Array>) -> A
         Op::NAME,
         &inputs,
         Box::new(move |ct: &Array| {
+            let _rule = crate::array::nans::rule_scope(Op::NAME);
             let args = A::from_fn(|i| xr[i].clone());
             let cts = op.vjp::<Array>(&args, &yr, ct);
             (0..A::N)
