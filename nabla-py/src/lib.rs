@@ -96,6 +96,26 @@ fn deterministic_enabled() -> bool {
     nabla::deterministic_enabled()
 }
 
+/// Hands every freed buffer kept for reuse back to the operating system
+/// (and GPU pools back to the driver): `torch.cuda.empty_cache()`. Call it
+/// after a peak, not in a hot loop.
+#[pyfunction]
+fn release_buffers() {
+    nabla::release_buffers()
+}
+
+/// Caps the freed memory kept for reuse, in bytes (2 GiB by default).
+#[pyfunction]
+fn set_buffer_cap(bytes: usize) {
+    nabla::set_buffer_cap(bytes)
+}
+
+/// The cap set by `set_buffer_cap`, in bytes.
+#[pyfunction]
+fn buffer_cap() -> usize {
+    nabla::buffer_cap()
+}
+
 #[pymodule]
 fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::install_hook();
@@ -113,6 +133,9 @@ fn _nabla(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(debug_nans, m)?)?;
     m.add_function(wrap_pyfunction!(debug_nans_enabled, m)?)?;
     m.add_function(wrap_pyfunction!(set_deterministic, m)?)?;
+    m.add_function(wrap_pyfunction!(release_buffers, m)?)?;
+    m.add_function(wrap_pyfunction!(set_buffer_cap, m)?)?;
+    m.add_function(wrap_pyfunction!(buffer_cap, m)?)?;
     m.add_function(wrap_pyfunction!(deterministic_enabled, m)?)?;
     ops::register(m)?;
     functional::register(m)?;

@@ -60,6 +60,17 @@ class SameBits(unittest.TestCase):
         self.assertFalse(N.deterministic_enabled())
 
 
+class Buffers(unittest.TestCase):
+    def test_the_cap_reads_back_and_release_runs(self):
+        default = N.buffer_cap()
+        N.set_buffer_cap(64 << 20)
+        self.assertEqual(N.buffer_cap(), 64 << 20)
+        N.set_buffer_cap(default)
+        big = N.ones((1 << 20,))
+        del big
+        N.release_buffers()
+
+
 class SeededThreads(unittest.TestCase):
     def test_a_seeded_thread_ignores_other_threads_draws(self):
         def mine(noise):
