@@ -1,7 +1,8 @@
-"""Reproducibility from Python: nabla.jit, grad and the factorisations give
-the same bits whatever the number of kernel threads (with
-nabla.set_deterministic for the factorisations), and a seeded thread draws
-the same numbers whatever other threads draw."""
+"""Process settings from Python. Reproducibility: nabla.jit, grad and the
+factorisations give the same bits whatever the number of kernel threads
+(with nabla.set_deterministic for the factorisations), and a seeded thread
+draws the same numbers whatever other threads draw. Memory: the kept-buffer
+cap and release_buffers."""
 
 import hashlib
 import os
