@@ -18,7 +18,7 @@ fn rows(shape: &[usize]) -> usize {
 
 #[differentiable]
 fn g(x: &Array) -> Array {
-    let n = rows(x.shape());
+    let n = rows(&x.shape());
     nabla::sum(x) * (n as f64)
 }
 
