@@ -115,11 +115,13 @@ pub fn expand(r: Rules, item: &ItemFn) -> syn::Result<TokenStream> {
     let f = op.function();
     let s = codegen::sig(&f);
     let entries = codegen::entries(&f, &s, &crate::analysis::analyse(&f));
+    let callable = codegen::callable(&f, &s);
     Ok(quote! {
         #value
         #op_impl
         #call
         #variants
+        #callable
         #entries
     })
 }
@@ -533,6 +535,7 @@ impl<'a> Op<'a> {
             krate: self.krate.clone(),
             user_idents: Default::default(),
             method: false,
+            promoted: false,
         }
     }
 }

@@ -320,11 +320,12 @@ fn fuse_block(
             at,
             Stmt::Call {
                 outs: vec![out_of(&body[at]).expect("a primitive")],
-                callee: Callee::Fn({
+                callee: Callee::Region({
                     let ty = &region.ty;
                     syn::parse_quote!(#ty)
                 }),
                 args,
+                arg_spans: Vec::new(),
                 span,
                 id: *next_id,
                 checkpoint: false,
@@ -540,6 +541,7 @@ fn region(f: &Function, body: &[Stmt], r: &Found, k: usize) -> (Region, Vec<Call
             krate: f.krate.clone(),
             user_idents: f.user_idents.clone(),
             method: false,
+            promoted: false,
         }
     };
     let array = build(Tier::Array);

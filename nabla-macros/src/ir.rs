@@ -93,6 +93,9 @@ pub enum Callee {
     /// `nabla::jvp(g)((x, ..), (t, ..))`: the arguments are `g`'s primals
     /// then its tangents; the outputs are `g`'s output and its tangent.
     Jvp(TokenStream),
+    /// A fused region (`crate::fusion`), by its type: its associated
+    /// `forward`, `vjp` and `vjp_shapes` functions.
+    Region(Path),
     /// `part.name(args..)`: a `#[differentiable]` method of the part of a
     /// tree that is the first argument ([`CallArg::Part`]), through its
     /// hidden `__nabla_<name>_forward`/`_vjp` methods (method resolution
@@ -131,6 +134,10 @@ pub enum Stmt {
         outs: Vec<VarId>,
         callee: Callee,
         args: Vec<CallArg>,
+        /// The arguments' spans as the user wrote them (empty for calls
+        /// the macro makes): where a differentiable argument given to a
+        /// static parameter is reported.
+        arg_spans: Vec<Span>,
         span: Span,
         id: usize,
         /// `nabla::checkpoint(f)(..)`: keep only the arguments; the reverse
@@ -234,6 +241,10 @@ pub struct Function {
     /// A method (`&self`, in an inherent `impl`): `self` is a tree
     /// parameter, and the variants are hidden methods beside it.
     pub method: bool,
+    /// A static became a value (`lower::promote`): `let mut v = 0.0;` then
+    /// `v += dt * a`. In a function of arrays the body as written is then
+    /// not Rust that compiles, and direct calls run the forward program.
+    pub promoted: bool,
 }
 
 impl Function {

@@ -14,7 +14,9 @@
 //!    the entry points.
 //!
 //! Option parsing and lowering report their errors to one `errors::Errors`
-//! context, and the macro emits them together. The op table (`optable`,
+//! context, and the macro emits them together, with a stand-in of the
+//! function (`lower::stub`: its signature, outputs never computed) so that
+//! each mistake is one error, not a cascade at its callers. The op table (`optable`,
 //! with the tail rules in `tail`) is shared by lowering, analysis and code
 //! generation. The other macros are `custom` (`#[custom_op]`), `tree`
 //! (`#[derive(Tree)]`) and `transforms` (`grad!`, `vmap!`, ..).
@@ -91,8 +93,12 @@ fn expand_differentiable(
     let Some((opts, item)) = lower::parse(attr, item, &mut cx) else {
         return cx.into_compile_error();
     };
-    let Some(mut ir) = lower::lower(&item, &opts, &mut cx) else {
-        return codegen::with_errors(&item, cx);
+    let lowered = lower::lower(&item, &opts, &mut cx);
+    let Some(mut ir) = lowered.filter(|_| cx.is_empty()) else {
+        // One error per mistake: the errors, and a stand-in with the
+        // declared signature that keeps callers from cascading.
+        let stub = lower::stub(&item, &opts);
+        return codegen::with_errors(&item, stub.as_ref(), cx);
     };
     let regions = if opts.fuse {
         fusion::fuse(&mut ir)

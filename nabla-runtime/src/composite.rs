@@ -246,9 +246,36 @@ pub fn cross_entropy(logits: &Array, #[nondiff] targets: &Array) -> Array {
         let column = crate::composite::label_column(logits.shape(), targets);
         crate::take_along_axis(&lp, &column, -1).sum_axes(&[-1], false)
     } else {
-        (lp * targets).sum_axes(&[-1], false)
+        let probs = crate::composite::label_probabilities(logits.shape(), targets);
+        (lp * probs).sum_axes(&[-1], false)
     };
     -per.mean()
+}
+
+/// The probabilities `cross_entropy` was given as `targets`, checked: a
+/// float array of the logits' shape. Float targets of shape `[..]` are
+/// class indices of the wrong dtype, and any other dtype is neither form;
+/// both panic naming the dtype and shape expected.
+#[doc(hidden)]
+#[track_caller]
+pub fn label_probabilities(logits: impl AsRef<[usize]>, targets: &Array) -> Array {
+    let logits = logits.as_ref();
+    let lead = &logits[..logits.len().saturating_sub(1)];
+    let (dtype, shape) = (targets.dtype(), targets.shape());
+    if dtype.is_float() && shape == lead {
+        panic!(
+            "cross_entropy: targets of dtype {dtype} and shape {shape:?} look like class indices, \
+             which must be i64: convert them with `targets.cast(DType::I64)` (or build them from \
+             i64 values); float targets are probabilities of the logits' shape {logits:?}"
+        );
+    }
+    assert!(
+        dtype.is_float() && shape == logits,
+        "cross_entropy: targets of dtype {dtype} and shape {shape:?} match neither form: give \
+         class indices as an i64 array of shape {lead:?} (`.cast(DType::I64)`), or \
+         probabilities in the logits' dtype and shape {logits:?}"
+    );
+    targets.clone()
 }
 
 /// Class indices `[..]` as the `[.., 1]` column `take_along_axis` reads

@@ -239,3 +239,48 @@ fn shape_errors_in_an_output_only_tail_read_as_in_the_forward() {
     );
     assert_eq!(tail, forward);
 }
+
+/// `cross_entropy` takes class indices as i64 or probabilities in the
+/// logits' shape; float class indices (the usual first try) name the dtype
+/// expected and the conversion, and so does any other mismatch.
+#[test]
+fn cross_entropy_names_the_dtype_of_its_targets() {
+    let logits = Array::zeros(&[2, 3], DType::F64);
+    let float_labels = Array::from_vec(vec![0.0f64, 2.0], &[2]);
+    let msg = message(|| {
+        nabla::cross_entropy(&logits, &float_labels);
+    });
+    assert_eq!(
+        msg,
+        "cross_entropy: targets of dtype f64 and shape [2] look like class indices, which must be i64: \
+         convert them with `targets.cast(DType::I64)` (or build them from i64 values); float targets are \
+         probabilities of the logits' shape [2, 3]"
+    );
+    // Square logits: float indices would broadcast silently against them.
+    let square = Array::zeros(&[2, 2], DType::F64);
+    let msg = message(|| {
+        nabla::grad(nabla::cross_entropy)(&square, &float_labels);
+    });
+    assert!(
+        msg.starts_with(
+            "cross_entropy: targets of dtype f64 and shape [2] look like class indices"
+        ),
+        "{msg}"
+    );
+    let bools = Array::from_vec(vec![1.0f64, 0.0, 0.0, 0.0, 1.0, 0.0], &[2, 3]).cast(DType::Bool);
+    let msg = message(|| {
+        nabla::cross_entropy(&logits, &bools);
+    });
+    assert_eq!(
+        msg,
+        "cross_entropy: targets of dtype bool and shape [2, 3] match neither form: give class indices as an \
+         i64 array of shape [2] (`.cast(DType::I64)`), or probabilities in the logits' dtype and shape [2, 3]"
+    );
+    // Both correct forms still work.
+    let idx = float_labels.cast(DType::I64);
+    let onehot = Array::from_vec(vec![1.0f64, 0.0, 0.0, 0.0, 0.0, 1.0], &[2, 3]);
+    assert_eq!(
+        nabla::cross_entropy(&logits, &idx).item(),
+        nabla::cross_entropy(&logits, &onehot).item()
+    );
+}

@@ -117,6 +117,7 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
         outs,
         callee,
         args,
+        arg_spans,
         span,
         id,
         checkpoint,
@@ -134,26 +135,30 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     match mode {
         Mode::Sweep { active } if !*checkpoint && outs.iter().any(|&o| active[o]) => {
             let pb = pullback(*id);
-            let vjp = callee_call(f, callee, args, true, *span);
+            let vjp = callee_call(f, callee, args, arg_spans, true, *span);
             quote!(let (#pat, #pb) = #vjp;)
         }
         _ => {
-            let fwd = callee_call(f, callee, args, false, *span);
+            let fwd = callee_call(f, callee, args, arg_spans, false, *span);
             quote!(let #pat = #fwd;)
         }
     }
 }
 
 /// The call of `callee` on `args` at `__V`: its forward program, or (with
-/// `vjp`) its output and pullback. A function's `forward`/`vjp` carry the
-/// call's span, so calling a function that is not `#[differentiable]` is
-/// reported at the call; a transformed function value runs through
+/// `vjp`) its output and pullback. A function is reached through its
+/// value (`variants(&g).forward::<__V>(..)`, see [`function`]) and a
+/// method through its part, each differentiable argument through
+/// `value_arg` ([`checked_args`]), so a function that is not
+/// `#[differentiable]` or a value given to a static parameter is one error
+/// at the user's call; a transformed function value runs through
 /// `nabla::compose::apply*`, which takes its arguments as owned values (a
 /// static argument lifted to a constant value).
 pub fn callee_call(
     f: &Function,
     callee: &Callee,
     args: &[CallArg],
+    arg_spans: &[proc_macro2::Span],
     vjp: bool,
     span: proc_macro2::Span,
 ) -> TokenStream {
@@ -162,6 +167,13 @@ pub fn callee_call(
         |plain: &str, with_vjp: &str| Ident::new(if vjp { with_vjp } else { plain }, span);
     match callee {
         Callee::Fn(path) => {
+            let a = checked_args(f, args, arg_spans, span);
+            let name = program("forward", "vjp");
+            let g = function(f, path);
+            let at = callee_span(path);
+            quote_spanned!(at=> #g.#name::<__V>(#(#a),*))
+        }
+        Callee::Region(path) => {
             let a = call_args(f, args);
             let name = program("forward", "vjp");
             quote!(#path::#name::<__V>(#(#a),*))
@@ -178,7 +190,7 @@ pub fn callee_call(
             quote_spanned!(span=> #krate::compose::#name::<__V, _>(#g, (#(#primals,)*), (#(#tangents,)*)))
         }
         Callee::Method(m) => {
-            let a = call_args(f, args);
+            let a = checked_args(f, args, arg_spans, span);
             let Some(CallArg::Part { skel, .. }) = args.first() else {
                 unreachable!("a method call's first argument is its receiver's part")
             };
@@ -186,6 +198,60 @@ pub fn callee_call(
             quote!((&#skel).#name::<__V>(#(#a),*))
         }
     }
+}
+
+/// The function value `path` as the receiver of its generic programs:
+/// `nabla::transforms::private::variants(&path)`, spanned at the path, so
+/// a function that is not differentiable is reported there.
+pub fn function(f: &Function, path: &syn::Path) -> TokenStream {
+    let at = callee_span(path);
+    let krate = respanned(&f.krate, at);
+    quote_spanned!(at=> #krate::transforms::private::variants(&#path))
+}
+
+/// The span of a called function's name (the last segment of its path).
+fn callee_span(path: &syn::Path) -> proc_macro2::Span {
+    path.segments
+        .last()
+        .map_or_else(proc_macro2::Span::call_site, |s| s.ident.span())
+}
+
+/// [`call_args`] for a call of a function or method: each differentiable
+/// value (not a tree) through `value_arg`, spanned at the user's argument,
+/// where the compiler reports a value given to a static parameter.
+pub fn checked_args(
+    f: &Function,
+    args: &[CallArg],
+    arg_spans: &[proc_macro2::Span],
+    span: proc_macro2::Span,
+) -> Vec<TokenStream> {
+    checked(f, args, call_args(f, args), arg_spans, span)
+}
+
+/// The arguments `toks` of a call (one per `args`) with each
+/// differentiable value through `value_arg` (see [`checked_args`]).
+pub fn checked(
+    f: &Function,
+    args: &[CallArg],
+    toks: Vec<TokenStream>,
+    arg_spans: &[proc_macro2::Span],
+    span: proc_macro2::Span,
+) -> Vec<TokenStream> {
+    let krate = &f.krate;
+    toks.into_iter()
+        .zip(args)
+        .enumerate()
+        .map(|(k, (a, arg))| match arg {
+            CallArg::Value(v) if f.vars[*v].kind == crate::ir::Kind::Value => {
+                // The call at the user's argument, where the error points
+                // (the argument's own tokens keep their hygiene).
+                let at = arg_spans.get(k).copied().unwrap_or(span);
+                let krate = respanned(krate, at);
+                quote_spanned!(at=> #krate::transforms::private::value_arg(#a))
+            }
+            _ => a,
+        })
+        .collect()
 }
 
 /// The arguments of a transformed function value, owned: values cloned,

@@ -24,8 +24,10 @@
 //!   primitive's reverse step reads, so only that is kept);
 //! * [`shapes`]: the shape-only VJP of a function with an output-only tail;
 //! * [`entries`](mod@entries): the monomorphic entry points and transform trait impls;
-//! * [`names`]: names shared by the generated pieces.
+//! * [`names`]: names shared by the generated pieces;
+//! * [`docs`]: the function value's rustdoc, with the signature.
 
+mod docs;
 mod entries;
 mod forward;
 mod fused;
@@ -41,6 +43,7 @@ mod vjp;
 
 pub use entries::entries;
 pub use sig::{sig, with_lifetime};
+pub use variants::callable;
 
 use crate::analysis::Analysis;
 use crate::errors::Errors;
@@ -70,6 +73,7 @@ pub fn expand(
         .as_ref()
         .map(|t| shapes::vjp_tail_fn(f, &analysis.active, &s, t));
     let value = function_value(f, item, !regions.is_empty());
+    let callable = variants::callable(f, &s);
     let entries = entries(f, &s, analysis);
     quote! {
         #[doc(hidden)]
@@ -81,6 +85,7 @@ pub fn expand(
         #fused
 
         #value
+        #callable
 
         #entries
     }
@@ -138,12 +143,27 @@ fn fused_call(f: &Function, fused: bool) -> bool {
 }
 
 /// What a function that failed to lower expands to: the errors, then the
-/// function as written, so the rest of the crate still type-checks and the
-/// errors point at the unsupported code.
-pub fn with_errors(item: &ItemFn, cx: Errors) -> TokenStream {
+/// expansion of `stub` (the function's signature with outputs that are
+/// never computed, `lower::stub`), whose body as written is replaced too,
+/// so the rest of the crate type-checks, calls and transforms of the
+/// function report nothing more, and rustc does not report the
+/// unsupported code a second time. Without a stub (the signature has
+/// errors), the function as written.
+pub fn with_errors(item: &ItemFn, stub: Option<&Function>, cx: Errors) -> TokenStream {
     let err = cx.into_compile_error();
-    let plain = variants::as_written(item);
-    quote!(#err #[allow(warnings)] #plain)
+    let Some(f) = stub else {
+        let plain = variants::as_written(item);
+        return quote!(#err #[allow(warnings)] #plain);
+    };
+    let mut unwritten = item.clone();
+    let krate = &f.krate;
+    unwritten.block = syn::parse_quote!({
+        #krate::transforms::private::failed()
+    });
+    unwritten.attrs.push(syn::parse_quote!(#[allow(warnings)]));
+    let analysis = crate::analysis::analyse(f);
+    let expanded = expand(f, &analysis, &unwritten, &[]);
+    quote!(#err #expanded)
 }
 
 /// The function value (`const foo`, with the user's docs), the module of
@@ -157,7 +177,7 @@ fn function_value(f: &Function, item: &ItemFn, fused: bool) -> TokenStream {
         names::item(f, "jvp"),
         names::item(f, "vjp"),
     );
-    let docs = item.attrs.iter().filter(|a| a.path().is_ident("doc"));
+    let docs = docs::with_signature(f, &item.attrs);
     let user_types: Vec<&syn::Type> = f.params.iter().map(|p| &p.ty).collect();
     let ret_ty = &f.ret_ty;
     let reexport = names::reexport(vis);
@@ -195,7 +215,7 @@ fn function_value(f: &Function, item: &ItemFn, fused: bool) -> TokenStream {
     };
     quote! {
         #call
-        #(#docs)*
+        #docs
         #[allow(non_upper_case_globals)]
         #vis const #name: #name::Function = #name::Function;
 

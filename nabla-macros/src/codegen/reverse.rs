@@ -101,6 +101,7 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let Stmt::Call {
         outs,
         args,
+        arg_spans,
         id,
         callee,
         span,
@@ -118,11 +119,13 @@ fn call(f: &Function, active: &[bool], s: &Stmt) -> TokenStream {
     let recompute = match callee {
         Callee::Fn(path) if *checkpoint => {
             let vjp = syn::Ident::new("vjp", *span);
-            let a = forward::call_args(f, args)
+            let owned = forward::call_args(f, args)
                 .iter()
                 .map(forward::param)
-                .collect::<Vec<_>>();
-            quote!(let (_, #pb) = #path::#vjp::<__V>(#(#a),*);)
+                .collect();
+            let a = forward::checked(f, args, owned, arg_spans, *span);
+            let g = forward::function(f, path);
+            quote!(let (_, #pb) = #g.#vjp::<__V>(#(#a),*);)
         }
         _ => quote!(),
     };
@@ -191,6 +194,10 @@ pub fn arg_updates(
                 let idx = arg_ct_index(callee, k, args.len());
                 if f.vars[*v].kind == Kind::Tree {
                     Some(quote!(#krate::tree::acc_leaves(&mut #cx, __arg_cts.#idx);))
+                } else if matches!(callee, Callee::Fn(_) | Callee::Method(_)) {
+                    // `Static` when the parameter was static: `value_arg`
+                    // reported it, and nothing is added.
+                    Some(quote!(#private::acc_arg(&mut #cx, __arg_cts.#idx);))
                 } else {
                     Some(quote!(#private::acc(&mut #cx, __arg_cts.#idx);))
                 }

@@ -62,7 +62,7 @@ fn forward_sweep(f: &Function, active: &[bool], dead: &[bool]) -> (Vec<TokenStre
         if let Some((y, args)) = region_call(s)
             && dead[y]
             && let Stmt::Call {
-                callee: Callee::Fn(path),
+                callee: Callee::Region(path),
                 id,
                 span,
                 ..

@@ -32,7 +32,45 @@ pub fn primal_fn(f: &Function, item: &ItemFn) -> ItemFn {
     orig.sig.ident = names::item(f, "primal");
     orig.vis = f.vis.clone();
     orig.attrs.retain(|a| !a.path().is_ident("doc"));
+    if f.promoted && f.tier == crate::ir::Tier::Array {
+        orig.block = Box::new(through_forward(f));
+        orig.attrs.push(syn::parse_quote!(#[track_caller]));
+    }
     orig
+}
+
+/// The body of a function of arrays whose statics become values (`let mut
+/// v = 0.0;` then `v += dt * a`, which Rust does not compile as written):
+/// its forward program at `Array`, its trees passed as their leaves.
+fn through_forward(f: &Function) -> syn::Block {
+    let krate = &f.krate;
+    let fwd = names::item(f, "forward");
+    let mut binds = Vec::new();
+    let args = f.params.iter().map(|p| {
+        let id = &p.ident;
+        let r = if p.by_ref { quote!(#id) } else { quote!(&#id) };
+        if p.tree.is_some() {
+            let t = format_ident!("__tree_{}", id);
+            binds.push(quote!(let #t = #krate::tree::TreeArg::new(#r);));
+            quote!(&#t)
+        } else if p.var.is_some() {
+            r
+        } else {
+            quote!(#id)
+        }
+    });
+    let args: Vec<TokenStream> = args.collect();
+    let out = if f.list_output {
+        let idx = (0..f.outputs.len()).map(syn::Index::from);
+        quote!(::std::vec![#(__out.#idx),*])
+    } else {
+        quote!(__out)
+    };
+    syn::parse_quote!({
+        #(#binds)*
+        let __out = #fwd::<#krate::Array>(#(#args),*);
+        #out
+    })
 }
 
 /// `__nabla_<f>_forward::<V>`: the forward program.
@@ -185,4 +223,47 @@ pub(crate) fn dual_args(f: &Function) -> Vec<TokenStream> {
             }
         })
         .collect()
+}
+
+/// What differentiable code calls `f` through (`variants(&f).forward::<V>(..)`,
+/// `codegen::forward::callee_call`): `f`'s function value implements
+/// `transforms::private::Differentiable`, and its hidden methods `forward`
+/// and `vjp` run the generic programs. A call reaches them through the
+/// value, not the module, so calling a function that is not
+/// `#[differentiable]` is the trait's one error at the call.
+pub fn callable(f: &Function, sig: &Sig) -> TokenStream {
+    let Sig {
+        generic_params,
+        bound,
+        out_ty,
+        out_ct_ty,
+        arg_cts_ty,
+        vis,
+        ..
+    } = sig;
+    let (name, krate) = (&f.ident, &f.krate);
+    let (fwd, vjp) = (names::item(f, "forward"), names::item(f, "vjp"));
+    let args: Vec<&syn::Ident> = f.params.iter().map(|p| &p.ident).collect();
+    quote! {
+        #[allow(clippy::all)]
+        impl #name::Function {
+            #[doc(hidden)]
+            #vis fn forward<'__a, __V: #bound + '__a>(self, #(#generic_params),*) -> #out_ty {
+                #fwd::<__V>(#(#args),*)
+            }
+            #[doc(hidden)]
+            #vis fn vjp<'__a, __V: #bound + '__a>(self, #(#generic_params),*)
+                -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
+            {
+                #vjp::<__V>(#(#args),*)
+            }
+        }
+        #[diagnostic::do_not_recommend]
+        impl #krate::transforms::private::Differentiable for #name::Function {
+            type Variants = Self;
+            fn variants(&self) -> Self {
+                *self
+            }
+        }
+    }
 }

@@ -79,13 +79,24 @@ impl Lowerer<'_> {
             for a in &m.args {
                 lowered.push(Operand::Tok(self.static_expr(a)?));
             }
-            let outs = self.emit_call(&path, lowered, 1, m.span());
+            let spans = std::iter::once(m.receiver.span())
+                .chain(m.args.iter().map(|a| a.span()))
+                .collect();
+            let outs = self.emit_call(&path, lowered, spans, 1, m.span());
             return Some(Operand::Var(outs[0]));
         }
         if name == "item" && m.args.is_empty() {
             // A static f64 read from the data (no derivative): usable in
             // conditions; the branch taken is recorded for the reverse sweep.
             return Some(Operand::Tok(quote!(#krate::Value::item_f64(#vt))));
+        }
+        if name == "log" && self.f.tier != crate::ir::Tier::Array {
+            // On a float, `log` is Rust's own logarithm to a base.
+            self.cx.error(
+                span,
+                "on `f64`/`f32`, `x.log(base)` is Rust's logarithm to a given base; write `x.ln()` for the natural logarithm (and `x.ln() / base.ln()` for another base)",
+            );
+            return None;
         }
         let Some(op) = optable::lookup(&name) else {
             let hint = optable::suggestion(&name)
@@ -142,7 +153,17 @@ impl Lowerer<'_> {
             };
             args.push(self.call_arg(o));
         }
-        let outs = self.emit_args(Callee::Method(method.clone()), &name, args, 1, m.span());
+        let spans = std::iter::once(m.receiver.span())
+            .chain(m.args.iter().map(|a| a.span()))
+            .collect();
+        let outs = self.emit_args(
+            Callee::Method(method.clone()),
+            &name,
+            args,
+            spans,
+            1,
+            m.span(),
+        );
         Some(Some(Operand::Var(outs[0])))
     }
 
@@ -270,7 +291,7 @@ impl Lowerer<'_> {
                 lowered.push(self.expr(a)?);
             }
             self.checkpoint_next = true;
-            let outs = self.emit_call(&fp.path, lowered, 1, c.span());
+            let outs = self.emit_call(&fp.path, lowered, arg_spans(&c.args), 1, c.span());
             return Some(Operand::Var(outs[0]));
         }
         // `nabla::vmap(f)(..)`, `grad!(f, argnums = 1)(..)`: a transformed
@@ -317,7 +338,7 @@ impl Lowerer<'_> {
             lowered.push(self.expr(a)?);
         }
         if lowered.iter().any(|o| self.is_value(o) || self.is_tree(o)) {
-            let outs = self.emit_call(path, lowered, 1, c.span());
+            let outs = self.emit_call(path, lowered, arg_spans(&c.args), 1, c.span());
             return Some(Operand::Var(outs[0]));
         }
         let args: Vec<TokenStream> = lowered.iter().map(|o| self.tok(o)).collect();
@@ -345,12 +366,26 @@ impl Lowerer<'_> {
         let Expr::Path(fp) = strip(&c.func) else {
             return None;
         };
-        if self.is_nabla_path(&fp.path) {
+        // `nabla::` operations of the table have one output; any other
+        // `nabla::` function (`nabla::linalg::slogdet`) is a differentiable
+        // function like the user's own.
+        let op = |s: &syn::PathSegment| {
+            let name = s.ident.to_string();
+            optable::lookup(&name).is_some() || name == "stop_gradient"
+        };
+        let nabla = self.is_nabla_path(&fp.path);
+        if nabla && fp.path.segments.last().is_none_or(op) {
             return None;
         }
         let mut lowered = Vec::new();
         for a in &c.args {
             lowered.push(self.expr(a)?);
+        }
+        if nabla && !lowered.iter().any(|o| self.is_value(o)) {
+            // A static helper of the library (`shape plans`): a static
+            // tuple, lowered by the caller (static arguments lower to
+            // tokens, with no statements).
+            return None;
         }
         if !lowered.iter().any(|o| self.is_value(o)) {
             self.cx.error(
@@ -359,14 +394,16 @@ impl Lowerer<'_> {
             );
             return None;
         }
-        Some(self.emit_call(&fp.path, lowered, n, c.span()))
+        Some(self.emit_call(&fp.path, lowered, arg_spans(&c.args), n, c.span()))
     }
 
-    /// Emits a call of a differentiable function with `n` outputs.
+    /// Emits a call of a differentiable function with `n` outputs;
+    /// `arg_spans` are its arguments' spans.
     fn emit_call(
         &mut self,
         path: &syn::Path,
         args: Vec<Operand>,
+        arg_spans: Vec<Span>,
         n: usize,
         span: Span,
     ) -> Vec<VarId> {
@@ -381,7 +418,8 @@ impl Lowerer<'_> {
             .last()
             .map(|s| s.ident.to_string())
             .unwrap_or_else(|| "call".into());
-        self.emit_callee(Callee::Fn(path.clone()), &base, args, n, span)
+        let args = args.into_iter().map(|o| self.call_arg(o)).collect();
+        self.emit_args(Callee::Fn(path.clone()), &base, args, arg_spans, n, span)
     }
 
     /// An operand as a call's argument.
@@ -402,7 +440,7 @@ impl Lowerer<'_> {
         span: Span,
     ) -> Vec<VarId> {
         let args = args.into_iter().map(|o| self.call_arg(o)).collect();
-        self.emit_args(callee, base, args, n, span)
+        self.emit_args(callee, base, args, Vec::new(), n, span)
     }
 
     /// Emits a call of `callee` on lowered arguments.
@@ -411,6 +449,7 @@ impl Lowerer<'_> {
         callee: Callee,
         base: &str,
         args: Vec<CallArg>,
+        arg_spans: Vec<Span>,
         n: usize,
         span: Span,
     ) -> Vec<VarId> {
@@ -425,9 +464,15 @@ impl Lowerer<'_> {
             outs: outs.clone(),
             callee,
             args,
+            arg_spans,
             span,
             id,
         });
         outs
     }
+}
+
+/// The spans of a call's arguments.
+fn arg_spans(args: &syn::punctuated::Punctuated<Expr, syn::Token![,]>) -> Vec<Span> {
+    args.iter().map(|a| a.span()).collect()
 }

@@ -21,7 +21,8 @@
 //!   (`nabla::vmap(f)(z)`, `let (y, t) = nabla::jvp(g)((x,), (v,))`);
 //! * [`promote`]: statics that a loop or a branch turns into values;
 //! * [`tree`]: reads of tree parameters' leaves;
-//! * [`outputs`]: the returned value(s).
+//! * [`outputs`]: the returned value(s);
+//! * [`stub`](mod@stub): the stand-in emitted for a function with errors.
 //!
 //! Syntax-level rewrites ([`crate::desugar`]: early returns, `break` and
 //! `continue`, loop attributes, `match` arms) are applied here as the
@@ -36,8 +37,11 @@ mod promote;
 mod scope;
 mod signature;
 mod stmt;
+mod stub;
 mod transforms;
 mod tree;
+
+pub use stub::stub;
 
 use crate::errors::Errors;
 use crate::ir::{Function, Tier, VarId};
@@ -80,9 +84,14 @@ fn options(attr: TokenStream) -> syn::Result<Options> {
 }
 
 /// The attribute's options and the annotated function; `None` after
-/// reporting why not (the options are parsed first).
+/// reporting that the item is not a function.
 pub fn parse(attr: TokenStream, item: TokenStream, cx: &mut Errors) -> Option<(Options, ItemFn)> {
-    let opts = cx.ok(options(attr))?;
+    // Bad options are reported; the function is still lowered (with the
+    // defaults) to a stand-in, so its callers see no follow-on errors.
+    let opts = cx.ok(options(attr)).unwrap_or_else(|| Options {
+        krate: quote!(::nabla),
+        fuse: true,
+    });
     let item = cx.ok(syn::parse2::<ItemFn>(item).map_err(|e| {
         syn::Error::new(
             e.span(),
@@ -168,6 +177,9 @@ struct Lowerer<'cx> {
     /// `f64` parameter of `add_scalar`/`mul_scalar`. Other statics may be
     /// arrays and go through `add_const`/`mul_const` (see `expr::arith`).
     numeric: std::collections::HashSet<VarId>,
+    /// The names of functions the body calls ([`stmt::callees`]): no
+    /// `let` may bind them.
+    callees: std::collections::HashSet<String>,
     /// Names bound by `if let Some(b) = &self.bias`: each stands for the
     /// contents of an optional part of a tree, innermost last.
     tree_aliases: Vec<(String, Expr, VarId)>,
@@ -196,6 +208,7 @@ impl<'cx> Lowerer<'cx> {
                 krate: opts.krate.clone(),
                 user_idents: crate::ir::idents(item.to_token_stream()),
                 method: false,
+                promoted: false,
             },
             scopes: vec![HashMap::new()],
             names: HashMap::new(),
@@ -206,6 +219,7 @@ impl<'cx> Lowerer<'cx> {
             placeholders: Default::default(),
             tree_aliases: Vec::new(),
             numeric: Default::default(),
+            callees: stmt::callees(&item.block),
         }
     }
 }

@@ -50,6 +50,7 @@ impl Lowerer<'_> {
         let hint = self.f.name(s).to_string();
         let out = self.fresh(&hint, Kind::Value);
         body.push(Stmt::Constant { out, expr });
+        self.f.promoted = true;
         Some(out)
     }
 }

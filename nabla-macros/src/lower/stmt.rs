@@ -74,6 +74,10 @@ impl Lowerer<'_> {
             Pat::Type(pt) => &*pt.pat,
             p => p,
         };
+        // (A closure is reported as such, below.)
+        if !matches!(strip(&init.expr), Expr::Closure(_)) && !self.shadows_no_function(pat) {
+            return;
+        }
         match pat {
             Pat::Ident(pi) if pi.subpat.is_none() && pi.by_ref.is_none() => {
                 let name = pi.ident.to_string();
@@ -299,4 +303,87 @@ impl Lowerer<'_> {
             BlockValue::Tuple(_) | BlockValue::List(_) | BlockValue::Fixed(_) => None,
         }
     }
+}
+
+impl Lowerer<'_> {
+    /// Whether `pat` binds no name of a function this body calls (or
+    /// transforms, or of the function itself); reports each that it does.
+    /// A `#[differentiable]` function is a constant, so `let loss =
+    /// loss(w)` would be a pattern matching against it, not a new
+    /// variable, and rustc's error would name generated types.
+    fn shadows_no_function(&mut self, pat: &Pat) -> bool {
+        let mut idents = Vec::new();
+        pattern_idents(pat, &mut idents);
+        let mut ok = true;
+        for id in idents {
+            let name = id.to_string();
+            if self.callees.contains(&name) || (!self.f.method && *id == self.f.ident) {
+                self.cx.error(
+                    id.span(),
+                    format!(
+                        "`{name}` names a function this body uses; a #[differentiable] function is a \
+                         constant (`const {name}`), so `let {name} = ..` would be a pattern matching \
+                         against it, not a new variable: give the variable another name, e.g. \
+                         `let {name}_value = ..`"
+                    ),
+                );
+                ok = false;
+            }
+        }
+        ok
+    }
+}
+
+/// The identifiers a `let` pattern binds (names and tuple elements).
+fn pattern_idents<'p>(pat: &'p Pat, out: &mut Vec<&'p syn::Ident>) {
+    match pat {
+        Pat::Ident(pi) => out.push(&pi.ident),
+        Pat::Type(pt) => pattern_idents(&pt.pat, out),
+        Pat::Tuple(t) => t.elems.iter().for_each(|p| pattern_idents(p, out)),
+        Pat::Paren(p) => pattern_idents(&p.pat, out),
+        _ => {}
+    }
+}
+
+/// The names of the functions `block` calls by a bare name (`loss(w)`) or
+/// passes to a transform (`nabla::grad(loss)`): local variables must not
+/// take them (see [`Lowerer::shadows_no_function`]).
+pub(super) fn callees(block: &syn::Block) -> std::collections::HashSet<String> {
+    struct Calls(std::collections::HashSet<String>);
+    impl<'a> syn::visit::Visit<'a> for Calls {
+        fn visit_expr_call(&mut self, c: &'a syn::ExprCall) {
+            if let Expr::Path(p) = &*c.func {
+                if let Some(id) = p.path.get_ident() {
+                    self.0.insert(id.to_string());
+                }
+                let transform = p.path.segments.last().is_some_and(|s| {
+                    matches!(
+                        s.ident.to_string().as_str(),
+                        "grad"
+                            | "value_and_grad"
+                            | "vjp"
+                            | "jvp"
+                            | "vmap"
+                            | "jacfwd"
+                            | "jacrev"
+                            | "hessian"
+                            | "checkpoint"
+                    )
+                });
+                for a in &c.args {
+                    if let Expr::Path(a) = a
+                        && let Some(id) = a.path.get_ident()
+                        && transform
+                    {
+                        // `nabla::grad(loss)`, `nabla::checkpoint(step)`.
+                        self.0.insert(id.to_string());
+                    }
+                }
+            }
+            syn::visit::visit_expr_call(self, c);
+        }
+    }
+    let mut v = Calls(Default::default());
+    syn::visit::Visit::visit_block(&mut v, block);
+    v.0
 }

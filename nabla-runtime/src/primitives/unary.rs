@@ -96,6 +96,19 @@ impl Array {
     pub fn square(&self) -> Array {
         apply(self, "square", square::forward, square::vjp::<Array>)
     }
+
+    /// The natural logarithm, `ln x`: the same operation as [`Array::ln`]
+    /// (and `nabla::log`), under the name NumPy, JAX and PyTorch use.
+    ///
+    /// ```
+    /// # use nabla::Array;
+    /// let x = Array::from_vec(vec![1.0f64, std::f64::consts::E], &[2]);
+    /// assert_eq!(x.log().to_vec::<f64>(), x.ln().to_vec::<f64>());
+    /// ```
+    #[track_caller]
+    pub fn log(&self) -> Array {
+        self.ln()
+    }
 }
 
 #[track_caller]

@@ -3,7 +3,8 @@
 //! * [`grad`]: `grad`, `value_and_grad`, `vjp`, `jvp`, `checkpoint` of any
 //!   `#[differentiable]` function, with `argnums` (`select`: picking
 //!   cotangents by argument) and `has_aux`; `private` is what generated
-//!   code calls beside them.
+//!   code calls beside them (with `calls`: how one
+//!   differentiable function calls another).
 //! * [`compose`]: the composable transforms `vmap`, `jacfwd`, `jacrev`,
 //!   `hessian` and `grad` of scalar functions, nested to any depth, over
 //!   the [`DiffFn`](compose::DiffFn) trait (`diff_fn`); the transform
@@ -17,6 +18,7 @@
 
 mod aux;
 mod axes;
+pub(crate) mod calls;
 pub mod compose;
 mod diff_fn;
 mod fixed;

@@ -128,4 +128,7 @@ pub fn promote<V, S: Promote<V>>(like: &V, s: &S) -> V {
     s.promote(like)
 }
 
+pub use crate::transform::calls::{
+    ArgCotangent, Differentiable, ValueParam, acc_arg, failed, value_arg, variants,
+};
 pub use crate::vocab::accumulate::{acc, or_zeros};

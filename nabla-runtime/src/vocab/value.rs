@@ -125,6 +125,24 @@ pub trait Value: Clone + Sized + 'static {
     fn broadcast_to(&self, shape: &[usize]) -> Self;
     /// The same value, treated as a constant by every transform.
     fn stop_gradient(&self) -> Self;
+    /// The natural logarithm: `ln`, under the name NumPy, JAX and PyTorch
+    /// use (a float's own `f64::log` takes a base, so on `f64` and `f32`
+    /// call it as `Value::log(&x)` or write `x.ln()`).
+    ///
+    /// ```
+    /// use nabla::{Array, Dual, Value};
+    ///
+    /// fn log_of<V: Value>(x: &V) -> V {
+    ///     x.log()
+    /// }
+    /// let d = log_of(&Dual::new(2.0f64, Some(1.0)));
+    /// assert_eq!((d.primal, d.tangent_or_zero()), (2.0f64.ln(), 0.5));
+    /// assert_eq!(log_of(&Array::scalar(1.0f64)).item(), 0.0);
+    /// ```
+    #[track_caller]
+    fn log(&self) -> Self {
+        self.ln()
+    }
     /// The value of a one-element value as a plain `f64` (no derivative):
     /// what `x.item()` means in differentiable code, e.g. in the condition
     /// of a data-dependent `if`.
