@@ -53,6 +53,7 @@ fn run(n: usize, mut step: impl FnMut(usize)) -> (Vec<f64>, f64) {
     (rss, clock.elapsed().as_secs_f64())
 }
 
+#[allow(clippy::ptr_arg)] // the parameters are a `Vec` tree, as optimizers update them
 #[differentiable]
 fn mlp_loss(p: &Vec<Array>, x: &Array, y: &Array) -> Array {
     let h = (x.matmul(&p[0]) + &p[1]).tanh();

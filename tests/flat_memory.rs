@@ -116,6 +116,7 @@ fn mlp_params() -> Vec<Array> {
     ]
 }
 
+#[allow(clippy::ptr_arg)] // the parameters are a `Vec` tree, as optimizers update them
 #[differentiable]
 fn mlp_loss(p: &Vec<Array>, x: &Array, y: &Array) -> Array {
     let h = (x.matmul(&p[0]) + &p[1]).tanh();
