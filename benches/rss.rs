@@ -165,7 +165,13 @@ fn main() {
         "seconds"
     );
     let line = |name: String, rss: &[f64], s: f64| {
-        let cells: String = rss.iter().map(|r| format!("{r:>10.1}")).collect();
+        // A twin run for fewer steps leaves its later marks empty.
+        let cells: String = (0..marks.len())
+            .map(|i| {
+                rss.get(i)
+                    .map_or(format!("{:>10}", "-"), |r| format!("{r:>10.1}"))
+            })
+            .collect();
         let growth = rss.last().unwrap_or(&f64::NAN) - rss.first().unwrap_or(&f64::NAN);
         println!("{name:<22}{cells}{growth:>+10.2}{s:>10.1}");
     };
