@@ -53,6 +53,8 @@ fn run(n: usize, mut step: impl FnMut(usize)) -> (Vec<f64>, f64) {
     (rss, clock.elapsed().as_secs_f64())
 }
 
+// The parameters are a `Vec` tree, as a training loop holds them.
+#[allow(clippy::ptr_arg)]
 #[differentiable]
 fn mlp_loss(p: &Vec<Array>, x: &Array, y: &Array) -> Array {
     let h = (x.matmul(&p[0]) + &p[1]).tanh();

@@ -116,6 +116,8 @@ fn mlp_params() -> Vec<Array> {
     ]
 }
 
+// The parameters are a `Vec` tree, as a training loop holds them.
+#[allow(clippy::ptr_arg)]
 #[differentiable]
 fn mlp_loss(p: &Vec<Array>, x: &Array, y: &Array) -> Array {
     let h = (x.matmul(&p[0]) + &p[1]).tanh();

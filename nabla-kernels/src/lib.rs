@@ -27,6 +27,8 @@ pub mod elementwise;
 pub mod fastmath;
 pub mod float;
 pub mod index;
+#[cfg(test)]
+mod isa_tests;
 pub mod linalg;
 pub mod matmul;
 pub mod ops;

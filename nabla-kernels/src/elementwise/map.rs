@@ -6,7 +6,7 @@
 
 use super::CHUNK;
 use super::row_major::contiguous;
-use super::simd::fill1_best;
+use super::simd::{Isa, fill1_best, fill1_best_on};
 use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2};
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
@@ -62,6 +62,14 @@ pub type Fill<'a, T> = dyn Fn(&mut [MaybeUninit<T>], &[T]) + Sync + 'a;
 /// ```
 pub fn filler<T: Float, F: Fn(T) -> T + Sync>(f: F) -> impl Fn(&mut [MaybeUninit<T>], &[T]) + Sync {
     move |d, s| fill1_best(d, s, &f)
+}
+
+/// [`filler`] running `isa`'s copy of the loop.
+pub(crate) fn filler_on<T: Float, F: Fn(T) -> T + Sync>(
+    isa: Isa,
+    f: F,
+) -> impl Fn(&mut [MaybeUninit<T>], &[T]) + Sync {
+    move |d, s| fill1_best_on(isa, d, s, &f)
 }
 
 /// Maps `f` over `x`, with a contiguous (vectorising, parallel) fast path.
