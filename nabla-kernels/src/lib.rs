@@ -37,6 +37,8 @@ pub mod parallel;
 pub mod reduce;
 pub mod rows;
 pub mod special;
+#[cfg(test)]
+mod strided_tests;
 
 pub use dtype::DType;
 pub use float::Float;

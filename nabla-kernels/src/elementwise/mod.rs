@@ -41,7 +41,7 @@ pub(crate) use simd::Isa;
 pub(crate) use simd::has_avx2;
 #[cfg(test)]
 pub(crate) use simd::{fill2_best_on, update1_best_on, update2_best_on};
-pub(crate) use strided::{MAX_ROW_AXES, each_row2};
+pub(crate) use strided::{Extent, MAX_ROW_AXES, each_row2};
 pub use transpose::transposed_copy;
 pub(crate) use zip::zip_into;
 pub use zip::{ZipSource, zip_map};
