@@ -120,7 +120,9 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
             });
             continue;
         }
-        // SAFETY: as above.
+        // SAFETY: `ai` (m × k), `bi` (k × n) are live views whose pointers
+        // and strides `gemm_one` reads as given, and `o_ptr` is product
+        // `i`'s m × n row-major block of `out` (row stride n).
         unsafe { gemm_one(m, n, k, o_ptr, n as isize, a_ptr, sa, b_ptr, sb, par) };
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
@@ -262,7 +264,9 @@ pub(crate) fn scale_rows_on<T: Float>(
 /// One `m×k · k×n` product into a row-major destination with row stride `ldo`.
 ///
 /// # Safety
-/// Pointers and strides must describe valid matrices of the given sizes.
+/// `a` with strides `sa` and `b` with `sb` must address `m × k` and
+/// `k × n` readable elements, and `dst` with row stride `ldo` `m × n`
+/// writable ones (initialised or not) that overlap neither.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_one<T: Float>(
     m: usize,
@@ -281,7 +285,10 @@ unsafe fn gemm_one<T: Float>(
     } else {
         gemm::Parallelism::None
     };
-    // SAFETY: forwarded from the caller.
+    // SAFETY: the caller's contract (`dst`, `a` and `b` with their strides
+    // describe m × n, m × k and k × n matrices in live memory, `dst` not
+    // overlapping the others); `read_dst = false`, so `dst` may be
+    // uninitialised: the GEMM only writes it.
     unsafe {
         gemm::gemm(
             m,

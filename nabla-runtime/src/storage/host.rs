@@ -63,7 +63,7 @@ impl<T> Drop for Owned<T> {
 // external ones (`view_mut` copies them first), as ndarray's `ArcArray`
 // does.
 unsafe impl<T: Send + Sync> Send for Host<T> {}
-// SAFETY: as above.
+// SAFETY: as for `Send`: shared access only reads the elements.
 unsafe impl<T: Send + Sync> Sync for Host<T> {}
 
 impl<T: Copy> Host<T> {
