@@ -8,8 +8,8 @@
 # FMA copies here (checked below: the run stops if the CPU Valgrind shows
 # lacks AVX2, since the vector paths would then go untested).
 #
-# Usage: scripts/valgrind.sh   (from anywhere; builds the debug test
-# binaries first, as `cargo test` does)
+# Usage: scripts/valgrind.sh   (from anywhere; builds the workspace's debug
+# test binaries first, as `cargo test --workspace` does)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -22,21 +22,19 @@ command -v valgrind > /dev/null || {
 # 50 times slower under memcheck.
 export NABLA_TEST_TIME_SCALE=50
 
-# The test executables of a `cargo test --no-run` (the JSON messages name
-# them), one per line.
-executables() {
-  cargo test --no-run --message-format=json "$@" 2> /dev/null |
-    python3 -c '
+# The test executables, built first if need be: the whole workspace's, as
+# the README's test command builds them (the same feature set, so after it
+# nothing is built again; `-p` would unify features differently and build
+# the binaries anew). The JSON messages name each target's executable.
+listing=$(cargo test --workspace --no-run --message-format=json |
+  python3 -c '
 import json, sys
 for line in sys.stdin:
     m = json.loads(line)
-    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
-        print(m["executable"])'
-}
-
-cargo test --no-run -p nabla-kernels --lib -p nabla --test it -q
-kernels=$(executables -p nabla-kernels --lib)
-it=$(executables -p nabla --test it)
+    if m.get("reason") == "compiler-artifact" and m.get("executable"):
+        print(m["target"]["kind"][0], m["target"]["name"], m["executable"])')
+kernels=$(awk '$1 == "lib" && $2 == "nabla_kernels" {print $3}' <<< "$listing")
+it=$(awk '$1 == "test" && $2 == "it" {print $3}' <<< "$listing")
 [ -n "$kernels" ] && [ -n "$it" ] || {
   echo "test executables not found" >&2
   exit 1
