@@ -17,8 +17,11 @@ struct Counting;
 static LIVE: AtomicUsize = AtomicUsize::new(0);
 static PEAK: AtomicUsize = AtomicUsize::new(0);
 
+// SAFETY: every call forwards to `System` with the caller's arguments, so
+// `System`'s guarantees hold; the counters only observe sizes.
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        // SAFETY: the caller's layout, forwarded unchanged.
         let p = unsafe { System.alloc(layout) };
         if !p.is_null() {
             let now = LIVE.fetch_add(layout.size(), Ordering::Relaxed) + layout.size();
@@ -27,6 +30,7 @@ unsafe impl GlobalAlloc for Counting {
         p
     }
     unsafe fn dealloc(&self, p: *mut u8, layout: Layout) {
+        // SAFETY: `p` came from `alloc` (so from `System`) with `layout`.
         unsafe { System.dealloc(p, layout) };
         LIVE.fetch_sub(layout.size(), Ordering::Relaxed);
     }

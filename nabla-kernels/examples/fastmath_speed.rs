@@ -44,6 +44,8 @@ macro_rules! paste_loops {
     ($name:ident, $libm:expr, $fast:expr) => {
         mod $name {
             use super::*;
+            /// # Safety
+            /// The CPU must have AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             #[inline(never)]
@@ -52,6 +54,8 @@ macro_rules! paste_loops {
                     *d = $libm(x);
                 }
             }
+            /// # Safety
+            /// The CPU must have AVX2 and FMA.
             #[cfg(target_arch = "x86_64")]
             #[target_feature(enable = "avx2,fma")]
             #[inline(never)]

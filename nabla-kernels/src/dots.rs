@@ -8,6 +8,7 @@
 //! `b` in `R·C` vector accumulators, reading each row once per block.
 
 use crate::Float;
+use crate::elementwise::Isa;
 
 /// `out[i·ldo + j] = Σ_p a[i·lda + p] · b[j·ldb + p]` for `i < m`, `j < n`,
 /// `p < k`: rows of `a` and of `b` are contiguous.
@@ -28,13 +29,39 @@ pub(crate) unsafe fn dots<T: Float>(
     out: *mut T,
     ldo: usize,
 ) {
-    // SAFETY: forwarded; `Float` is `f32` or `f64`, told apart by size, so
-    // the pointer casts keep the element type.
+    // SAFETY: the caller's contract.
+    unsafe { dots_on(Isa::widest(), m, n, k, a, lda, b, ldb, out, ldo) }
+}
+
+/// [`dots`] with `isa`'s copy of the loops (the tests run each). The
+/// vector copies use FMA, the baseline one separate multiplies and adds,
+/// and the copies sum different lanes: results agree to rounding, not bit
+/// for bit.
+///
+/// # Safety
+/// As [`dots`].
+#[allow(clippy::too_many_arguments)]
+pub(crate) unsafe fn dots_on<T: Float>(
+    isa: Isa,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: *const T,
+    lda: usize,
+    b: *const T,
+    ldb: usize,
+    out: *mut T,
+    ldo: usize,
+) {
+    // SAFETY: the pointers are the caller's (the contract of `dots`);
+    // `Float` is `f32` or `f64`, told apart by size, so the casts keep the
+    // element type; an `Isa` this wide exists only where its features were
+    // detected, which the `target_feature` copies need.
     unsafe {
         #[cfg(target_arch = "x86_64")]
         {
-            let (avx512, f32s) = (crate::elementwise::has_avx512(), size_of::<T>() == 4);
-            if avx512 || crate::elementwise::has_avx2() {
+            let (avx512, f32s) = (isa.avx512(), size_of::<T>() == 4);
+            if isa.avx2() {
                 let (a32, b32, o32) = (a as *const f32, b as *const f32, out as *mut f32);
                 let (a64, b64, o64) = (a as *const f64, b as *const f64, out as *mut f64);
                 return match (avx512, f32s) {
@@ -45,6 +72,7 @@ pub(crate) unsafe fn dots<T: Float>(
                 };
             }
         }
+        let _ = isa;
         tiled::<Scalar<T>>(m, n, k, a, lda, b, ldb, out, ldo)
     }
 }
@@ -69,7 +97,14 @@ trait Lanes: Copy {
     /// `p` must point at `N` readable elements.
     unsafe fn load(p: *const Self::E) -> Self;
     /// `self + x · y`.
+    ///
+    /// # Safety
+    /// As [`Lanes::zero`].
     unsafe fn fma(self, x: Self, y: Self) -> Self;
+    /// The sum of the lanes.
+    ///
+    /// # Safety
+    /// As [`Lanes::zero`].
     unsafe fn sum(self) -> Self::E;
 }
 
@@ -84,7 +119,7 @@ impl<T: Float> Lanes for Scalar<T> {
         Scalar(T::ZERO)
     }
     unsafe fn load(p: *const T) -> Self {
-        // SAFETY: forwarded.
+        // SAFETY: the caller's contract: `p` points at one readable element.
         Scalar(unsafe { *p })
     }
     unsafe fn fma(self, x: Self, y: Self) -> Self {
@@ -104,22 +139,27 @@ macro_rules! lanes {
             const N: usize = $n;
             #[inline(always)]
             unsafe fn zero() -> Self {
-                // SAFETY: the caller guarantees the CPU features.
+                // SAFETY: the caller guarantees the vector's CPU features,
+                // all the intrinsic needs.
                 unsafe { std::arch::x86_64::$zero() }
             }
             #[inline(always)]
             unsafe fn load(p: *const $e) -> Self {
-                // SAFETY: as above; `p` points at N elements.
+                // SAFETY: the features as above; `p` points at `N`
+                // readable elements (the caller's contract), and the load
+                // is unaligned.
                 unsafe { std::arch::x86_64::$load(p) }
             }
             #[inline(always)]
             unsafe fn fma(self, x: Self, y: Self) -> Self {
-                // SAFETY: as above.
+                // SAFETY: the features as above (the intrinsic touches no
+                // memory).
                 unsafe { std::arch::x86_64::$fma(x, y, self) }
             }
             #[inline(always)]
             unsafe fn sum(self) -> $e {
-                // SAFETY: a vector is its lanes in order.
+                // SAFETY: the vector types are plain `N` lanes of `E` (same
+                // size, every bit pattern valid), lane 0 first.
                 let lanes: [$e; $n] = unsafe { std::mem::transmute(self) };
                 let f: fn([$e; $n]) -> $e = $sum;
                 f(lanes)
@@ -189,7 +229,8 @@ macro_rules! variant {
             out: *mut $e,
             ldo: usize,
         ) {
-            // SAFETY: forwarded.
+            // SAFETY: the pointers are the caller's (as `dots`), and
+            // this function's own contract gives the features `$v` needs.
             unsafe { tiled::<$v>(m, n, k, a, lda, b, ldb, out, ldo) }
         }
     };
@@ -232,8 +273,9 @@ unsafe fn tiled<V: Lanes>(
     out: *mut V::E,
     ldo: usize,
 ) {
-    // SAFETY (whole body): the blocks stay inside the `m × n` output and the
-    // rows the caller vouched for.
+    // SAFETY: for the whole body: rows `i < m` of `a` and `j < n` of `b` hold `k`
+    // elements each (the caller's contract), as `block` needs; every store
+    // is at `(i, j)` with `i < m`, `j < n`, inside `out`'s rows.
     unsafe {
         let (m4, n4) = (m - m % 4, n - n % 4);
         let ra = |i: usize| a.add(i * lda);
@@ -273,7 +315,9 @@ unsafe fn block<V: Lanes, const R: usize, const C: usize>(
     rb: [*const V::E; C],
     k: usize,
 ) -> [[V::E; C]; R] {
-    // SAFETY (whole body): reads stay below `k` in every row.
+    // SAFETY: for the whole body: every load reads row elements `p..p + N` with
+    // `p + N <= body <= k`, or one element `q < k`; the caller vouches for
+    // `k` elements per row and the vector features.
     unsafe {
         let mut acc = [[V::zero(); C]; R];
         let body = k - k % V::N;

@@ -195,7 +195,15 @@ fn copy_rows<T: Float>(dst: &mut ndarray::ArrayViewMutD<'_, T>, src: &ArrayViewD
     let (pd, ps) = (dst.as_mut_ptr(), src.as_ptr());
     let outer = dst.shape()[..nd - 1].to_vec();
     let sd = dst.strides()[..nd - 1].to_vec();
+    let (ed, es) = (
+        crate::elementwise::Extent::of(dst.shape(), dst.strides()),
+        crate::elementwise::Extent::of_view(src),
+    );
     each_row2(&outer, &sd, &src.strides()[..nd - 1], |od, os| {
+        debug_assert!(
+            ed.holds(od, w, 1) && es.holds(os, w, 1),
+            "copy_rows: rows at {od}, {os} of {w}"
+        );
         // SAFETY: `od`/`os` are row offsets inside `dst`/`src`, each row `w`
         // contiguous elements; `dst` is a mutable view of a fresh array, so
         // the two never overlap.

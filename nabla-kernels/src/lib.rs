@@ -27,6 +27,8 @@ pub mod elementwise;
 pub mod fastmath;
 pub mod float;
 pub mod index;
+#[cfg(test)]
+mod isa_tests;
 pub mod linalg;
 pub mod matmul;
 pub mod ops;
@@ -35,6 +37,8 @@ pub mod parallel;
 pub mod reduce;
 pub mod rows;
 pub mod special;
+#[cfg(test)]
+mod strided_tests;
 
 pub use dtype::DType;
 pub use float::Float;

@@ -1,6 +1,7 @@
 //! Batched matrix multiplication through the `gemm` crate, and through
 //! [`crate::dots`] for small outputs with a long inner dimension.
 
+use crate::elementwise::Isa;
 use crate::parallel;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{Array3, ArrayView1, ArrayView3, Axis};
@@ -119,7 +120,9 @@ pub fn matmul<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array3<T>
             });
             continue;
         }
-        // SAFETY: as above.
+        // SAFETY: `ai` (m × k), `bi` (k × n) are live views whose pointers
+        // and strides `gemm_one` reads as given, and `o_ptr` is product
+        // `i`'s m × n row-major block of `out` (row stride n).
         unsafe { gemm_one(m, n, k, o_ptr, n as isize, a_ptr, sa, b_ptr, sb, par) };
     }
     // SAFETY: every batch entry's m×n block was written by the GEMM.
@@ -189,12 +192,13 @@ fn outer_products<T: Float>(a: ArrayView3<'_, T>, b: ArrayView3<'_, T>) -> Array
     let (batch, m, _) = a.dim();
     let n = b.dim().2;
     let mut out = Array3::<T>::uninit((batch, m, n));
+    let isa = Isa::widest();
     // Product `i` fills the contiguous `m × n` block `o`.
     let one = |i: usize, o: &mut [MaybeUninit<T>]| {
         let brow = b.slice(ndarray::s![i, 0, ..]);
         let scales = a.slice(ndarray::s![i, .., 0]);
         match brow.as_slice() {
-            Some(row) => scale_rows_best(o, scales, row),
+            Some(row) => scale_rows_on(isa, o, scales, row),
             None => {
                 for (orow, &s) in o.chunks_mut(n).zip(scales) {
                     for (d, &v) in orow.iter_mut().zip(brow.iter()) {
@@ -241,19 +245,28 @@ unsafe fn scale_rows_avx2<T: Float>(
     scale_rows(o, scales, row)
 }
 
-fn scale_rows_best<T: Float>(o: &mut [MaybeUninit<T>], scales: ArrayView1<'_, T>, row: &[T]) {
+/// `scale_rows` with `isa`'s copy of the loop.
+pub(crate) fn scale_rows_on<T: Float>(
+    isa: Isa,
+    o: &mut [MaybeUninit<T>],
+    scales: ArrayView1<'_, T>,
+    row: &[T],
+) {
     #[cfg(target_arch = "x86_64")]
-    if crate::elementwise::has_avx2() {
-        // SAFETY: the features were detected just above.
+    if isa.avx2() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
         return unsafe { scale_rows_avx2(o, scales, row) };
     }
+    let _ = isa;
     scale_rows(o, scales, row)
 }
 
 /// One `m×k · k×n` product into a row-major destination with row stride `ldo`.
 ///
 /// # Safety
-/// Pointers and strides must describe valid matrices of the given sizes.
+/// `a` with strides `sa` and `b` with `sb` must address `m × k` and
+/// `k × n` readable elements, and `dst` with row stride `ldo` `m × n`
+/// writable ones (initialised or not) that overlap neither.
 #[allow(clippy::too_many_arguments)]
 unsafe fn gemm_one<T: Float>(
     m: usize,
@@ -272,7 +285,10 @@ unsafe fn gemm_one<T: Float>(
     } else {
         gemm::Parallelism::None
     };
-    // SAFETY: forwarded from the caller.
+    // SAFETY: the caller's contract (`dst`, `a` and `b` with their strides
+    // describe m × n, m × k and k × n matrices in live memory, `dst` not
+    // overlapping the others); `read_dst = false`, so `dst` may be
+    // uninitialised: the GEMM only writes it.
     unsafe {
         gemm::gemm(
             m,

@@ -7,7 +7,7 @@
 //! the CUDA source's `switch` is written.
 
 use crate::Float;
-use crate::elementwise::{Fill, MapSource, ZipSource, filler};
+use crate::elementwise::{Fill, Isa, MapSource, ZipSource, filler_on};
 use ndarray::{ArrayD, ArrayViewD};
 
 macro_rules! unary_kernels {
@@ -88,7 +88,7 @@ macro_rules! unary_kernels {
         /// ```
         pub fn unary<T: Float, S: MapSource<T>>(x: S, op: UnaryOp) -> S::Out {
             let (mut x, mut out) = (Some(x), None);
-            with_fill::<T>(op, &mut |fill| {
+            with_fill::<T>(op, Isa::widest(), &mut |fill| {
                 out = Some(x.take().expect("one fill per op").map_fill(fill));
             });
             out.expect("one fill per op")
@@ -109,26 +109,42 @@ macro_rules! unary_kernels {
         /// When the lengths differ.
         pub fn unary_into<T: Float>(x: &[T], out: &mut [std::mem::MaybeUninit<T>], op: UnaryOp) {
             assert_eq!(x.len(), out.len(), "unary_into: the output's length differs from the input's");
-            with_fill::<T>(op, &mut |fill| fill(&mut *out, x));
+            with_fill::<T>(op, Isa::widest(), &mut |fill| fill(&mut *out, x));
         }
 
-        /// Calls `k` with `op`'s [`Fill`]: generic over the element type
-        /// only, so each op's loop compiles once per dtype, whatever the
-        /// source it maps.
-        fn with_fill<T: Float>(op: UnaryOp, k: &mut dyn FnMut(&Fill<'_, T>)) {
+        /// [`unary_into`] running `isa`'s copy of the op's loop.
+        #[cfg(test)]
+        pub(crate) fn unary_into_on<T: Float>(isa: Isa, x: &[T], out: &mut [std::mem::MaybeUninit<T>], op: UnaryOp) {
+            assert_eq!(x.len(), out.len());
+            with_fill::<T>(op, isa, &mut |fill| fill(&mut *out, x));
+        }
+
+        /// Every unary op, with parameters that keep their results finite
+        /// on most inputs: what the tests run every copy of.
+        #[cfg(test)]
+        pub(crate) fn every_unary_op() -> Vec<UnaryOp> {
+            let mut all = vec![$(UnaryOp::$kind($(<$pt as TestParam>::for_param(stringify!($p))),*),)*];
+            all.extend([UnaryOp::Affine(1.5, -0.25), UnaryOp::RDiv(3.0), UnaryOp::ExpBase(2.5)]);
+            all
+        }
+
+        /// Calls `k` with `op`'s [`Fill`] running `isa`'s copy of the loop:
+        /// generic over the element type only, so each op's loop compiles
+        /// once per dtype, whatever the source it maps.
+        fn with_fill<T: Float>(op: UnaryOp, isa: Isa, k: &mut dyn FnMut(&Fill<'_, T>)) {
             match op {
-                $(UnaryOp::$kind($($p),*) => k(&filler(move |v| scalar::$name(v $(, $p)*))),)*
+                $(UnaryOp::$kind($($p),*) => k(&filler_on(isa, move |v| scalar::$name(v $(, $p)*))),)*
                 UnaryOp::Affine(a, b) => {
                     let (a, b) = (T::from_f64(a), T::from_f64(b));
-                    k(&filler(move |v| a * v + b))
+                    k(&filler_on(isa, move |v| a * v + b))
                 }
                 UnaryOp::RDiv(c) => {
                     let c = T::from_f64(c);
-                    k(&filler(move |v| c / v))
+                    k(&filler_on(isa, move |v| c / v))
                 }
                 UnaryOp::ExpBase(c) => {
                     let c = T::from_f64(c);
-                    k(&filler(move |v| c.powf(v)))
+                    k(&filler_on(isa, move |v| c.powf(v)))
                 }
             }
         }
@@ -136,6 +152,30 @@ macro_rules! unary_kernels {
         /// Each registry op's kind and CUDA C expression, in code order.
         pub const UNARY_CUDA: &[(&str, &str)] = &[$((stringify!($kind), $cuda),)*];
     };
+}
+
+/// A parameter of a unary op as the tests pick it, by name.
+#[cfg(test)]
+trait TestParam {
+    fn for_param(name: &str) -> Self;
+}
+
+#[cfg(test)]
+impl TestParam for f64 {
+    fn for_param(name: &str) -> f64 {
+        match name {
+            "lo" => -0.5,
+            "hi" => 1.5,
+            _ => 1.5,
+        }
+    }
+}
+
+#[cfg(test)]
+impl TestParam for i32 {
+    fn for_param(_: &str) -> i32 {
+        3
+    }
 }
 
 nabla_ops::unary_ops!(unary_kernels);
@@ -214,6 +254,19 @@ macro_rules! binary_kernels {
                 $(BinaryOp::$kind => crate::elementwise::zip_into(a, b, out, &scalar2::$name::<T>),)*
             }
         }
+
+        /// [`binary_into`] running `isa`'s copy of the op's loop.
+        #[cfg(test)]
+        pub(crate) fn binary_into_on<T: Float>(isa: Isa, a: &[T], b: &[T], out: &mut [std::mem::MaybeUninit<T>], op: BinaryOp) {
+            assert!(a.len() == out.len() && b.len() == out.len());
+            match op {
+                $(BinaryOp::$kind => crate::elementwise::fill2_best_on(isa, out, a, b, &scalar2::$name::<T>),)*
+            }
+        }
+
+        /// Every binary op.
+        #[cfg(test)]
+        pub(crate) const EVERY_BINARY_OP: &[BinaryOp] = &[$(BinaryOp::$kind),*];
 
         /// Each registry op's kind and CUDA C expression, in code order.
         pub const BINARY_CUDA: &[(&str, &str)] = &[$((stringify!($kind), $cuda),)*];

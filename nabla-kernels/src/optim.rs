@@ -14,6 +14,7 @@
 //! assert_eq!(p, vec![0.0, 3.0]);
 //! ```
 
+use crate::elementwise::Isa;
 use crate::parallel::for_each;
 use crate::{Float, PARALLEL_THRESHOLD};
 use std::ops::Range;
@@ -64,15 +65,21 @@ const PIECE: usize = 1 << 14;
 /// disjoint.
 #[derive(Clone, Copy)]
 struct Ptr<T>(*mut T);
-// SAFETY: each thread reaches only its own piece of the buffer.
-unsafe impl<T> Send for Ptr<T> {}
-unsafe impl<T> Sync for Ptr<T> {}
+// SAFETY: a `Ptr` only hands out pieces of one `&mut [T]` that `split`
+// keeps disjoint (each range goes to one thread), so sharing it is sending
+// those pieces' `&mut` to other threads: sound for `T: Send`.
+unsafe impl<T: Send> Send for Ptr<T> {}
+// SAFETY: as for `Send`.
+unsafe impl<T: Send> Sync for Ptr<T> {}
 
 impl<T> Ptr<T> {
     /// # Safety
     /// `r` lies inside the buffer, and no other live slice overlaps it.
     #[allow(clippy::mut_from_ref)]
     unsafe fn piece(&self, r: &Range<usize>) -> &mut [T] {
+        debug_assert!(r.start <= r.end);
+        // SAFETY: the caller's contract: `r` is inside the buffer the
+        // pointer came from, and no other live slice overlaps it.
         unsafe { std::slice::from_raw_parts_mut(self.0.add(r.start), r.len()) }
     }
 }
@@ -98,17 +105,19 @@ fn check_lens(what: &str, n: usize, lens: &[usize]) {
 }
 
 /// Compiles `$plain` (an `#[inline(always)]` loop) a second time for AVX2 +
-/// FMA and calls the copy the CPU supports.
+/// FMA and calls the copy `$isa` allows.
 macro_rules! best {
-    ($avx2:ident, $plain:ident, ($($a:ident: $t:ty),*)) => {{
+    ($isa:expr, $avx2:ident, $plain:ident, ($($a:ident: $t:ty),*)) => {{
+        /// # Safety
+        /// The CPU must support AVX2 and FMA.
         #[cfg(target_arch = "x86_64")]
         #[target_feature(enable = "avx2,fma")]
         unsafe fn $avx2<T: Float>($($a: $t),*) {
             $plain($($a),*)
         }
         #[cfg(target_arch = "x86_64")]
-        if crate::elementwise::has_avx2() {
-            // SAFETY: the features were detected just above.
+        if $isa.avx2() {
+            // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
             unsafe { $avx2($($a),*) }
             return;
         }
@@ -132,19 +141,29 @@ pub fn sgd<T: Float>(p: &mut [T], g: &[T], buf: Option<&mut [T]>, s: &SgdStep<T>
     let buf = buf.filter(|_| s.momentum != T::ZERO);
     check_lens("sgd", n, &[g.len(), buf.as_ref().map_or(n, |b| b.len())]);
     let (pp, bp) = (Ptr(p.as_mut_ptr()), buf.map(|b| Ptr(b.as_mut_ptr())));
+    let isa = Isa::widest();
     split(n, |r| {
-        // SAFETY: `split` hands out disjoint ranges inside `0..n`.
+        // SAFETY: `split` hands out disjoint ranges inside `0..n`, and `p`
+        // has `n` elements.
         let p = unsafe { pp.piece(&r) };
+        // SAFETY: as for `p`: `buf` has `n` elements (`check_lens`).
         let b = bp.as_ref().map(|b| unsafe { b.piece(&r) });
-        sgd_best(p, &g[r], b, s)
+        sgd_on(isa, p, &g[r], b, s)
     })
 }
 
-fn sgd_best<T: Float>(p: &mut [T], g: &[T], b: Option<&mut [T]>, s: &SgdStep<T>) {
+/// One piece of [`sgd`] with `isa`'s copy of the loop.
+pub(crate) fn sgd_on<T: Float>(
+    isa: Isa,
+    p: &mut [T],
+    g: &[T],
+    b: Option<&mut [T]>,
+    s: &SgdStep<T>,
+) {
     match b {
-        None => best!(plain_avx2, sgd_plain, (p: &mut [T], g: &[T], s: &SgdStep<T>)),
+        None => best!(isa, plain_avx2, sgd_plain, (p: &mut [T], g: &[T], s: &SgdStep<T>)),
         Some(b) => {
-            best!(momentum_avx2, sgd_momentum, (p: &mut [T], g: &[T], b: &mut [T], s: &SgdStep<T>))
+            best!(isa, momentum_avx2, sgd_momentum, (p: &mut [T], g: &[T], b: &mut [T], s: &SgdStep<T>))
         }
     }
 }
@@ -194,15 +213,25 @@ pub fn adam<T: Float>(p: &mut [T], g: &[T], m: &mut [T], v: &mut [T], s: &AdamSt
         Ptr(m.as_mut_ptr()),
         Ptr(v.as_mut_ptr()),
     );
+    let isa = Isa::widest();
     split(n, |r| {
-        // SAFETY: `split` hands out disjoint ranges inside `0..n`.
+        // SAFETY: `split` hands out disjoint ranges inside `0..n`, and `p`,
+        // `m` and `v` have `n` elements each (`check_lens`).
         let (p, m, v) = unsafe { (pp.piece(&r), mp.piece(&r), vp.piece(&r)) };
-        adam_best(p, &g[r], m, v, s)
+        adam_on(isa, p, &g[r], m, v, s)
     })
 }
 
-fn adam_best<T: Float>(p: &mut [T], g: &[T], m: &mut [T], v: &mut [T], s: &AdamStep<T>) {
-    best!(adam_avx2, adam_plain, (p: &mut [T], g: &[T], m: &mut [T], v: &mut [T], s: &AdamStep<T>))
+/// One piece of [`adam`] with `isa`'s copy of the loop.
+pub(crate) fn adam_on<T: Float>(
+    isa: Isa,
+    p: &mut [T],
+    g: &[T],
+    m: &mut [T],
+    v: &mut [T],
+    s: &AdamStep<T>,
+) {
+    best!(isa, adam_avx2, adam_plain, (p: &mut [T], g: &[T], m: &mut [T], v: &mut [T], s: &AdamStep<T>))
 }
 
 #[inline(always)]

@@ -124,7 +124,8 @@ pub(crate) fn filled<T: Send>(
 }
 
 struct SendPtr<T>(*mut T);
-// SAFETY: only used to hand disjoint pieces of one slice to other threads.
+// SAFETY: only used (in `chunks_mut`) to hand disjoint pieces of one
+// `&mut [T]` to other threads, which is sound for `T: Send`.
 unsafe impl<T: Send> Sync for SendPtr<T> {}
 
 /// The state one loop shares with its helpers.
@@ -143,9 +144,11 @@ struct Shared {
     body: *const (dyn Fn(usize) + Sync + 'static),
 }
 
-// SAFETY: `body` points at a `Sync` closure; the protocol in `shared_loop`
-// keeps it alive while any helper can call it.
+// SAFETY: `body` points at a `Sync` closure, so calling it from several
+// threads at once is sound; the protocol in `shared_loop` keeps it alive
+// while any helper can call it. The other fields are atomics and `n`.
 unsafe impl Send for Shared {}
+// SAFETY: as for `Send`.
 unsafe impl Sync for Shared {}
 
 impl Shared {

@@ -13,7 +13,8 @@
 //!   tails and checkpointing against JAX, each other and the plain code;
 //! - [`fused`] (fused regions against their unfused twins),
 //!   [`imperative`], [`custom_ops`], [`fused_ops`], [`errors`],
-//!   [`properties`] and [`random_programs`];
+//!   [`properties`], [`random_programs`] and [`strided_views`] (host
+//!   storage views of random layouts against row-major copies);
 //! - [`bad_input`]: every public op with bad input (rejections name the
 //!   op and the fix; empty arrays follow NumPy; corrupted safetensors
 //!   files are error values).
@@ -42,4 +43,5 @@ mod properties;
 mod random_programs;
 mod resume;
 mod row_ops;
+mod strided_views;
 mod transforms;

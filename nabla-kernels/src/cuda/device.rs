@@ -107,6 +107,8 @@ impl std::fmt::Debug for Gpu {
 // calling thread by every cudarc call); the cuBLAS handle is only used on
 // this device's single stream.
 unsafe impl Send for Gpu {}
+// SAFETY: as for `Send`: shared use goes through cudarc's thread-safe
+// handles or the one stream, which serialises the work.
 unsafe impl Sync for Gpu {}
 
 /// The devices initialised so far, by ordinal.
@@ -307,6 +309,8 @@ pub fn compile_source(source: &str, file: &str, arch: u32) -> Result<Vec<u8>, Gp
             // SAFETY: reading the log of a live program.
             let log = unsafe { result::get_program_log(prog) }
                 .map(|l| {
+                    // SAFETY: NVRTC's log is a NUL-terminated string, owned
+                    // by `l` for this call.
                     unsafe { CStr::from_ptr(l.as_ptr()) }
                         .to_string_lossy()
                         .into_owned()
@@ -323,6 +327,8 @@ pub fn compile_source(source: &str, file: &str, arch: u32) -> Result<Vec<u8>, Gp
                 .result()
                 .map_err(|e| err("nvrtcGetCUBINSize", e))?;
             let mut image = vec![0u8; size];
+            // SAFETY: `image` holds the `size` bytes NVRTC just reported
+            // for this live, compiled program.
             unsafe { sys::nvrtcGetCUBIN(prog, image.as_mut_ptr().cast()) }
                 .result()
                 .map_err(|e| err("nvrtcGetCUBIN", e))?;

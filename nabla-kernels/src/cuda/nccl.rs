@@ -55,6 +55,7 @@ pub struct Nccl {
 // SAFETY: the NCCL communicator is used under its mutex, one thread at a
 // time, and only queues work on the device's stream.
 unsafe impl Send for Nccl {}
+// SAFETY: as for `Send`: every shared use locks the mutex first.
 unsafe impl Sync for Nccl {}
 
 impl std::fmt::Debug for Nccl {

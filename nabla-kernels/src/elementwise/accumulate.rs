@@ -3,7 +3,7 @@
 //! slice added into its region of the full cotangent).
 
 use super::simd::update1_best;
-use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2};
+use super::strided::{Extent, MAX_ROW_AXES, MIN_ROW, each_row2};
 use crate::Float;
 use ndarray::{ArrayViewD, ArrayViewMutD};
 
@@ -43,7 +43,12 @@ pub fn add_into<T: Float>(x: &mut ArrayViewMutD<'_, T>, c: ArrayViewD<'_, T>) {
         let w = x.shape()[nd - 1];
         let (px, pc) = (x.as_mut_ptr(), c.as_ptr());
         let (sx, sc) = (&x.strides()[..nd - 1], &c.strides()[..nd - 1]);
+        let (ex, ec) = (Extent::of(x.shape(), x.strides()), Extent::of_view(&c));
         each_row2(&x.shape()[..nd - 1], sx, sc, |ox, oc| {
+            debug_assert!(
+                ex.holds(ox, w, 1) && ec.holds(oc, w, 1),
+                "add_into: rows at {ox}, {oc} of {w}"
+            );
             // SAFETY: `ox`/`oc` are the offsets of one row of `x` and `c`,
             // whose `w` elements are contiguous (last stride 1) and inside
             // the views; `x` is borrowed mutably, so nothing else reads

@@ -6,8 +6,8 @@
 
 use super::CHUNK;
 use super::row_major::contiguous;
-use super::simd::fill1_best;
-use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2};
+use super::simd::{Isa, fill1_best, fill1_best_on};
+use super::strided::{Extent, MAX_ROW_AXES, MIN_ROW, each_row2};
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, ShapeBuilder};
 use std::mem::MaybeUninit;
@@ -62,6 +62,14 @@ pub type Fill<'a, T> = dyn Fn(&mut [MaybeUninit<T>], &[T]) + Sync + 'a;
 /// ```
 pub fn filler<T: Float, F: Fn(T) -> T + Sync>(f: F) -> impl Fn(&mut [MaybeUninit<T>], &[T]) + Sync {
     move |d, s| fill1_best(d, s, &f)
+}
+
+/// [`filler`] running `isa`'s copy of the loop.
+pub(crate) fn filler_on<T: Float, F: Fn(T) -> T + Sync>(
+    isa: Isa,
+    f: F,
+) -> impl Fn(&mut [MaybeUninit<T>], &[T]) + Sync {
+    move |d, s| fill1_best_on(isa, d, s, &f)
 }
 
 /// Maps `f` over `x`, with a contiguous (vectorising, parallel) fast path.
@@ -150,7 +158,9 @@ fn by_rows1<T: Float>(x: &ArrayViewD<'_, T>, fill: &Fill<'_, T>) -> Option<Array
     {
         let mut rows = out.spare_capacity_mut()[..n].chunks_mut(w);
         let (p, st) = (x.as_ptr(), &x.strides()[..nd - 1]);
+        let extent = Extent::of_view(x);
         each_row2(&x.shape()[..nd - 1], st, st, |o, _| {
+            debug_assert!(extent.holds(o, w, 1), "by_rows1: row at {o} of {w}");
             // SAFETY: `o` is the offset of a row of `x`, whose `w` elements
             // are contiguous (last stride 1) and inside the view.
             let row = unsafe { std::slice::from_raw_parts(p.offset(o), w) };

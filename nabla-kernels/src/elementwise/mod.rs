@@ -32,12 +32,16 @@ pub use crate::ops::{BinaryOp, UnaryOp, binary, unary};
 pub use accumulate::add_into;
 pub use broadcast::{broadcast_shape, broadcasts_to, try_broadcast_shape};
 pub use compare::{CompareOp, compare, where_select};
+pub(crate) use map::filler_on;
 pub use map::{Fill, MapSource, filler, map};
 pub use row_major::{contiguous, contiguous_as, permuted_as, row_major};
 pub use scaled::{add_mul_scaled_into, mul_scaled};
+pub(crate) use simd::Isa;
 #[cfg(target_arch = "x86_64")]
-pub(crate) use simd::{has_avx2, has_avx512};
-pub(crate) use strided::{MAX_ROW_AXES, each_row2};
+pub(crate) use simd::has_avx2;
+#[cfg(test)]
+pub(crate) use simd::{fill2_best_on, update1_best_on, update2_best_on};
+pub(crate) use strided::{Extent, MAX_ROW_AXES, each_row2};
 pub use transpose::transposed_copy;
 pub(crate) use zip::zip_into;
 pub use zip::{ZipSource, zip_map};

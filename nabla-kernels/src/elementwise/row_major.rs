@@ -2,7 +2,7 @@
 //! array ([`contiguous`], [`contiguous_as`]), into a `Vec`
 //! ([`row_major`]), and permuted on the way ([`permuted_as`]).
 
-use super::strided::{MAX_ROW_AXES, each_row2, merged_axes};
+use super::strided::{Extent, MAX_ROW_AXES, each_row2, merged_axes};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 
 /// `x` copied into a new row-major (standard layout) array: whole rows by
@@ -81,16 +81,25 @@ fn transposed_matrix<'a, T>(x: &ArrayViewD<'a, T>) -> Option<ndarray::ArrayView2
 /// The `n` elements of `x` (1 to `MAX_ROW_AXES` axes) in row-major order.
 fn row_major_vec<T: Copy>(x: &ArrayViewD<'_, T>, n: usize) -> Vec<T> {
     // SAFETY: a view's pointer, shape and strides address its elements.
-    unsafe { gather(x.as_ptr(), x.shape(), x.strides(), n) }
+    unsafe { gather(x.as_ptr(), x.shape(), x.strides(), n, Extent::of_view(x)) }
 }
 
 /// The `n` elements at `p` with logical `shape` and element `strides` (1 to
 /// `MAX_ROW_AXES` axes), in row-major order.
 ///
+/// `extent` is that of the view `p` belongs to: debug builds check every
+/// row against it.
+///
 /// # Safety
 /// Every offset `Σ iₖ·strides[k]` with `iₖ < shape[k]` must address a
 /// readable `T` relative to `p`, and `n` must be the product of `shape`.
-unsafe fn gather<T: Copy>(p: *const T, shape: &[usize], strides: &[isize], n: usize) -> Vec<T> {
+unsafe fn gather<T: Copy>(
+    p: *const T,
+    shape: &[usize],
+    strides: &[isize],
+    n: usize,
+    extent: Extent,
+) -> Vec<T> {
     let nd = shape.len();
     let (w, ls) = (shape[nd - 1], strides[nd - 1]);
     let mut out: Vec<T> = Vec::with_capacity(n);
@@ -103,6 +112,10 @@ unsafe fn gather<T: Copy>(p: *const T, shape: &[usize], strides: &[isize], n: us
         let mut rows = dst.chunks_exact_mut(w.max(1));
         each_row2(&shape[..nd - 1], outer_strides, outer_strides, |o, _| {
             let row = rows.next().expect("one output row per input row");
+            debug_assert!(
+                extent.holds(o, w, ls),
+                "gather: row at {o} of {w}, step {ls}"
+            );
             if ls == 1 {
                 // SAFETY: `o` is the offset of a row of `w` contiguous
                 // elements (the caller's contract).
@@ -162,6 +175,6 @@ pub fn permuted_as<T: Copy>(x: &ArrayViewD<'_, T>, perm: &[usize], shape: &[usiz
     let (ps, pt, k) = (&w.dims, &w.strides[0], w.len);
     // SAFETY: `ps[..k]` and `pt[..k]` address exactly `x`'s elements (its
     // own axes reordered, with unit axes dropped and even ones merged).
-    let v = unsafe { gather(x.as_ptr(), &ps[..k], &pt[..k], n) };
+    let v = unsafe { gather(x.as_ptr(), &ps[..k], &pt[..k], n, Extent::of_view(x)) };
     crate::owned(IxDyn(shape), v)
 }

@@ -1,6 +1,8 @@
 //! The innermost elementwise loops over slices (`fill*` into uninitialised
-//! output, `update*` in place), each with an AVX2 + FMA copy chosen at run
-//! time when the CPU has those features.
+//! output, `update*` in place), each with an AVX2 + FMA copy (and `fill1`
+//! an AVX-512 one) chosen at run time when the CPU has those features.
+//! [`Isa`] names the copy; the `*_on` functions take it explicitly, so
+//! the tests run every copy the machine has on the same inputs.
 
 use crate::Float;
 use std::mem::MaybeUninit;
@@ -28,6 +30,71 @@ pub(crate) fn has_avx512() -> bool {
         && std::arch::is_x86_feature_detected!("avx512f")
         && std::arch::is_x86_feature_detected!("avx512vl")
         && std::arch::is_x86_feature_detected!("avx512dq")
+}
+
+/// The instruction set a kernel's vector loop runs with: a token that
+/// exists only where the CPU has its features ([`Isa::widest`],
+/// [`Isa::each`]), so holding an `Isa` is what makes calling the copy
+/// compiled for it sound.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Isa(Level);
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+enum Level {
+    /// Baseline x86-64 (SSE2), or any other architecture.
+    Baseline,
+    /// AVX2 + FMA ([`has_avx2`]).
+    Avx2,
+    /// AVX-512 F, VL, DQ with AVX2 + FMA ([`has_avx512`]).
+    Avx512,
+}
+
+impl Isa {
+    /// The plain loops, which every CPU runs.
+    pub(crate) const BASELINE: Isa = Isa(Level::Baseline);
+
+    /// The widest instruction set this CPU has.
+    #[inline(always)]
+    pub(crate) fn widest() -> Isa {
+        #[cfg(target_arch = "x86_64")]
+        {
+            if has_avx512() {
+                return Isa(Level::Avx512);
+            }
+            if has_avx2() {
+                return Isa(Level::Avx2);
+            }
+        }
+        Isa::BASELINE
+    }
+
+    /// Every instruction set this CPU has, baseline first; prints a note
+    /// for each one it lacks (tests skip those copies, they cannot fake
+    /// them).
+    #[cfg(test)]
+    pub(crate) fn each() -> Vec<Isa> {
+        let widest = Isa::widest();
+        let all = [Level::Baseline, Level::Avx2, Level::Avx512];
+        for l in all.iter().filter(|&&l| l > widest.0) {
+            eprintln!("note: this CPU lacks {l:?}; its copies of the loops are not tested here");
+        }
+        all.into_iter()
+            .filter(|&l| l <= widest.0)
+            .map(Isa)
+            .collect()
+    }
+
+    /// Whether the AVX-512 copies may run.
+    #[inline(always)]
+    pub(crate) fn avx512(self) -> bool {
+        self.0 >= Level::Avx512
+    }
+
+    /// Whether the AVX2 + FMA copies may run.
+    #[inline(always)]
+    pub(crate) fn avx2(self) -> bool {
+        self.0 >= Level::Avx2
+    }
 }
 
 /// `fill1` compiled for AVX-512.
@@ -86,28 +153,46 @@ fn misaligned_head<T>(p: *const T, n: usize) -> usize {
 /// aligned to cache lines.
 #[inline(always)]
 pub(super) fn fill1_best<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+    fill1_best_on(Isa::widest(), d, s, f)
+}
+
+/// [`fill1_best`] with the instruction set given.
+#[inline(always)]
+pub(crate) fn fill1_best_on<T: Float, F: Fn(T) -> T>(
+    isa: Isa,
+    d: &mut [MaybeUninit<T>],
+    s: &[T],
+    f: &F,
+) {
     let k = misaligned_head(d.as_ptr(), d.len());
     if k > 0 {
         let (d0, d1) = d.split_at_mut(k);
         let (s0, s1) = s.split_at(k.min(s.len()));
         fill1(d0, s0, f);
-        return fill1_widest(d1, s1, f);
+        return fill1_on(isa, d1, s1, f);
     }
-    fill1_widest(d, s, f)
+    fill1_on(isa, d, s, f)
 }
 
+/// `fill1`'s copy for `isa`.
 #[inline(always)]
-fn fill1_widest<T: Float, F: Fn(T) -> T>(d: &mut [MaybeUninit<T>], s: &[T], f: &F) {
+pub(crate) fn fill1_on<T: Float, F: Fn(T) -> T>(
+    isa: Isa,
+    d: &mut [MaybeUninit<T>],
+    s: &[T],
+    f: &F,
+) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx512() {
-        // SAFETY: the features were detected just above.
+    if isa.avx512() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx512` held.
         return unsafe { fill1_avx512(d, s, f) };
     }
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the features were detected just above.
+    if isa.avx2() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
         return unsafe { fill1_avx2(d, s, f) };
     }
+    let _ = isa;
     fill1(d, s, f)
 }
 
@@ -120,29 +205,44 @@ pub(super) fn fill2_best<T: Float, F: Fn(T, T) -> T + ?Sized>(
     b: &[T],
     f: &F,
 ) {
+    fill2_best_on(Isa::widest(), d, a, b, f)
+}
+
+/// [`fill2_best`] with the instruction set given.
+#[inline(always)]
+pub(crate) fn fill2_best_on<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    isa: Isa,
+    d: &mut [MaybeUninit<T>],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
     let k = misaligned_head(d.as_ptr(), d.len());
     if k > 0 {
         let (d0, d1) = d.split_at_mut(k);
         let (a0, a1) = a.split_at(k.min(a.len()));
         let (b0, b1) = b.split_at(k.min(b.len()));
         fill2(d0, a0, b0, f);
-        return fill2_widest(d1, a1, b1, f);
+        return fill2_on(isa, d1, a1, b1, f);
     }
-    fill2_widest(d, a, b, f)
+    fill2_on(isa, d, a, b, f)
 }
 
+/// `fill2`'s copy for `isa` (the AVX2 one on AVX-512 CPUs too).
 #[inline(always)]
-fn fill2_widest<T: Float, F: Fn(T, T) -> T + ?Sized>(
+fn fill2_on<T: Float, F: Fn(T, T) -> T + ?Sized>(
+    isa: Isa,
     d: &mut [MaybeUninit<T>],
     a: &[T],
     b: &[T],
     f: &F,
 ) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the features were detected just above.
+    if isa.avx2() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
         return unsafe { fill2_avx2(d, a, b, f) };
     }
+    let _ = isa;
     fill2(d, a, b, f)
 }
 
@@ -195,46 +295,66 @@ unsafe fn update2_avx2<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &
 /// The widest available version of `update1`, its stores aligned to
 /// cache lines.
 pub(super) fn update1_best<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+    update1_best_on(Isa::widest(), x, a, f)
+}
+
+/// [`update1_best`] with the instruction set given.
+pub(crate) fn update1_best_on<T: Float, F: Fn(T, T) -> T>(isa: Isa, x: &mut [T], a: &[T], f: &F) {
     let k = misaligned_head(x.as_ptr(), x.len());
     if k > 0 {
         let (x0, x1) = x.split_at_mut(k);
         let (a0, a1) = a.split_at(k.min(a.len()));
         update1(x0, a0, f);
-        return update1_widest(x1, a1, f);
+        return update1_on(isa, x1, a1, f);
     }
-    update1_widest(x, a, f)
+    update1_on(isa, x, a, f)
 }
 
+/// `update1`'s copy for `isa` (the AVX2 one on AVX-512 CPUs too).
 #[inline(always)]
-fn update1_widest<T: Float, F: Fn(T, T) -> T>(x: &mut [T], a: &[T], f: &F) {
+fn update1_on<T: Float, F: Fn(T, T) -> T>(isa: Isa, x: &mut [T], a: &[T], f: &F) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the features were detected just above.
+    if isa.avx2() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
         return unsafe { update1_avx2(x, a, f) };
     }
+    let _ = isa;
     update1(x, a, f)
 }
 
 /// The widest available version of `update2`, its stores aligned to
 /// cache lines.
 pub(super) fn update2_best<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+    update2_best_on(Isa::widest(), x, a, b, f)
+}
+
+/// [`update2_best`] with the instruction set given.
+pub(crate) fn update2_best_on<T: Float, F: Fn(T, T, T) -> T>(
+    isa: Isa,
+    x: &mut [T],
+    a: &[T],
+    b: &[T],
+    f: &F,
+) {
     let k = misaligned_head(x.as_ptr(), x.len());
     if k > 0 {
         let (x0, x1) = x.split_at_mut(k);
         let (a0, a1) = a.split_at(k.min(a.len()));
         let (b0, b1) = b.split_at(k.min(b.len()));
         update2(x0, a0, b0, f);
-        return update2_widest(x1, a1, b1, f);
+        return update2_on(isa, x1, a1, b1, f);
     }
-    update2_widest(x, a, b, f)
+    update2_on(isa, x, a, b, f)
 }
 
+/// `update2`'s copy for `isa` (the AVX2 one on AVX-512 CPUs too).
 #[inline(always)]
-fn update2_widest<T: Float, F: Fn(T, T, T) -> T>(x: &mut [T], a: &[T], b: &[T], f: &F) {
+fn update2_on<T: Float, F: Fn(T, T, T) -> T>(isa: Isa, x: &mut [T], a: &[T], b: &[T], f: &F) {
     #[cfg(target_arch = "x86_64")]
-    if has_avx2() {
-        // SAFETY: the features were detected just above.
+    if isa.avx2() {
+        // SAFETY: an `Isa` this wide exists only where `has_avx2` held.
         return unsafe { update2_avx2(x, a, b, f) };
     }
+    let _ = isa;
     update2(x, a, b, f)
 }

@@ -1,7 +1,7 @@
 //! Strided walks shared by the elementwise kernels: the axis merging of a
 //! broadcast walk ([`Walk`], [`merged_axes`]), per-operand strides
-//! ([`stride_along`]) and the allocation-free row odometer
-//! ([`each_row2`]).
+//! ([`stride_along`]), the allocation-free row odometer ([`each_row2`])
+//! and the bounds the raw walks assert in debug builds ([`Extent`]).
 
 use ndarray::ArrayViewD;
 
@@ -107,5 +107,49 @@ pub(crate) fn each_row2(
             ob -= sb[k] * outer[k] as isize;
             idx[k] = 0;
         }
+    }
+}
+
+/// The element offsets, relative to its first element, that a view of
+/// some shape and strides spans (`lo..=hi`; none for an empty view). The
+/// raw pointer walks state their bounds against it in `debug_assert!`s:
+/// an offset inside is inside the memory the view borrows.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Extent {
+    lo: isize,
+    hi: isize,
+}
+
+impl Extent {
+    /// The extent of `shape` with `strides` (in elements).
+    pub(crate) fn of(shape: &[usize], strides: &[isize]) -> Extent {
+        let (mut lo, mut hi) = (0, 0);
+        for (&d, &s) in shape.iter().zip(strides) {
+            if d == 0 {
+                return Extent { lo: 0, hi: -1 };
+            }
+            let reach = (d as isize - 1) * s;
+            if reach < 0 {
+                lo += reach;
+            } else {
+                hi += reach;
+            }
+        }
+        Extent { lo, hi }
+    }
+
+    /// The extent of `v`.
+    pub(crate) fn of_view<T>(v: &ArrayViewD<'_, T>) -> Extent {
+        Extent::of(v.shape(), v.strides())
+    }
+
+    /// Whether the `w` elements at offsets `o + j·step`, `j < w`, all lie
+    /// inside (true for `w = 0`).
+    pub(crate) fn holds(self, o: isize, w: usize, step: isize) -> bool {
+        if w == 0 {
+            return true;
+        }
+        let last = o + (w as isize - 1) * step;
+        self.lo <= o.min(last) && o.max(last) <= self.hi
     }
 }

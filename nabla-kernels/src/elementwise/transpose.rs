@@ -61,10 +61,14 @@ pub(super) fn serial<T: Copy>(x: ArrayView2<'_, T>) -> Array2<T> {
 unsafe fn band<T: Copy>(x: &ArrayView2<'_, T>, src: *const T, dst: *mut T, b: usize) {
     let (r, c) = x.dim();
     let (rs, cs) = (x.strides()[0], x.strides()[1]);
+    let extent = super::Extent::of(x.shape(), x.strides());
     let rows = b * TILE..((b + 1) * TILE).min(r);
     for j0 in (0..c).step_by(TILE) {
         for i in rows.clone() {
             for j in j0..(j0 + TILE).min(c) {
+                debug_assert!(
+                    extent.holds(i as isize * rs + j as isize * cs, 1, 0) && i * c + j < r * c
+                );
                 // SAFETY: `(i, j)` is inside the view, so its offset
                 // addresses an element, and row `i` of `dst` is this band's.
                 unsafe {

@@ -6,7 +6,7 @@ use super::CHUNK;
 use super::broadcast::{broadcast_shape, is_row_of};
 use super::map::{map, par_outer};
 use super::simd::{fill1_best, fill2, fill2_best};
-use super::strided::{MAX_ROW_AXES, MIN_ROW, each_row2, merged_axes, stride_along};
+use super::strided::{Extent, MAX_ROW_AXES, MIN_ROW, each_row2, merged_axes, stride_along};
 use crate::parallel::chunks_mut;
 use crate::{Float, PARALLEL_THRESHOLD};
 use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Zip};
@@ -200,6 +200,8 @@ fn zip_strided_into<T: Float, F: Fn(T, T) -> T + ?Sized>(
         if n == 0 {
             return;
         }
+        // Broadcasting adds no reach: `a`'s own extent bounds every read.
+        let (ea, eb) = (Extent::of_view(a), Extent::of_view(b));
         if k == 0 {
             // SAFETY: every axis has length 1: one element each.
             out[0].write(unsafe { f(*pa, *pb) });
@@ -211,12 +213,16 @@ fn zip_strided_into<T: Float, F: Fn(T, T) -> T + ?Sized>(
             d4[pad..].copy_from_slice(&dims[..k]);
             sa4[pad..].copy_from_slice(&sa[..k]);
             sb4[pad..].copy_from_slice(&sb[..k]);
-            nested4(out, pa, pb, d4, sa4, sb4, f);
+            nested4(out, (pa, ea), (pb, eb), d4, sa4, sb4, f);
         } else {
             let (w, la, lb) = (dims[k - 1], sa[k - 1], sb[k - 1]);
             let mut rows = out.chunks_exact_mut(w);
             each_row2(&dims[..k - 1], &sa[..k - 1], &sb[..k - 1], |oa, ob| {
                 let dst = rows.next().expect("one chunk per row");
+                debug_assert!(
+                    ea.holds(oa, w, la) && eb.holds(ob, w, lb),
+                    "zip_strided: rows at {oa}, {ob} of {w}"
+                );
                 // SAFETY: `oa`/`ob` are the offsets of one output row in `a`
                 // and `b`; its `w` elements are `la`/`lb` apart (0 where the
                 // operand broadcasts), all inside the views.
@@ -262,10 +268,11 @@ const NEST: usize = 4;
 /// Writes `f(a, b)` over a 4-axis index space (`dims`, row-major) into
 /// `dst`, reading `a` and `b` at element strides `sa` and `sb` from `pa`
 /// and `pb`: the loop for small broadcasts whose merged rows are short.
+/// The extents `ea`, `eb` bound the reads (checked in debug builds).
 fn nested4<T: Copy, F: Fn(T, T) -> T + ?Sized>(
     dst: &mut [MaybeUninit<T>],
-    pa: *const T,
-    pb: *const T,
+    (pa, ea): (*const T, Extent),
+    (pb, eb): (*const T, Extent),
     dims: [usize; NEST],
     sa: [isize; NEST],
     sb: [isize; NEST],
@@ -288,6 +295,10 @@ fn nested4<T: Copy, F: Fn(T, T) -> T + ?Sized>(
             for _ in 0..dims[2] {
                 let (mut a3, mut b3) = (a2, b2);
                 for _ in 0..dims[3] {
+                    debug_assert!(
+                        ea.holds(offset(pa, a3), 1, 0) && eb.holds(offset(pb, b3), 1, 0),
+                        "nested4: a read outside its view"
+                    );
                     // SAFETY: an index inside `dims`, so inside both views.
                     let v = unsafe { f(*a3, *b3) };
                     out.next().expect("one slot per index").write(v);
@@ -327,4 +338,10 @@ fn rows<T: Float, F: Fn(T, T) -> T + Sync + Send + ?Sized>(
     // SAFETY: every row of `w` elements was written above.
     unsafe { out.set_len(n) };
     crate::owned(IxDyn(shape), out)
+}
+
+/// The element offset of `q` from `p` (debug checks of pointer walks; the
+/// pointers need not be in bounds).
+fn offset<T>(p: *const T, q: *const T) -> isize {
+    (q as isize).wrapping_sub(p as isize) / std::mem::size_of::<T>().max(1) as isize
 }

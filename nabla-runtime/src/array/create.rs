@@ -265,7 +265,9 @@ impl Array {
     /// happens when the last array (or view) using it is dropped.
     ///
     /// Nabla never writes these elements: in-place updates of the array
-    /// copy them first, as they do for an array shared with another.
+    /// copy them first, as they do for an array shared with another. A
+    /// layout in which two indices reach one element (a zero stride) is
+    /// copied at once into an array of its own, and `keep` dropped.
     ///
     /// # Safety
     ///

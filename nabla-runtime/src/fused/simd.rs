@@ -19,20 +19,26 @@ macro_rules! dispatch {
     ($body:ident::<$($g:ty),*>($($arg:expr),*)) => {{
         #[cfg(target_arch = "x86_64")]
         {
+            /// # Safety
+            /// The CPU must have AVX-512 F, VL, DQ, AVX2 and FMA.
             #[target_feature(enable = "avx512f,avx512vl,avx512dq,avx2,fma")]
             unsafe fn wider<F: FnOnce()>(f: F) {
                 f()
             }
+            /// # Safety
+            /// The CPU must have AVX2 and FMA.
             #[target_feature(enable = "avx2,fma")]
             unsafe fn wide<F: FnOnce()>(f: F) {
                 f()
             }
             let level = $crate::fused::simd::simd_level();
             if level >= 2 {
-                // SAFETY: `simd_level` detected the features.
+                // SAFETY: level 2 means `simd_level` detected all of
+                // `wider`'s features on this CPU.
                 unsafe { wider(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
             } else if level >= 1 {
-                // SAFETY: `simd_level` detected the features.
+                // SAFETY: level 1 or more means `simd_level` detected AVX2
+                // and FMA on this CPU.
                 unsafe { wide(#[inline(always)] || $body::<$($g),*>($($arg),*)) }
             } else {
                 $body::<$($g),*>($($arg),*)
@@ -69,8 +75,8 @@ static SIMD_LIMIT: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::ne
 /// Caps the instruction set of the fused passes at `level` (0 baseline
 /// x86-64, 1 AVX2 + FMA, 2 AVX-512) for the whole process, so that tests
 /// can check every compiled copy of a pass on one machine; `u8::MAX`
-/// lifts the cap. Results agree at every level (to rounding: FMA
-/// contraction differs); only speed changes.
+/// lifts the cap. Results agree at every level bit for bit (nothing is
+/// contracted into FMAs; `tests/it/fused/levels.rs`); only speed changes.
 ///
 /// ```
 /// #[nabla::differentiable]

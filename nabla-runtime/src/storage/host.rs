@@ -15,7 +15,9 @@
 //! [`Array::to_ndarray`]: crate::Array::to_ndarray
 
 use super::data::Data;
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, RawArrayViewMut, ShapeBuilder};
+use ndarray::{
+    ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, RawArrayView, RawArrayViewMut, ShapeBuilder,
+};
 use std::any::Any;
 use std::fmt;
 use std::sync::Arc;
@@ -68,7 +70,7 @@ impl<T> Drop for Owned<T> {
 // external ones (`view_mut` copies them first), as ndarray's `ArcArray`
 // does.
 unsafe impl<T: Send + Sync> Send for Host<T> {}
-// SAFETY: as above.
+// SAFETY: as for `Send`: shared access only reads the elements.
 unsafe impl<T: Send + Sync> Sync for Host<T> {}
 
 impl<T: Copy> Host<T> {
@@ -103,7 +105,11 @@ impl<T: Copy> Host<T> {
     /// element `[0, 0, ..]` of `shape` with `strides` (in elements, of any
     /// sign); `keep` owns the memory and releases it when dropped. Nabla
     /// never writes these elements (mutations copy first). An empty
-    /// `shape` gets an own (empty) buffer and drops `keep` at once.
+    /// `shape` gets an own (empty) buffer and drops `keep` at once, and so
+    /// does a layout in which two indices reach one element (a zero
+    /// stride, as a broadcast tensor has): its elements are copied into
+    /// an own buffer, since the raw mutable view a `Host` keeps must not
+    /// alias itself (ndarray's contract for `RawArrayViewMut`).
     ///
     /// # Safety
     ///
@@ -129,10 +135,26 @@ impl<T: Copy> Host<T> {
             }
         }
         let abs: Vec<usize> = strides.iter().map(|s| s.unsigned_abs()).collect();
+        if may_alias(shape, &abs) {
+            // SAFETY: as below; a read-only raw view may alias itself, and
+            // the elements are copied out before `keep` is dropped.
+            let mut view =
+                unsafe { RawArrayView::from_shape_ptr(IxDyn(shape).strides(IxDyn(&abs)), low) };
+            for (k, &s) in strides.iter().enumerate() {
+                if s < 0 {
+                    view.invert_axis(Axis(k));
+                }
+            }
+            // SAFETY: the caller's elements stay valid and unwritten while
+            // `keep` lives, which is past the copy.
+            let v = nabla_kernels::elementwise::row_major(&unsafe { view.deref_into_view() });
+            drop(keep);
+            return Host::from_vec(shape, v);
+        }
         // SAFETY: `low` is the lowest-addressed element (the caller's
         // elements, reached with non-negative strides from it), in one
         // allocation, non-null (the caller's elements exist: no axis is
-        // empty) and aligned.
+        // empty) and aligned; no element has two indices (`may_alias`).
         let mut raw = unsafe {
             RawArrayViewMut::from_shape_ptr(IxDyn(shape).strides(IxDyn(&abs)), low as *mut T)
         };
@@ -267,6 +289,28 @@ impl<T: Copy> From<ArrayD<T>> for Host<T> {
     }
 }
 
+/// Whether two indices of `shape` with the stride magnitudes `abs` can
+/// reach one element: ndarray's sufficient test, axes longer than 1 by
+/// increasing stride, each stride beyond the reach of the smaller ones (a
+/// zero stride never is).
+fn may_alias(shape: &[usize], abs: &[usize]) -> bool {
+    let mut axes: Vec<(usize, usize)> = abs
+        .iter()
+        .zip(shape)
+        .filter(|&(_, &d)| d > 1)
+        .map(|(&s, &d)| (s, d))
+        .collect();
+    axes.sort_unstable();
+    let mut reach = 0usize;
+    for (s, d) in axes {
+        if s <= reach {
+            return true;
+        }
+        reach = reach.saturating_add(s.saturating_mul(d - 1));
+    }
+    false
+}
+
 /// The row-major view of `shape` over `r`'s first element (a reshape of a
 /// row-major view; `shape` has its element count).
 pub(crate) fn row_major_view<T>(
@@ -274,6 +318,7 @@ pub(crate) fn row_major_view<T>(
     shape: &[usize],
 ) -> RawArrayViewMut<T, IxDyn> {
     debug_assert_eq!(r.len(), shape.iter().product::<usize>());
+    debug_assert!(r.is_standard_layout(), "row_major_view of a strided view");
     // SAFETY: the elements of a row-major `r` are the row-major elements
     // of `shape` (same count), starting at its pointer.
     unsafe { RawArrayViewMut::from_shape_ptr(IxDyn(shape), r.as_ptr() as *mut T) }
@@ -284,6 +329,28 @@ mod tests {
     use crate::{Array, DType};
     use ndarray::Slice;
     use std::sync::Arc;
+
+    /// An external layout whose indices share elements (a broadcast axis,
+    /// stride 0; interleaved strides) is copied, its owner released at
+    /// once; one that does not is shared.
+    #[test]
+    fn aliasing_external_layouts_are_copied_and_released() {
+        let v: Arc<Vec<f64>> = Arc::new(vec![1.0, 2.0, 3.0, 4.0]);
+        let external = |shape: &[usize], strides: &[isize]| {
+            // SAFETY: every index reaches one of `v`'s four elements
+            // (offsets 0 to 3 here), held unwritten by the `Arc`.
+            unsafe { Array::from_external(v.as_ptr(), shape, strides, Box::new(v.clone())) }
+        };
+        let b = external(&[2, 3], &[0, 1]);
+        assert_eq!(Arc::strong_count(&v), 1, "a broadcast layout is copied");
+        assert_eq!(b.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 1.0, 2.0, 3.0]);
+        let w = external(&[2, 3], &[1, 1]);
+        assert_eq!(Arc::strong_count(&v), 1, "a sliding window is copied");
+        assert_eq!(w.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 2.0, 3.0, 4.0]);
+        let s = external(&[2, 2], &[2, 1]);
+        assert_eq!(Arc::strong_count(&v), 2, "a plain layout is shared");
+        assert_eq!(s.to_vec::<f64>(), vec![1.0, 2.0, 3.0, 4.0]);
+    }
 
     /// Views of views (a reversing slice, a permute, a reshape adding unit
     /// axes) read the base's elements in the right order, and outlive it.

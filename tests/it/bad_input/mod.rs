@@ -27,8 +27,23 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 /// How long one call may take (debug build, arrays of at most a few
-/// hundred elements) before it counts as a hang.
+/// hundred elements) before it counts as a hang, times [`time_scale`].
 const LIMIT: Duration = Duration::from_secs(20);
+
+/// The factor `NABLA_TEST_TIME_SCALE` (a positive whole number; 1 when
+/// unset) stretches [`LIMIT`] by: `scripts/valgrind.sh` sets it, since
+/// every call runs some 50 times slower under Valgrind.
+///
+/// # Panics
+/// When the variable is set to anything but a positive whole number.
+fn time_scale() -> u32 {
+    match std::env::var("NABLA_TEST_TIME_SCALE") {
+        Err(_) => 1,
+        Ok(v) => v.parse().ok().filter(|&s: &u32| s > 0).unwrap_or_else(|| {
+            panic!("NABLA_TEST_TIME_SCALE is {v:?}; set it to a positive whole number such as 50")
+        }),
+    }
+}
 
 /// The message of a panic payload.
 pub fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
@@ -108,7 +123,8 @@ impl Cases {
         }
     }
 
-    /// Runs `f` on a thread of its own, within [`LIMIT`]: `Ok` with its
+    /// Runs `f` on a thread of its own, within [`LIMIT`] (times
+    /// [`time_scale`]): `Ok` with its
     /// value, or `Err` with the panic's message. A hang is recorded as a
     /// failure (and gives `Err`).
     pub fn call<T: Send + 'static>(
@@ -127,10 +143,11 @@ impl Cases {
                 let _ = tx.send(r);
             })
             .expect("a thread for the case");
-        match rx.recv_timeout(LIMIT) {
+        let limit = LIMIT * time_scale();
+        match rx.recv_timeout(limit) {
             Ok(r) => r,
             Err(_) => {
-                self.fail(format!("{what}: no answer within {LIMIT:?} (a hang)"));
+                self.fail(format!("{what}: no answer within {limit:?} (a hang)"));
                 Err("hang".into())
             }
         }

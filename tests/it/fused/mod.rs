@@ -26,6 +26,7 @@ macro_rules! twins {
 
 mod batched;
 mod forward_mode;
+mod levels;
 mod mean;
 mod tail;
 
