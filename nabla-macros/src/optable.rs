@@ -336,16 +336,24 @@ pub fn composite_method(name: &str) -> bool {
 }
 
 /// The known name closest to `name` (edit distance at most a third of its
-/// length, and at least 1), for "did you mean" in error messages.
+/// length, and at least 1), for "did you mean" in error messages; among
+/// equally close names, the one sharing the longest prefix with `name`
+/// (`sinn` suggests `sin`, not `sign`).
 pub fn suggestion(name: &str) -> Option<&'static str> {
     let limit = (name.chars().count() / 3).max(1);
+    let shared = |n: &str| {
+        name.chars()
+            .zip(n.chars())
+            .take_while(|(a, b)| a == b)
+            .count()
+    };
     ops()
         .flat_map(|o| o.names.iter().copied())
         .filter(|n| !n.ends_with("_scalar"))
-        .map(|n| (edit_distance(name, n), n))
-        .filter(|&(d, _)| d <= limit)
+        .map(|n| (edit_distance(name, n), std::cmp::Reverse(shared(n)), n))
+        .filter(|&(d, _, _)| d <= limit)
         .min()
-        .map(|(_, n)| n)
+        .map(|(_, _, n)| n)
 }
 
 /// Levenshtein distance between two names.
@@ -361,4 +369,17 @@ fn edit_distance(a: &str, b: &str) -> usize {
         prev = row;
     }
     prev[b.len()]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggestion;
+
+    #[test]
+    fn suggestions_prefer_the_longest_shared_prefix() {
+        assert_eq!(suggestion("sinn"), Some("sin"));
+        assert_eq!(suggestion("expp"), Some("exp"));
+        assert_eq!(suggestion("matmull"), Some("matmul"));
+        assert_eq!(suggestion("frobnicate"), None);
+    }
 }
