@@ -177,7 +177,6 @@ fn a_chain_stops_where_a_value_has_another_use() {
     nabla::testing::check_grads(chain_with_branch, &(x0, w0), 1);
 }
 
-
 #[test]
 #[should_panic(expected = "was already used by an earlier backward()")]
 fn a_chain_cannot_run_backward_twice() {
