@@ -145,7 +145,8 @@ fn through_broadcast(x: &Array, w: &Array, #[nondiff] root: usize, #[nondiff] co
 /// Gradients: on rank `r`, the gradient of the ranks' summed losses in
 /// `x_r`, three ways: `grad` of the generated code, the tape, and the
 /// undistributed loss (every rank's inputs stacked) differentiated in one
-/// process; the global directional derivative against central differences.
+/// process; the global directional derivative against central differences
+/// (hand-rolled: the loss spans MPI ranks, which `check_grads` does not).
 fn gradients() {
     let (r, n, w) = (dist::rank(), dist::world_size(), Comm::world());
     let shape = vec![2 * n, 3];

@@ -29,6 +29,7 @@ fn tape_gradients_match_finite_differences() {
     let w = Array::from_vec(vec![0.5f64, 1.0, -2.0, 0.3, 0.7, -1.0], &[2, 3]);
     let loss = nabla::sum(&(x.mul_scaled(&y, -0.6) * &w));
     loss.backward();
+    // Hand-rolled: the gradient under test is the tape's (`backward`).
     let f = |p: &Array, q: &Array| nabla::sum(&((p * q) * -0.6 * &w)).item();
     let eps = 1e-6;
     for (which, g) in [(0, x.grad()), (1, y.grad())] {

@@ -173,17 +173,8 @@ fn a_chain_stops_where_a_value_has_another_use() {
         1e-14,
         "d/dw (through the product under the chain)",
     );
-    // Finite differences, independently of both.
-    let eps = 1e-6;
-    let d = nabla::randn(&[5, 4], DType::F64);
-    let fd = (chain_with_branch(&(&x0 + &(&d * eps)), &w0).item()
-        - chain_with_branch(&(&x0 - &(&d * eps)), &w0).item())
-        / (2.0 * eps);
-    let dir = (&x.grad() * &d).sum().item();
-    assert!(
-        (dir - fd).abs() < 1e-7 * fd.abs().max(1.0),
-        "directional derivative {dir} vs {fd}"
-    );
+    // Its derivatives against finite differences, independently of both.
+    nabla::testing::check_grads(chain_with_branch, &(x0, w0), 1);
 }
 
 #[test]

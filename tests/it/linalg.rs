@@ -27,7 +27,8 @@ fn shifted(x: &Array) -> Array {
 }
 
 /// Checks the tape's gradient of `Σ f(xs) · ct` against central
-/// differences for every input.
+/// differences for every input. Hand-rolled: the gradient under test is the
+/// tape's, of a run-time closure, which `check_grads` does not take.
 fn check(name: &str, f: &dyn Fn(&[Array]) -> Array, xs: &[Array]) {
     let y = f(xs);
     let ct = rand(y.shape(), 99);

@@ -11,7 +11,9 @@ use nabla::prelude::*;
 use nabla::tree::Tree;
 
 /// `f` of `xs` on the tape: the gradient of `Σ f(xs)·ct` w.r.t. every input
-/// against central differences (f64, step 1e-6, 1e-7 relative).
+/// against central differences (f64, step 1e-6, 1e-7 relative). Hand-rolled:
+/// the gradient under test is the tape's, of a run-time closure over layers,
+/// which `check_grads` (a checker of composable functions) does not take.
 fn check_fd(what: &str, f: &dyn Fn(&[Array]) -> Array, xs: &[Array], key: Key) {
     let leaves: Vec<Array> = xs.iter().map(|x| x.clone().requires_grad()).collect();
     let y = f(&leaves);

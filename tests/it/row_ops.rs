@@ -230,7 +230,8 @@ fn layer_norm_matches_its_composite_at_every_order() {
 }
 
 /// Central differences of `f` at `v` along every coordinate, contracted
-/// with `ct` (a VJP by finite differences).
+/// with `ct` (a VJP by finite differences). Hand-rolled: the backward ops
+/// are functions of arrays differentiated on the tape, not composable ones.
 fn fd_vjp(f: impl Fn(&Array) -> Array, v: &Array, ct: &Array) -> Array {
     let eps = 1e-6;
     let n = v.numel();

@@ -28,7 +28,9 @@ mod points;
 pub use compare::{Checked, Mismatch};
 
 use crate::Array;
-use crate::compose::{ArgsOf, DiffFn};
+use crate::compose::{ArgsOf, DiffFn, Slot, TreeS, TreeVal};
+use crate::tree::Tree;
+use std::borrow::Borrow;
 
 /// How [`check_grads_with`] checks: the highest order, the tolerances
 /// (`|a - b| <= atol + rtol · max(|a|, |b|)`), the finite-difference step
@@ -134,4 +136,38 @@ pub fn check_grads_with<F: DiffFn>(
         opts.order
     );
     compare::run::<F>(args, opts)
+}
+
+/// A tree argument as [`check_grads`] takes it: a `#[derive(Tree)]`
+/// struct, or a slice or `Vec` of arrays next to other parameters, as the
+/// structure of arrays `f`'s programs run on. (A function of one
+/// `&[Array]` alone takes the `Vec` itself.)
+///
+/// ```
+/// use nabla::Array;
+/// use nabla::testing::{check_grads, tree};
+///
+/// #[nabla::differentiable]
+/// fn layers(ws: &[Array], x: &Array) -> Array {
+///     let mut h = x.clone();
+///     for w in ws {
+///         h = h.matmul(w).tanh();
+///     }
+///     h.sum()
+/// }
+///
+/// fn main() {
+///     let ws = vec![
+///         Array::from_vec(vec![0.5f64, -0.3, 0.2, 0.8], &[2, 2]),
+///         Array::from_vec(vec![-0.1f64, 0.4, 0.6, 0.3], &[2, 2]),
+///     ];
+///     let x = Array::from_vec(vec![1.0f64, -2.0], &[1, 2]);
+///     check_grads(layers, &(tree(&ws[..]), x), 2);
+/// }
+/// ```
+pub fn tree<T: Tree + ?Sized + 'static>(t: &T) -> TreeVal<T, Array>
+where
+    T::Grad: Borrow<T> + 'static,
+{
+    <TreeS<T> as Slot>::arg(t)
 }

@@ -18,6 +18,8 @@ fn perturb(x: &Array, key: Key) -> Array {
     x * &(u * 0.1 + 1.0)
 }
 
+/// Hand-rolled differences: the ops run by name through `apply(op, params)`
+/// on the tape and at `Dual`, not as composable functions `check_grads` takes.
 fn check(name: &str, op: &str, params: &serde_json::Value, xs: &[Array], key: Key) {
     let f = |v: &[Array]| apply(op, params, v);
     let y = f(xs);

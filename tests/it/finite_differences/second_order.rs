@@ -44,7 +44,8 @@ fn vjp_of_vjp_matches_finite_differences() {
             continue;
         }
         checked += 1;
-        // Reverse over reverse on the tape.
+        // Reverse over reverse on the tape, against hand-rolled differences:
+        // the rules run by name (`apply`, `direct_vjp`), not as a DiffFn.
         let leaves: Vec<Array> = xs.iter().map(|x| x.clone().requires_grad()).collect();
         let s = first(&leaves).unwrap();
         if !s.is_tracked() {

@@ -4,6 +4,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 #[differentiable]
 fn piecewise(x: &Array) -> Array {
@@ -24,16 +25,8 @@ fn each_branch_matches_finite_differences_and_jvp() {
     let points = [vec![0.5f64, 0.3], vec![-0.2, -0.4], vec![-1.5, -0.1]];
     for p in points {
         let x = Array::from_vec(p.clone(), &[2]);
+        check_grads(piecewise, &(x.clone(),), 2);
         let g = nabla::grad(piecewise)(&x);
-        let f = |v: &[Array]| piecewise(&v[0]);
-        let fd = fd_grad(
-            &f,
-            std::slice::from_ref(&x),
-            &Array::scalar(1.0f64),
-            0,
-            1e-6,
-        );
-        assert_close(&g, &fd, 1e-7, &format!("grad at {p:?}"));
         let (_, t) = nabla::jvp(piecewise)((&x,), (&x.ones_like(),));
         assert!((t.item() - g.sum().item()).abs() < 1e-12, "jvp at {p:?}");
         let h = nabla::hessian(piecewise)(&x);
@@ -86,16 +79,8 @@ fn newton_sqrt(a: f64) -> f64 {
 #[test]
 fn while_loops_with_data_dependent_trip_counts() {
     let x = Array::from_vec(vec![0.9f64, 1.3, 0.4], &[3]);
+    check_grads(halve_until_small, &(x.clone(),), 1);
     let g = nabla::grad(halve_until_small)(&x);
-    let f = |v: &[Array]| halve_until_small(&v[0]);
-    let fd = fd_grad(
-        &f,
-        std::slice::from_ref(&x),
-        &Array::scalar(1.0f64),
-        0,
-        1e-7,
-    );
-    assert_close(&g, &fd, 1e-6, "while: grad vs finite differences");
     let tx = x.clone().requires_grad();
     halve_until_small(&tx).backward();
     assert_close(&g, &tx.grad(), 1e-13, "while: grad vs tape");

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::{check_grads, tree};
 
 /// Skips the elements whose running value went negative (data-dependent
 /// `continue`), accumulating the others.
@@ -80,29 +81,13 @@ fn while_jumps(x: &Array) -> Array {
     nabla::sum(&(&y * &y))
 }
 
-fn check(f: impl Fn(&Array) -> Array, g: Array, x: &Array, what: &str) {
-    let fd = fd_grad(
-        &|v: &[Array]| f(&v[0]),
-        std::slice::from_ref(x),
-        &Array::scalar(1.0f64),
-        0,
-        1e-6,
-    );
-    assert_close(&g, &fd, 1e-6, what);
-}
-
 #[test]
 fn data_dependent_continue_matches_fd_tape_and_jvp() {
     for seed in 0..6 {
         let _rng = seeded(seed);
         let x = nabla::randn(&[6], DType::F64);
         let g = nabla::grad(skip_negative)(&x);
-        check(
-            *skip_negative,
-            g.clone(),
-            &x,
-            &format!("continue, seed {seed}"),
-        );
+        check_grads(skip_negative, &(x.clone(),), 1);
         let t = x.clone().requires_grad();
         skip_negative(&t).backward();
         assert_close(&t.grad(), &g, 1e-12, "tape");
@@ -138,8 +123,7 @@ fn break_gives_a_variable_trip_count_and_exact_derivatives() {
 fn nested_loops_with_jumps_match_fd_and_vmap_matches_a_loop() {
     let _rng = seeded(11);
     let w = nabla::randn(&[3], DType::F64) * 0.5;
-    let g = nabla::grad(nested)(&w);
-    check(*nested, g, &w, "nested jumps");
+    check_grads(nested, &(w.clone(),), 1);
     let ws = nabla::randn(&[4, 3], DType::F64) * 0.5;
     let batched = nabla::vmap(nabla::grad(nested))(&ws);
     for i in 0..4 {
@@ -165,8 +149,7 @@ fn while_with_jumps_matches_fd() {
     for seed in 0..4 {
         let _rng = seeded(20 + seed);
         let x = nabla::randn(&[3], DType::F64) * 0.5 + 0.3;
-        let g = nabla::grad(while_jumps)(&x);
-        check(*while_jumps, g, &x, &format!("while jumps, seed {seed}"));
+        check_grads(while_jumps, &(x,), 1);
     }
 }
 
@@ -256,18 +239,14 @@ fn early_return_inside_loops_matches_fd_and_the_tape() {
         let _rng = seeded(40 + seed);
         let x = nabla::randn(&[3], DType::F64) * 0.6;
         let g = nabla::grad(early_in_loop)(&x);
-        check(
-            *early_in_loop,
-            g.clone(),
-            &x,
-            &format!("early return, seed {seed}"),
-        );
+        check_grads(early_in_loop, &(x.clone(),), 1);
         let t = x.clone().requires_grad();
         early_in_loop(&t).backward();
         assert_close(&t.grad(), &g, 1e-12, "tape");
     }
     for x in [-2.0, -0.5, 0.3, 0.9, 2.0, 5.0] {
         let g = nabla::grad(early_everywhere)(x);
+        // Hand-rolled: check_grads takes functions of arrays, not of floats.
         let fd = (early_everywhere(x + 1e-6) - early_everywhere(x - 1e-6)) / 2e-6;
         assert!((g - fd).abs() < 1e-5, "x = {x}: {g} vs {fd}");
         let h = nabla::grad(nabla::grad(early_everywhere))(x);
@@ -317,47 +296,12 @@ fn loops_over_slices_of_arrays() {
     let x = nabla::randn(&[2, 4], DType::F64);
     let (gws, gx) = nabla::grad!(through_layers, argnums = (0, 1))(&ws, &x);
     assert_eq!(gws.len(), 3);
-    let fx = fd_grad(
-        &|v: &[Array]| through_layers(&ws, &v[0]),
-        std::slice::from_ref(&x),
-        &Array::scalar(1.0f64),
-        0,
-        1e-6,
-    );
-    assert_close(&gx, &fx, 1e-6, "d/dx through a loop over a slice");
-    for k in 0..3 {
-        let f = |v: &[Array]| {
-            let mut w2 = ws.clone();
-            w2[k] = v[0].clone();
-            through_layers(&w2, &x)
-        };
-        let fw = fd_grad(
-            &f,
-            std::slice::from_ref(&ws[k]),
-            &Array::scalar(1.0f64),
-            0,
-            1e-6,
-        );
-        assert_close(&gws[k], &fw, 1e-6, &format!("d/dws[{k}]"));
-    }
+    assert!(gws.iter().all(|g| g.shape() == [4, 4]) && gx.shape() == x.shape());
+    check_grads(through_layers, &(tree(&ws[..]), x.clone()), 1);
     let vs: Vec<Array> = (0..4).map(|_| nabla::randn(&[3], DType::F64)).collect();
     let y = nabla::randn(&[3], DType::F64);
-    let g = nabla::grad(skip_small)(&vs, &y);
-    for k in 0..4 {
-        let f = |v: &[Array]| {
-            let mut v2 = vs.clone();
-            v2[k] = v[0].clone();
-            skip_small(&v2, &y)
-        };
-        let fw = fd_grad(
-            &f,
-            std::slice::from_ref(&vs[k]),
-            &Array::scalar(1.0f64),
-            0,
-            1e-6,
-        );
-        assert_close(&g[k], &fw, 1e-6, &format!("d/dvs[{k}] with continue"));
-    }
+    assert_eq!(nabla::grad(skip_small)(&vs, &y).len(), 4);
+    check_grads(skip_small, &(tree(&vs[..]), y), 1);
 }
 
 // ----- loop variables borrowing static arguments -----
@@ -383,28 +327,25 @@ fn weighted_steps(x: &Array, #[nondiff] ws: &[f64]) -> Array {
     nabla::sum(&v)
 }
 
+/// The rates of the test below, and the functions at them as functions
+/// of arrays alone (what `check_grads` takes).
+const RATES: [f64; 3] = [0.1, 0.25, 0.05];
+
+#[differentiable]
+fn discounted_at_rates(x: &Array) -> Array {
+    discounted(x, &RATES)
+}
+
+#[differentiable]
+fn weighted_at_rates(x: &Array) -> Array {
+    weighted_steps(x, &RATES)
+}
+
 #[test]
 fn loop_variables_borrowing_static_arguments() {
     let x = Array::from_vec(vec![0.3f64, -0.2, 0.5], &[3]);
-    let rates = [0.1, 0.25, 0.05];
-    let g = nabla::grad(discounted)(&x, &rates);
-    let fd = fd_grad(
-        &|v: &[Array]| discounted(&v[0], &rates),
-        std::slice::from_ref(&x),
-        &Array::scalar(1.0f64),
-        0,
-        1e-6,
-    );
-    assert_close(&g, &fd, 1e-7, "borrowed loop variable");
-    let g2 = nabla::grad(weighted_steps)(&x, &rates);
-    let fd2 = fd_grad(
-        &|v: &[Array]| weighted_steps(&v[0], &rates),
-        std::slice::from_ref(&x),
-        &Array::scalar(1.0f64),
-        0,
-        1e-6,
-    );
-    assert_close(&g2, &fd2, 1e-7, "enumerate over a borrowed slice");
+    check_grads(discounted_at_rates, &(x.clone(),), 2);
+    check_grads(weighted_at_rates, &(x,), 2);
 }
 
 /// A static inside a branch that borrows a static argument (the branch
@@ -421,21 +362,20 @@ fn pick_rate(x: &Array, #[nondiff] rates: &[f64], hi: bool) -> Array {
     nabla::sum(&y)
 }
 
+/// [`pick_rate`] down both branches, as a function of arrays alone.
+#[differentiable]
+fn pick_both(xs: &[Array]) -> Vec<Array> {
+    let rates = [0.5, 2.0];
+    vec![
+        pick_rate(&xs[0], &rates, false),
+        pick_rate(&xs[0], &rates, true),
+    ]
+}
+
 #[test]
 fn branch_statics_borrowing_static_arguments() {
     let x = Array::from_vec(vec![0.3f64, -0.2, 0.5], &[3]);
-    let rates = [0.5, 2.0];
-    for hi in [false, true] {
-        let g = nabla::grad(pick_rate)(&x, &rates, hi);
-        let fd = fd_grad(
-            &|v: &[Array]| pick_rate(&v[0], &rates, hi),
-            std::slice::from_ref(&x),
-            &Array::scalar(1.0f64),
-            0,
-            1e-6,
-        );
-        assert_close(&g, &fd, 1e-7, &format!("branch static, hi = {hi}"));
-    }
+    check_grads(pick_both, &vec![x], 2);
 }
 
 // ----- match arms that bind -----
@@ -470,10 +410,9 @@ fn by_bucket(x: &Array) -> Array {
     }
 }
 
-#[test]
-fn match_arms_that_bind_static_values() {
-    let x = Array::from_vec(vec![0.3f64, -0.7, 0.5], &[3]);
-    let acts = [
+/// The activations of the test below.
+fn acts() -> [Act; 4] {
+    [
         Act::Leaky(0.1),
         Act::Scaled {
             gain: 2.0,
@@ -484,35 +423,36 @@ fn match_arms_that_bind_static_values() {
             name: "ab".into(),
         },
         Act::Tanh,
-    ];
+    ]
+}
+
+/// [`activate`] with each of [`acts`], as a function of arrays alone.
+#[differentiable]
+fn activate_each(xs: &[Array]) -> Vec<Array> {
+    let each = acts();
+    vec![
+        activate(&xs[0], &each[0]),
+        activate(&xs[0], &each[1]),
+        activate(&xs[0], &each[2]),
+        activate(&xs[0], &each[3]),
+    ]
+}
+
+#[test]
+fn match_arms_that_bind_static_values() {
+    let x = Array::from_vec(vec![0.3f64, -0.7, 0.5], &[3]);
     let want = [
         |x: &Array| (x.relu() - (-x).relu() * 0.1).square().sum(),
         |x: &Array| (x.tanh() * 2.0).square().sum(),
         |x: &Array| (x.sin() * 3.0).square().sum(),
         |x: &Array| x.tanh().square().sum(),
     ];
-    for (act, w) in acts.iter().zip(want) {
+    for (act, w) in acts().iter().zip(want) {
         assert_close(&activate(&x, act), &w(&x), 1e-12, &format!("{act:?} value"));
-        let g = nabla::grad(activate)(&x, act);
-        let fd = fd_grad(
-            &|v: &[Array]| activate(&v[0], act),
-            std::slice::from_ref(&x),
-            &Array::scalar(1.0f64),
-            0,
-            1e-6,
-        );
-        assert_close(&g, &fd, 1e-7, &format!("{act:?} grad"));
     }
+    check_grads(activate_each, &vec![x], 1);
     for s in [0.1, 0.6, 1.3, 2.9] {
         let x = Array::from_vec(vec![s, 0.0, 0.0], &[3]);
-        let g = nabla::grad(by_bucket)(&x);
-        let fd = fd_grad(
-            &|v: &[Array]| by_bucket(&v[0]),
-            std::slice::from_ref(&x),
-            &Array::scalar(1.0f64),
-            0,
-            1e-7,
-        );
-        assert_close(&g, &fd, 1e-5, &format!("bucket at {s}"));
+        check_grads(by_bucket, &(x,), 1);
     }
 }

@@ -66,7 +66,8 @@ fn inputs() -> Vec<Array> {
 }
 
 /// Central differences of `f`'s output `o` w.r.t. input `i`, shaped
-/// `out_o ++ in_i` like a Jacobian block.
+/// `out_o ++ in_i` like a Jacobian block. Hand-rolled: the tests check the
+/// blocks' layout (output-major), which `check_grads` does not see.
 fn fd_block(f: impl Fn(&[Array]) -> Vec<Array>, x: &[Array], o: usize, i: usize) -> Array {
     let eps = 1e-6;
     let n = x[i].numel();

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 #[differentiable]
 fn inner(x: &Array, #[nondiff] k: f64) -> Array {
@@ -47,19 +48,27 @@ fn every_branch_matches_the_tape_and_finite_differences() {
             assert_close(&gx, &tx.grad(), 1e-12, &format!("{what}: d/dx"));
             let tape_w = tw.try_grad().unwrap_or_else(|| w.zeros_like()); // mode 1 ignores w
             assert_close(&gw, &tape_w, 1e-12, &format!("{what}: d/dw"));
-            let f = |v: &[Array]| piecewise(&v[0], &v[1], mode, scale);
-            let ct = Array::scalar(1.0f64);
-            assert_close(
-                &gx,
-                &fd_grad(&f, &[x.clone(), w.clone()], &ct, 0, 1e-6),
-                1e-6,
-                &format!("{what}: fd x"),
-            );
             let (_, t) =
                 nabla::jvp(piecewise)((&x, &w, mode, scale), (&x.ones_like(), &w.zeros_like()));
             assert!((t.item() - gx.sum().item()).abs() < 1e-10, "{what}: jvp");
         }
     }
+    check_grads(piecewise_each, &vec![x, w], 1);
+}
+
+/// [`piecewise`] in each mode, scaled and not, as a function of arrays
+/// alone (what `check_grads` takes).
+#[differentiable]
+fn piecewise_each(xs: &[Array]) -> Vec<Array> {
+    let (x, w) = (&xs[0], &xs[1]);
+    vec![
+        piecewise(x, w, 0, false),
+        piecewise(x, w, 0, true),
+        piecewise(x, w, 1, false),
+        piecewise(x, w, 1, true),
+        piecewise(x, w, 2, false),
+        piecewise(x, w, 2, true),
+    ]
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -101,22 +110,25 @@ fn match_on_an_enum_argument_and_on_data() {
                 1e-12,
                 &format!("{act:?}, sign {sign}: grad vs tape"),
             );
-            let f = |v: &[Array]| activated(&v[0], &v[1], act);
-            let fd = fd_grad(
-                &f,
-                &[xs.clone(), w.clone()],
-                &Array::scalar(1.0f64),
-                1,
-                1e-6,
-            );
-            assert_close(
-                &gw,
-                &fd,
-                1e-6,
-                &format!("{act:?}, sign {sign}: grad vs finite differences"),
-            );
         }
     }
+    check_grads(activated_each, &vec![x, w], 1);
+}
+
+/// [`activated`] with each activation, at `x` and `-x`, as a function of
+/// arrays alone.
+#[differentiable]
+fn activated_each(xs: &[Array]) -> Vec<Array> {
+    let (x, w) = (&xs[0], &xs[1]);
+    let neg = x * -1.0;
+    vec![
+        activated(x, w, Activation::Tanh),
+        activated(&neg, w, Activation::Tanh),
+        activated(x, w, Activation::Relu),
+        activated(&neg, w, Activation::Relu),
+        activated(x, w, Activation::Scaled),
+        activated(&neg, w, Activation::Scaled),
+    ]
 }
 
 /// An `Option` of a number is a static setting, not a tree (only

@@ -8,6 +8,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 #[differentiable]
 fn single(w: &Array, x: &Array, y: &Array) -> Array {
@@ -182,13 +183,15 @@ fn tuple_argnums_give_one_jacobian_per_argument() {
     // One selected argument in a 1-tuple is still a tuple.
     let (only_w,) = nabla::jacrev!(two_args, argnums = (1,))(&x, &w);
     assert_close(&only_w, &rw, 0.0, "(1,)");
-    // Against central differences: column (0, 2) of ∂f/∂w.
+    // The derivatives against finite differences, and column (0, 2) of
+    // ∂f/∂w against the JVP along w[0, 2].
+    check_grads(two_args, &(x.clone(), w.clone()), 1);
     let mut e = vec![0.0; 12];
-    e[2] = 1e-6;
+    e[2] = 1.0;
     let dw = Array::from_vec(e, &[3, 4]);
-    let fd = (two_args(&x, &(&w + &dw)) - two_args(&x, &(&w - &dw))) / 2e-6;
+    let (_, along) = nabla::jvp(two_args)((&x, &w), (&x.zeros_like(), &dw));
     let col = rw.reshape(&[8, 12]).slice_axis(1, 2..3).reshape(&[2, 4]);
-    assert_close(&col, &fd, 1e-7, "∂f/∂w[0, 2] vs FD");
+    assert_close(&col, &along, 1e-12, "∂f/∂w[0, 2] vs the JVP");
 }
 
 #[differentiable]
@@ -204,16 +207,19 @@ fn cross_hessian_blocks_by_nesting() {
     // ∂²E/∂w∂x: jacrev w.r.t. x, then jacfwd of that w.r.t. w.
     let h = nabla::jacfwd!(nabla::jacrev!(energy2, argnums = 0), argnums = 1)(&x, &w);
     assert_eq!(h.shape(), &[2, 3, 3, 4]);
+    // The gradient's derivatives against finite differences, and column
+    // w[1, 1] of the block against the gradient's JVP along it.
+    let gx = nabla::grad!(energy2, argnums = 0);
+    check_grads(gx, &(x.clone(), w.clone()), 1);
     let mut e = vec![0.0; 12];
-    e[5] = 1e-6;
+    e[5] = 1.0;
     let dw = Array::from_vec(e, &[3, 4]);
-    let gx = |w: &Array| nabla::grad!(energy2, argnums = 0)(&x, w);
-    let fd = (gx(&(&w + &dw)) - gx(&(&w - &dw))) / 2e-6;
+    let (_, along) = nabla::jvp(gx)((&x, &w), (&x.zeros_like(), &dw));
     let block = h.reshape(&[6, 12]).slice_axis(1, 5..6).reshape(&[2, 3]);
     assert_close(
         &block,
-        &fd,
-        1e-6,
-        "cross Hessian column vs FD of the gradient",
+        &along,
+        1e-12,
+        "cross Hessian column vs the JVP of the gradient",
     );
 }

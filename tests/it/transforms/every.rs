@@ -7,15 +7,10 @@
 use super::matrix::{bowl, bump, pair, wave};
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 fn vec3(v: [f64; 3]) -> Array {
     Array::from_vec(v.to_vec(), &[3])
-}
-
-/// `(g(x + εt) − g(x − εt)) / 2ε`.
-fn fd_tangent(g: &dyn Fn(&Array) -> Array, x: &Array, t: &Array) -> Array {
-    let eps = 1e-5;
-    (g(&(x + &(t * eps))) - g(&(x - &(t * eps)))) * (0.5 / eps)
 }
 
 #[test]
@@ -24,15 +19,13 @@ fn jvp_and_vjp_of_vmap_match_the_loop() {
     let ts = Array::from_vec(vec![1.0f64, 0.5, -2.0, 0.0, 1.0, 3.0], &[2, 3]);
     let (y, t) = nabla::jvp(nabla::vmap(wave))((&xs,), (&ts,));
     assert_close(&y, &nabla::vmap(wave)(&xs), 0.0, "primal");
-    let want = fd_tangent(&|x| nabla::vmap(wave)(x), &xs, &ts);
-    assert_close(&t, &want, 1e-8, "tangent of vmap");
-    // vjp: the cotangent of each row through its own Jacobian.
+    assert_eq!(t.shape(), xs.shape());
     let (y2, pullback) = nabla::vjp(nabla::vmap(wave))(&xs);
     assert_close(&y2, &y, 0.0, "vjp primal");
-    let ct = ts.cos();
-    let f = |v: &[Array]| nabla::vmap(wave)(&v[0]);
-    let fd = fd_grad(&f, std::slice::from_ref(&xs), &ct, 0, 1e-6);
-    assert_close(&pullback(&ct), &fd, 1e-8, "pullback of vmap");
+    assert_eq!(pullback(&ts).shape(), xs.shape());
+    // JVP and VJP (each row through its own Jacobian) and their own
+    // derivatives against finite differences.
+    check_grads(nabla::vmap(wave), &(xs,), 2);
 }
 
 #[test]
@@ -42,19 +35,15 @@ fn jvp_and_vjp_of_jacobians_match_finite_differences() {
     // jvp(hessian(f)): the third derivative along v.
     let (h, dh) = nabla::jvp(nabla::hessian(bowl))((&x,), (&v,));
     assert_close(&h, &nabla::hessian(bowl)(&x), 0.0, "primal hessian");
-    let want = fd_tangent(&|x| nabla::hessian(bowl)(x), &x, &v);
-    assert_close(&dh, &want, 1e-7, "tangent of the hessian");
-    // jvp(jacrev(f)) of a vector function.
-    let (_, dj) = nabla::jvp(nabla::jacrev(wave))((&x,), (&v,));
-    let want = fd_tangent(&|x| nabla::jacrev(wave)(x), &x, &v);
-    assert_close(&dj, &want, 1e-7, "tangent of jacrev");
-    // vjp(jacfwd(f)): a cotangent of the Jacobian's shape.
+    assert_eq!(dh.shape(), &[3, 3]);
+    // jvp(hessian(f)) and vjp(hessian(f)): third derivatives.
+    check_grads(nabla::hessian(bowl), &(x.clone(),), 1);
+    // Of the Jacobians of a vector function, to second order.
+    check_grads(nabla::jacrev(wave), &(x.clone(),), 2);
     let (j, pullback) = nabla::vjp(nabla::jacfwd(wave))(&x);
     assert_eq!(j.shape(), &[3, 3]);
-    let ct = Array::from_vec((0..9).map(|k| (k as f64 * 0.7).sin()).collect(), &[3, 3]);
-    let f = |a: &[Array]| nabla::jacfwd(wave)(&a[0]);
-    let fd = fd_grad(&f, std::slice::from_ref(&x), &ct, 0, 1e-6);
-    assert_close(&pullback(&ct), &fd, 1e-7, "pullback of jacfwd");
+    assert_eq!(pullback(&j).shape(), &[3]);
+    check_grads(nabla::jacfwd(wave), &(x,), 2);
 }
 
 #[test]
@@ -72,21 +61,19 @@ fn grad_of_jacobians_of_a_scalar_function_is_the_second_derivative() {
     let (y, g) = nabla::value_and_grad(nabla::jacrev(bump))(&x);
     assert_close(&y, &nabla::jacrev(bump)(&x), 0.0, "value");
     assert!((g.item() - d2(0.7)).abs() < 1e-12);
-    // jvp and vjp of that gradient: the third derivative.
-    let d3 = fd_tangent(
-        &|x| nabla::grad(nabla::jacfwd(bump))(x),
-        &x,
-        &Array::scalar(1.0f64),
-    );
-    let (_, t) = nabla::jvp(nabla::grad(nabla::jacfwd(bump)))((&x,), (&Array::scalar(1.0f64),));
-    assert_close(&t, &d3, 1e-7, "jvp(grad(jacfwd))");
+    // jvp and vjp of that gradient (the third derivative) and their own
+    // derivatives (the fourth).
+    let one = Array::scalar(1.0f64);
+    let (_, t) = nabla::jvp(nabla::grad(nabla::jacfwd(bump)))((&x,), (&one,));
     let (_, pullback) = nabla::vjp(nabla::grad(nabla::jacrev(bump)))(&x);
     assert_close(
-        &pullback(&Array::scalar(1.0f64)),
-        &d3,
-        1e-7,
-        "vjp(grad(jacrev))",
+        &pullback(&one),
+        &t,
+        1e-12,
+        "vjp(grad(jacrev)) = jvp(grad(jacfwd))",
     );
+    check_grads(nabla::grad(nabla::jacfwd(bump)), &(x.clone(),), 2);
+    check_grads(nabla::grad(nabla::jacrev(bump)), &(x,), 2);
 }
 
 #[test]
@@ -104,17 +91,8 @@ fn grad_of_checkpoint_and_jacobians_of_gradients() {
     let h2 = hessian!(pair, argnums = 0)(&x, &a);
     assert_eq!(h1.shape(), &[3, 3]);
     assert_close(&h1, &h2, 1e-12, "jacfwd(grad) = hessian");
-    let fd = nabla::stack(
-        &(0..3)
-            .map(|k| {
-                let mut e = [0.0; 3];
-                e[k] = 1.0;
-                fd_tangent(&|x| nabla::grad(pair)(x, &a), &x, &vec3(e))
-            })
-            .collect::<Vec<_>>(),
-        1,
-    );
-    assert_close(&h1, &fd, 1e-7, "hessian vs finite differences");
+    // The gradient's JVP (the Hessian's columns) against finite differences.
+    check_grads(nabla::grad(pair), &(x.clone(), a.clone()), 1);
     // jacrev(jacfwd(g)) = jacfwd(jacrev(g)) for a vector function.
     let rf = nabla::jacrev(nabla::jacfwd(wave))(&x);
     let fr = nabla::jacfwd(nabla::jacrev(wave))(&x);

@@ -27,7 +27,8 @@ fn flight(p: &[f64; 3]) -> f64 {
     x * x + y
 }
 
-/// Central differences of `f` at `p`.
+/// Central differences of `f` at `p`. Hand-rolled: these are functions of
+/// floats and fixed-size arrays, which `check_grads` does not take.
 fn fd<const N: usize>(f: impl Fn([f64; N]) -> f64, p: [f64; N]) -> [f64; N] {
     std::array::from_fn(|i| {
         let (mut a, mut b) = (p, p);

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 #[differentiable]
 fn critic(x: &Array, w: &Array) -> Array {
@@ -40,13 +41,8 @@ fn a_gradient_penalty_is_differentiable() {
         1e-12,
         "value",
     );
-    let f = |v: &[Array]| penalised_by_hand(&v[0], &v[1]);
-    let one = Array::scalar(1.0f64);
-    let fd_w = fd_grad(&f, &[w.clone(), x.clone()], &one, 0, 1e-6);
-    let fd_x = fd_grad(&f, &[w.clone(), x.clone()], &one, 1, 1e-6);
+    check_grads(penalised, &(w.clone(), x.clone()), 1);
     let (gw, gx) = grad!(penalised, argnums = (0, 1))(&w, &x);
-    assert_close(&gw, &fd_w, 1e-7, "d/dw");
-    assert_close(&gx, &fd_x, 1e-7, "d/dx");
     // Forward mode through it too.
     let (tw, tx) = (
         nabla::randn(&[3, 2], DType::F64),
@@ -81,21 +77,7 @@ fn vmap_inside_a_loss_under_grad() {
     let k = nabla::randn(&[3], DType::F64);
     let direct = |zs: &Array, k: &Array| nabla::sum(&(zs * zs * k).sin());
     assert_close(&batch_energy(&zs, &k), &direct(&zs, &k), 1e-12, "value");
-    let f = |v: &[Array]| direct(&v[0], &v[1]);
-    let one = Array::scalar(1.0f64);
-    let (gz, gk) = grad!(batch_energy, argnums = (0, 1))(&zs, &k);
-    assert_close(
-        &gz,
-        &fd_grad(&f, &[zs.clone(), k.clone()], &one, 0, 1e-6),
-        1e-7,
-        "d/dzs",
-    );
-    assert_close(
-        &gk,
-        &fd_grad(&f, &[zs.clone(), k.clone()], &one, 1, 1e-6),
-        1e-7,
-        "d/dk",
-    );
+    check_grads(batch_energy, &(zs.clone(), k.clone()), 2);
     // vmap of the function that holds a vmap: a batch of batches.
     let zss = nabla::randn(&[2, 5, 3], DType::F64);
     let per = nabla::vmap!(batch_energy, in_axes = (0, None))(&zss, &k);
@@ -140,27 +122,25 @@ fn jvp_and_jacobians_inside_under_grad() {
         1e-12,
         "value",
     );
-    let one = Array::scalar(1.0f64);
-    let f = |a: &[Array]| stretch_by_jacobian(&a[0], &a[1]);
-    for k in 0..2 {
-        let fd = fd_grad(&f, &[x.clone(), v.clone()], &one, k, 1e-6);
-        let g = if k == 0 {
-            grad!(stretch, argnums = 0)(&x, &v)
-        } else {
-            grad!(stretch, argnums = 1)(&x, &v)
-        };
-        assert_close(&g, &fd, 1e-7, &format!("stretch: argument {k}"));
-        let g2 = if k == 0 {
-            grad!(stretch_by_jacobian, argnums = 0)(&x, &v)
-        } else {
-            grad!(stretch_by_jacobian, argnums = 1)(&x, &v)
-        };
-        assert_close(
-            &g2,
-            &fd,
-            1e-7,
-            &format!("stretch_by_jacobian: argument {k}"),
-        );
+    check_grads(stretch, &(x.clone(), v.clone()), 2);
+    check_grads(stretch_by_jacobian, &(x.clone(), v.clone()), 2);
+    // `argnums` picks the same cotangents the full pullback gives.
+    let (gx, gv) = grad!(stretch, argnums = (0, 1))(&x, &v);
+    let g = (
+        grad!(stretch, argnums = 0)(&x, &v),
+        grad!(stretch, argnums = 1)(&x, &v),
+    );
+    let g2 = (
+        grad!(stretch_by_jacobian, argnums = 0)(&x, &v),
+        grad!(stretch_by_jacobian, argnums = 1)(&x, &v),
+    );
+    for (a, b, what) in [
+        (&g.0, &gx, "stretch: argument 0"),
+        (&g.1, &gv, "stretch: argument 1"),
+        (&g2.0, &gx, "stretch_by_jacobian: argument 0"),
+        (&g2.1, &gv, "stretch_by_jacobian: argument 1"),
+    ] {
+        assert_close(a, b, 1e-12, what);
     }
 }
 
@@ -209,19 +189,5 @@ fn value_and_grad_and_a_picked_jvp_inside() {
     let x = Array::from_vec(vec![0.3f64, -1.2, 2.0], &[3]);
     let v = Array::from_vec(vec![1.0f64, 0.5, -2.0], &[3]);
     assert_close(&mixed(&x, &v), &mixed_by_hand(&x, &v), 1e-12, "value");
-    let f = |a: &[Array]| mixed_by_hand(&a[0], &a[1]);
-    let one = Array::scalar(1.0f64);
-    let (gx, gv) = grad!(mixed, argnums = (0, 1))(&x, &v);
-    assert_close(
-        &gx,
-        &fd_grad(&f, &[x.clone(), v.clone()], &one, 0, 1e-6),
-        1e-7,
-        "d/dx",
-    );
-    assert_close(
-        &gv,
-        &fd_grad(&f, &[x.clone(), v.clone()], &one, 1, 1e-6),
-        1e-7,
-        "d/dv",
-    );
+    check_grads(mixed, &(x, v), 2);
 }

@@ -5,6 +5,7 @@
 
 use crate::common::*;
 use nabla::prelude::*;
+use nabla::testing::check_grads;
 
 #[differentiable]
 fn quartic(x: &Array) -> Array {
@@ -40,6 +41,13 @@ fn weighted(w: &Array, x: &Array, #[nondiff] scale: f64) -> Array {
     nabla::sum(&(w.matmul(x).tanh() * scale))
 }
 
+/// [`weighted`] at scale 1.5: a function of arrays alone, what
+/// `check_grads` takes.
+#[differentiable]
+fn weighted_at(w: &Array, x: &Array) -> Array {
+    weighted(w, x, 1.5)
+}
+
 #[test]
 fn jvp_of_grad_with_argnums_matches_finite_differences() {
     let _g = seeded(3);
@@ -49,26 +57,29 @@ fn jvp_of_grad_with_argnums_matches_finite_differences() {
         nabla::randn(&[2, 3], DType::F64),
         nabla::randn(&[3, 2], DType::F64),
     );
-    // d/dε grad_w f(w + ε tw, x + ε tx) by central differences.
-    let gw = |w: &Array, x: &Array| grad(weighted)(w, x, 1.5);
-    let eps = 1e-5;
-    let fd = (gw(&(&w + &(&tw * eps)), &(&x + &(&tx * eps)))
-        - gw(&(&w - &(&tw * eps)), &(&x - &(&tx * eps))))
-        * (0.5 / eps);
+    // The tangents (and cotangents) of both gradients against finite
+    // differences.
+    check_grads(grad(weighted_at), &(w.clone(), x.clone()), 1);
+    check_grads(grad!(weighted_at, argnums = 1), &(w.clone(), x.clone()), 1);
+    // With the static argument passed through `jvp`: the same values.
     let (g, t) = jvp(grad(weighted))((&w, &x, 1.5), (&tw, &tx));
-    assert_close(&g, &gw(&w, &x), 1e-12, "primal is the gradient");
-    assert_close(&t, &fd, 1e-7, "tangent of the gradient");
+    let (g0, t0) = jvp(grad(weighted_at))((&w, &x), (&tw, &tx));
+    assert_close(
+        &g,
+        &grad(weighted)(&w, &x, 1.5),
+        1e-12,
+        "primal is the gradient",
+    );
+    assert_close(&g, &g0, 1e-12, "gradient");
+    assert_close(&t, &t0, 1e-12, "tangent of the gradient");
     // Both gradients at once: argnums = (0, 1).
     let ((gw2, gx2), (tw2, tx2)) =
         jvp!(grad!(weighted, argnums = (0, 1)))((&w, &x, 1.5), (&tw, &tx));
     assert_close(&gw2, &g, 1e-12, "argnums (0, 1): w");
     assert_close(&tw2, &t, 1e-12, "argnums (0, 1): w tangent");
-    let gx = |w: &Array, x: &Array| grad!(weighted, argnums = 1)(w, x, 1.5);
-    let fdx = (gx(&(&w + &(&tw * eps)), &(&x + &(&tx * eps)))
-        - gx(&(&w - &(&tw * eps)), &(&x - &(&tx * eps))))
-        * (0.5 / eps);
-    assert_close(&gx2, &gx(&w, &x), 1e-12, "argnums (0, 1): x");
-    assert_close(&tx2, &fdx, 1e-7, "argnums (0, 1): x tangent");
+    let (gx, tx0) = jvp!(grad!(weighted_at, argnums = 1))((&w, &x), (&tw, &tx));
+    assert_close(&gx2, &gx, 1e-12, "argnums (0, 1): x");
+    assert_close(&tx2, &tx0, 1e-12, "argnums (0, 1): x tangent");
 }
 
 #[test]
@@ -88,33 +99,15 @@ fn vjp_of_grad_with_argnums_matches_finite_differences() {
     let w = nabla::randn(&[2, 3], DType::F64);
     let x = nabla::randn(&[3, 2], DType::F64);
     let u = nabla::randn(&[2, 3], DType::F64);
-    // <u, grad_w f(w, x)> differentiated by central differences, w.r.t.
-    // every element of w and of x.
-    let obj = |w: &Array, x: &Array| (&grad(weighted)(w, x, 1.5) * &u).sum().item();
-    let fd = |which: usize| {
-        let base = [w.to_vec::<f64>(), x.to_vec::<f64>()];
-        let shape = [w.shape().to_vec(), x.shape().to_vec()];
-        let eps = 1e-6;
-        let d: Vec<f64> = (0..base[which].len())
-            .map(|k| {
-                let at = |h: f64| {
-                    let mut v = base.clone();
-                    v[which][k] += h;
-                    obj(
-                        &Array::from_vec(v[0].clone(), &shape[0]),
-                        &Array::from_vec(v[1].clone(), &shape[1]),
-                    )
-                };
-                (at(eps) - at(-eps)) / (2.0 * eps)
-            })
-            .collect();
-        Array::from_vec(d, &shape[which])
-    };
+    // The pullback of the gradient (checked against finite differences
+    // in the test above) with the static argument passed through `vjp`.
     let (g, pullback) = vjp(grad(weighted))(&w, &x, 1.5);
     assert_close(&g, &grad(weighted)(&w, &x, 1.5), 1e-12, "grad");
     let (cw, cx) = pullback(&u);
-    assert_close(&cw, &fd(0), 1e-7, "cotangent of w");
-    assert_close(&cx, &fd(1), 1e-7, "cotangent of x");
+    let (_, pullback0) = vjp(grad(weighted_at))(&w, &x);
+    let (cw0, cx0) = pullback0(&u);
+    assert_close(&cw, &cw0, 1e-12, "cotangent of w");
+    assert_close(&cx, &cx0, 1e-12, "cotangent of x");
     // argnums = (0, 1): the cotangent of both gradients.
     let ux = nabla::randn(&[3, 2], DType::F64);
     let ((gw, gx), pb2) = vjp!(grad!(weighted, argnums = (0, 1)))(&w, &x, 1.5);
@@ -188,6 +181,7 @@ fn a_loop_from_constants_is_differentiable() {
     let (k, c) = (2.0, 0.3);
     assert_eq!(oscillator(k, c), oscillator_by_hand(k, c));
     let (gk, gc) = grad!(oscillator, argnums = (0, 1))(k, c);
+    // Hand-rolled: check_grads takes functions of arrays, not of floats.
     let eps = 1e-6;
     let fk = (oscillator_by_hand(k + eps, c) - oscillator_by_hand(k - eps, c)) / (2.0 * eps);
     let fc = (oscillator_by_hand(k, c + eps) - oscillator_by_hand(k, c - eps)) / (2.0 * eps);
@@ -322,33 +316,42 @@ fn masked_error_by_hand(w: &Array, x: &Array, y: &Array) -> Array {
     (&d * &d).sum() + r.sum()
 }
 
+/// Labels for [`masked_error`], built in the body as static arrays are.
+fn labels() -> Array {
+    Array::from_vec(vec![1.3f64, 2.1, 1.7, 1.05], &[4, 1])
+}
+
+/// [`masked_error`] at [`labels`]: a function of the differentiated
+/// arrays alone, what `check_grads` takes.
+#[differentiable]
+fn masked_error_at_labels(w: &Array, x: &Array) -> Array {
+    let y = Array::from_vec(vec![1.3f64, 2.1, 1.7, 1.05], &[4, 1]);
+    masked_error(w, x, &y)
+}
+
 #[test]
 fn static_arrays_in_arithmetic_are_constants() {
     let _g = seeded(21);
     let w = nabla::randn(&[3, 1], DType::F64);
     let x = nabla::randn(&[4, 3], DType::F64);
-    let y = nabla::randn(&[4, 1], DType::F64).abs() + 1.0;
+    let y = labels();
     assert_close(
         &masked_error(&w, &x, &y),
         &masked_error_by_hand(&w, &x, &y),
         1e-12,
         "value",
     );
-    let f = |v: &[Array]| masked_error_by_hand(&v[0], &v[1], &y);
-    let one = Array::scalar(1.0f64);
+    assert_close(
+        &masked_error_at_labels(&w, &x),
+        &masked_error(&w, &x, &y),
+        0.0,
+        "the wrapper",
+    );
+    check_grads(masked_error_at_labels, &(w.clone(), x.clone()), 2);
     let (gw, gx) = grad!(masked_error, argnums = (0, 1))(&w, &x, &y);
-    assert_close(
-        &gw,
-        &fd_grad(&f, &[w.clone(), x.clone()], &one, 0, 1e-6),
-        1e-7,
-        "d/dw",
-    );
-    assert_close(
-        &gx,
-        &fd_grad(&f, &[w.clone(), x.clone()], &one, 1, 1e-6),
-        1e-7,
-        "d/dx",
-    );
+    let (gw0, gx0) = grad!(masked_error_at_labels, argnums = (0, 1))(&w, &x);
+    assert_close(&gw, &gw0, 1e-12, "d/dw");
+    assert_close(&gx, &gx0, 1e-12, "d/dx");
     // Forward mode agrees with the gradient.
     let tw = nabla::randn(&[3, 1], DType::F64);
     let (_, t) = jvp(masked_error)((&w, &x, &y), (&tw, &x.zeros_like()));
