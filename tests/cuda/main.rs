@@ -6,6 +6,8 @@
 //! - [`gpu`]: every fixture case on the device, the imperative seed
 //!   example, CPU/GPU agreement of generated programs and composed
 //!   transforms; without a GPU, the probing and error paths;
+//! - [`process_settings`]: deterministic scatter-adds, and the memory
+//!   pool's cap and release;
 //! - [`products`]: matrix products of views (two batch axes, broadcasts,
 //!   a batch against a shared weight) against the CPU;
 //! - [`registry_nn`]: the op registry's newer ops (`jax_reference_more`)
@@ -24,6 +26,7 @@ mod common;
 mod custom_kernel;
 mod fused;
 mod gpu;
+mod process_settings;
 mod products;
 mod registry_nn;
 mod rows;
