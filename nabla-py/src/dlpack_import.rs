@@ -79,27 +79,6 @@ fn gather<T>(
     out
 }
 
-/// Whether two indices of `shape` with `strides` can reach one element
-/// (the test `Array::from_external` applies before it shares memory; such
-/// layouts are copied there).
-fn may_alias(shape: &[usize], strides: &[isize]) -> bool {
-    let mut axes: Vec<(usize, usize)> = strides
-        .iter()
-        .zip(shape)
-        .filter(|&(_, &d)| d > 1)
-        .map(|(&s, &d)| (s.unsigned_abs(), d))
-        .collect();
-    axes.sort_unstable();
-    let mut reach = 0usize;
-    for (s, d) in axes {
-        if s <= reach {
-            return true;
-        }
-        reach = reach.saturating_add(s.saturating_mul(d - 1));
-    }
-    false
-}
-
 /// The Nabla array of the tensor `m` describes (see the module docs);
 /// `copy`: `Some(true)` always copies, `Some(false)` never does (a
 /// `BufferError` where it must).
@@ -149,7 +128,7 @@ pub(crate) fn to_array(m: Managed, copy: Option<bool>) -> PyResult<Array> {
         DType::Bool => 1,
     };
     let aligned = (first as usize).is_multiple_of(size);
-    let aliases = may_alias(&shape, &strides);
+    let aliases = nabla::Array::external_layout_aliases(&shape, &strides);
     let share = copy != Some(true) && dtype != DType::Bool && aligned && !aliases;
     if !share && copy == Some(false) {
         return Err(PyBufferError::new_err(if dtype == DType::Bool {

@@ -293,7 +293,7 @@ impl<T: Copy> From<ArrayD<T>> for Host<T> {
 /// reach one element: ndarray's sufficient test, axes longer than 1 by
 /// increasing stride, each stride beyond the reach of the smaller ones (a
 /// zero stride never is).
-fn may_alias(shape: &[usize], abs: &[usize]) -> bool {
+pub(crate) fn may_alias(shape: &[usize], abs: &[usize]) -> bool {
     let mut axes: Vec<(usize, usize)> = abs
         .iter()
         .zip(shape)

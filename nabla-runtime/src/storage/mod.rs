@@ -17,4 +17,4 @@ pub(crate) use cast::data_cast;
 pub(crate) use data::no_gpu_path;
 pub(crate) use data::{Data, any_map, float_map, float_map2, float_slice_map, float_slice_map2};
 pub use dtype::{DType, Device, Element};
-pub(crate) use host::{Host, row_major_view};
+pub(crate) use host::{Host, may_alias, row_major_view};
