@@ -11,14 +11,13 @@
 //! - on a GPU, scatter-adds (the backward pass of gathers and embeddings)
 //!   run on the host, in index order, instead of with atomic adds.
 
-use std::sync::atomic::{AtomicU8, Ordering};
+use crate::switch::Switch;
 
 /// The thread count the factorisations plan for while deterministic: their
 /// results are those of a pool of this size, whatever the pool's size.
 pub const FIXED_THREADS: usize = 4;
 
-/// 0: not read from the environment yet; 1: off; 2: on.
-static STATE: AtomicU8 = AtomicU8::new(0);
+static DETERMINISTIC: Switch = Switch::new("NABLA_DETERMINISTIC");
 
 /// Turns deterministic kernels on or off for the whole process (it starts
 /// as `NABLA_DETERMINISTIC=1` in the environment says, else off).
@@ -29,7 +28,7 @@ static STATE: AtomicU8 = AtomicU8::new(0);
 /// nabla_kernels::determinism::set_deterministic(false);
 /// ```
 pub fn set_deterministic(on: bool) {
-    STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+    DETERMINISTIC.set(on);
 }
 
 /// Whether [`set_deterministic`] is on.
@@ -40,24 +39,7 @@ pub fn set_deterministic(on: bool) {
 /// ```
 #[inline]
 pub fn deterministic() -> bool {
-    match STATE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => from_env(),
-    }
-}
-
-#[cold]
-fn from_env() -> bool {
-    let on = std::env::var_os("NABLA_DETERMINISTIC").is_some_and(|v| v == "1");
-    // A concurrent `set_deterministic` wins over the environment.
-    let _ = STATE.compare_exchange(
-        0,
-        if on { 2 } else { 1 },
-        Ordering::Relaxed,
-        Ordering::Relaxed,
-    );
-    STATE.load(Ordering::Relaxed) == 2
+    DETERMINISTIC.get()
 }
 
 /// Sets the thread count `faer`'s factorisations plan for, before one

@@ -39,6 +39,7 @@ pub mod rows;
 pub mod special;
 #[cfg(test)]
 mod strided_tests;
+pub mod switch;
 
 pub use dtype::DType;
 pub use float::Float;

@@ -9,12 +9,11 @@
 //! a chain of them, so the report can name the rule.
 
 use super::Array;
+use nabla_kernels::switch::Switch;
 use std::cell::Cell;
 use std::panic::Location;
-use std::sync::atomic::{AtomicU8, Ordering};
 
-/// 0: not read from the environment yet; 1: off; 2: on.
-static STATE: AtomicU8 = AtomicU8::new(0);
+static CHECKING: Switch = Switch::new("NABLA_DEBUG_NANS");
 
 thread_local! {
     /// The op whose derivative rule is running on this thread, if any.
@@ -38,7 +37,7 @@ thread_local! {
 /// assert!(msg.starts_with("debug_nans: `log` turned finite inputs into NaN"), "{msg}");
 /// ```
 pub fn debug_nans(on: bool) {
-    STATE.store(if on { 2 } else { 1 }, Ordering::Relaxed);
+    CHECKING.set(on);
 }
 
 /// Whether [`debug_nans`] is on.
@@ -49,23 +48,7 @@ pub fn debug_nans(on: bool) {
 /// ```
 #[inline(always)]
 pub fn debug_nans_enabled() -> bool {
-    match STATE.load(Ordering::Relaxed) {
-        1 => false,
-        2 => true,
-        _ => from_env(),
-    }
-}
-
-#[cold]
-fn from_env() -> bool {
-    let on = std::env::var("NABLA_DEBUG_NANS").is_ok_and(|v| v == "1" || v == "true");
-    let _ = STATE.compare_exchange(
-        0,
-        if on { 2 } else { 1 },
-        Ordering::Relaxed,
-        Ordering::Relaxed,
-    );
-    STATE.load(Ordering::Relaxed) == 2
+    CHECKING.get()
 }
 
 /// While alive, checks on this thread report that they run inside the
