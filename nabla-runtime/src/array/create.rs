@@ -258,21 +258,6 @@ impl Array {
         self.full_like(1.0)
     }
 
-    /// Whether two indices of `shape` with `strides` (in elements) can
-    /// reach one element, so that [`Array::from_external`] copies such a
-    /// layout instead of sharing it (a broadcast axis of stride 0, or
-    /// interleaved strides).
-    ///
-    /// ```
-    /// use nabla::Array;
-    /// assert!(!Array::external_layout_aliases(&[2, 3], &[3, 1]));
-    /// assert!(Array::external_layout_aliases(&[2, 3], &[0, 1]));
-    /// ```
-    pub fn external_layout_aliases(shape: &[usize], strides: &[isize]) -> bool {
-        let abs: Vec<usize> = strides.iter().map(|s| s.unsigned_abs()).collect();
-        crate::storage::may_alias(shape, &abs)
-    }
-
     /// Wraps elements in memory owned outside Nabla, without a copy (what
     /// DLPack imports use): `ptr` is element `[0, 0, ..]` of `shape`, laid
     /// out with `strides` (in elements, of any sign, 0 for a broadcast
@@ -312,6 +297,21 @@ impl Array {
         Array::from_data(T::host_data(unsafe {
             Host::from_external(ptr, shape, strides, keep)
         }))
+    }
+
+    /// Whether two indices of `shape` with `strides` (in elements) can
+    /// reach one element, so that [`Array::from_external`] copies such a
+    /// layout instead of sharing it (a broadcast axis of stride 0, or
+    /// interleaved strides).
+    ///
+    /// ```
+    /// use nabla::Array;
+    /// assert!(!Array::external_layout_aliases(&[2, 3], &[3, 1]));
+    /// assert!(Array::external_layout_aliases(&[2, 3], &[0, 1]));
+    /// ```
+    pub fn external_layout_aliases(shape: &[usize], strides: &[isize]) -> bool {
+        let abs: Vec<usize> = strides.iter().map(|s| s.unsigned_abs()).collect();
+        crate::storage::may_alias(shape, &abs)
     }
 
     /// A view of the elements of a host array whose dtype is `T`, in place
