@@ -262,7 +262,6 @@
 // also inside it (`nn`).
 extern crate self as nabla;
 
-#[cfg(feature = "mpi")]
 pub mod dist;
 pub mod nn;
 

@@ -1,36 +1,64 @@
-//! Distributed execution over MPI (feature `mpi`): processes started by
-//! `mpirun`, one rank each, and collectives on arrays that every
-//! transform differentiates.
+//! Distributed execution: processes started by `mpirun`, one rank each
+//! (feature `mpi`), collectives on arrays that every transform
+//! differentiates, and layouts of arrays over a mesh of ranks.
 //!
-//! ```standalone_crate
+//! With feature `mpi`:
+//!
+//! ```ignore
 //! use nabla::{Array, dist::{self, Comm, Reduce}};
 //! let _mpi = dist::init(); // keep until the end of main (MPI_Finalize)
 //! let x = Array::from_vec(vec![dist::rank() as f64; 3], &[3]);
 //! let mean = dist::all_reduce(&x, Reduce::Mean, Comm::world());
-//! if dist::rank() == 0 {
-//!     println!("{} ranks, mean {mean}", dist::world_size());
-//! }
 //! ```
 //!
-//! Run with `mpirun -n 2 target/release/examples/my_program`; without
-//! `mpirun` the program is a world of one rank. docs/design.md §
-//! "Distributed execution" describes the conventions.
+//! (each item's own example runs under `--features mpi`). Run with
+//! `mpirun -n 2 target/release/examples/my_program`; without `mpirun` the
+//! program is a world of one rank. The layouts and the planner need no
+//! MPI:
+//!
+//! ```
+//! use nabla::dist::{MeshShape, Spec};
+//! let mesh = MeshShape::new(&[("data", 2), ("model", 2)]);
+//! let w = Spec::new(&[None, Some("model")]);
+//! assert_eq!((mesh.devices(), w.to_string()), (4, "[-, model]".to_string()));
+//! ```
+//!
+//! docs/design.md § "Distributed execution" and § "Automatic
+//! distribution" describe the conventions.
 
+#[cfg(feature = "mpi")]
 mod collectives;
+#[cfg(feature = "mpi")]
 mod comm;
+#[cfg(feature = "mpi")]
 mod data_parallel;
+mod factors;
+#[cfg(feature = "mpi")]
 mod flat;
-#[cfg(feature = "cuda")]
+mod graph;
+mod layout;
+mod moves;
+#[cfg(all(feature = "mpi", feature = "cuda"))]
 mod nccl;
+#[cfg(feature = "mpi")]
 mod overlap;
+mod rules;
+#[cfg(feature = "mpi")]
 mod tensor_parallel;
+#[cfg(feature = "mpi")]
 mod zero;
 
+#[cfg(feature = "mpi")]
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
+#[cfg(feature = "mpi")]
 pub use comm::{Comm, Mpi, abort, init, rank, world_size};
+#[cfg(feature = "mpi")]
 pub use data_parallel::DataParallel;
+pub use layout::{MeshShape, Spec};
+#[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,
     sum_partials,
 };
+#[cfg(feature = "mpi")]
 pub use zero::Zero1;
