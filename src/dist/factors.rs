@@ -428,6 +428,29 @@ impl Rule {
         }
     }
 
+    /// What each operand must become before the op runs under `a`, given
+    /// the operands' layouts (`from`), and the output's layout: the
+    /// operands take the assignment's splits, complete the pending sums
+    /// the op cannot carry, and keep the others. The runtime moves each
+    /// operand with [`moves`](super::moves::moves) to its target; the
+    /// planner prices the same moves.
+    pub fn targets(&self, a: &Assignment, from: &[&Layout]) -> (Vec<Layout>, Layout) {
+        let pending: Vec<u8> = from.iter().map(|l| l.partial).collect();
+        let (reduce, carried) = self.pending(&pending, a);
+        let targets = (0..from.len())
+            .map(|k| {
+                let mut t = self.operand_layout(k, a);
+                t.partial = if self.linear == Linearity::Shape {
+                    from[k].partial
+                } else {
+                    pending[k] & !reduce[k]
+                };
+                t
+            })
+            .collect();
+        (targets, self.output_layout(a, carried))
+    }
+
     /// Every valid assignment on `mesh`: each mesh axis unused or on one
     /// factor (several on one factor in mesh order). The planner's
     /// strategies for this op.

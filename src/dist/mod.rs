@@ -42,6 +42,7 @@ mod moves;
 mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
+mod registry_methods;
 mod rules;
 #[cfg(feature = "mpi")]
 mod tensor_parallel;
