@@ -10,7 +10,8 @@
 //! `all_to_all` is `all_to_all`).
 
 use super::comm::{Comm, with};
-use super::flat::Wire;
+use super::flat::{Wire as Element, width};
+use super::moves::{Wire, count};
 use crate::custom::cpu_kernel;
 use crate::{Array, ArrayValue, DType, Device, Value};
 use mpi::collective::SystemOperation;
@@ -34,7 +35,9 @@ pub enum Reduce {
 /// One collective: on row-major host elements over MPI and, with feature
 /// `cuda`, on a device array over NCCL.
 trait Exchange {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]);
+    /// Its kind, for the byte count.
+    const WIRE: Wire;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]);
     #[cfg(feature = "cuda")]
     fn gpu(&self, nccl: &Nccl, x: &GpuArray) -> GpuArray;
 }
@@ -54,8 +57,9 @@ fn path(x: &Array) -> u64 {
 /// on every rank otherwise), then runs `ex` on `x`'s elements on the host
 /// (read in place when contiguous) and returns `shape` on `x`'s device.
 #[track_caller]
-fn exchange(name: &str, x: &Array, comm: Comm, shape: &[usize], ex: &impl Exchange) -> Array {
+fn exchange<E: Exchange>(name: &str, x: &Array, comm: Comm, shape: &[usize], ex: &E) -> Array {
     agree(name, x, comm);
+    count(E::WIRE, comm.size(), x.numel() * width(x.dtype()));
     #[cfg(feature = "cuda")]
     if path(x) == 2 {
         let g = raw::gpu_array(x).expect("a GPU array");
@@ -138,7 +142,8 @@ fn system(op: Reduce) -> SystemOperation {
 
 struct AllReduce(Reduce);
 impl Exchange for AllReduce {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+    const WIRE: Wire = Wire::AllReduce;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_reduce_into(v, out, system(self.0));
     }
     #[cfg(feature = "cuda")]
@@ -153,7 +158,8 @@ impl Exchange for AllReduce {
 
 struct AllGather;
 impl Exchange for AllGather {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+    const WIRE: Wire = Wire::AllGather;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_gather_into(v, out);
     }
     #[cfg(feature = "cuda")]
@@ -164,7 +170,8 @@ impl Exchange for AllGather {
 
 struct ReduceScatter;
 impl Exchange for ReduceScatter {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+    const WIRE: Wire = Wire::ReduceScatter;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.reduce_scatter_block_into(v, out, SystemOperation::sum());
     }
     #[cfg(feature = "cuda")]
@@ -175,7 +182,8 @@ impl Exchange for ReduceScatter {
 
 struct AllToAll;
 impl Exchange for AllToAll {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+    const WIRE: Wire = Wire::AllToAll;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         c.all_to_all_into(v, out);
     }
     #[cfg(feature = "cuda")]
@@ -186,7 +194,8 @@ impl Exchange for AllToAll {
 
 struct Broadcast(usize);
 impl Exchange for Broadcast {
-    fn run<T: Wire>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
+    const WIRE: Wire = Wire::Broadcast;
+    fn run<T: Element>(&self, c: &SimpleCommunicator, v: &[T], out: &mut [T]) {
         out.copy_from_slice(v);
         c.process_at_rank(self.0 as i32).broadcast_into(out);
     }

@@ -31,18 +31,27 @@ mod collectives;
 #[cfg(feature = "mpi")]
 mod comm;
 #[cfg(feature = "mpi")]
+mod darray;
+#[cfg(feature = "mpi")]
+mod darray_value;
+#[cfg(feature = "mpi")]
 mod data_parallel;
 mod factors;
 #[cfg(feature = "mpi")]
 mod flat;
 mod graph;
 mod layout;
+#[cfg(feature = "mpi")]
+mod mesh;
 mod moves;
 #[cfg(all(feature = "mpi", feature = "cuda"))]
 mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
+mod propagate;
 mod registry_methods;
+#[cfg(feature = "mpi")]
+mod reshard;
 mod rules;
 #[cfg(feature = "mpi")]
 mod tensor_parallel;
@@ -54,8 +63,13 @@ pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, red
 #[cfg(feature = "mpi")]
 pub use comm::{Comm, Mpi, abort, init, rank, world_size};
 #[cfg(feature = "mpi")]
+pub use darray::{DArray, distribute};
+#[cfg(feature = "mpi")]
 pub use data_parallel::DataParallel;
 pub use layout::{MeshShape, Spec};
+#[cfg(feature = "mpi")]
+pub use mesh::Mesh;
+pub use moves::bytes_sent;
 #[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,

@@ -5,6 +5,28 @@
 //! exactly.
 
 use super::layout::{Layout, MeshShape};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+static SENT: AtomicU64 = AtomicU64::new(0);
+
+/// The bytes this rank has sent in `nabla::dist`'s collectives since the
+/// program started, by [`wire_bytes`]' formula: compare two readings to
+/// measure a step, and with a plan's prediction
+/// ([`Plan::bytes_per_call`](super::Plan::bytes_per_call)).
+///
+/// ```
+/// let before = nabla::dist::bytes_sent();
+/// assert_eq!(nabla::dist::bytes_sent() - before, 0); // nothing ran
+/// ```
+pub fn bytes_sent() -> u64 {
+    SENT.load(Ordering::Relaxed)
+}
+
+/// Counts one collective of `ranks` ranks on `bytes` of input.
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) fn count(kind: Wire, ranks: usize, bytes: usize) {
+    SENT.fetch_add(wire_bytes(kind, ranks, bytes), Ordering::Relaxed);
+}
 
 /// A collective (or local step) over one mesh axis.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

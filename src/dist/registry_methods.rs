@@ -19,12 +19,12 @@ macro_rules! registry_methods {
     };
     (@one $method:ident ($($p:ident: $pt:ty),*)) => {
         fn $method(&self $(, $p: $pt)*) -> Self {
-            self.unary_op(stringify!($method), move |x: &$crate::Array| x.$method($($p),*))
+            self.unary_op(stringify!($method), move |x: &$crate::Array| <$crate::Array as $crate::Value>::$method(x $(, $p)*))
         }
     };
     (@one $method:ident) => {
         fn $method(&self, o: &Self) -> Self {
-            self.binary_op(o, stringify!($method), |a: &$crate::Array, b: &$crate::Array| a.$method(b))
+            self.binary_op(o, stringify!($method), |a: &$crate::Array, b: &$crate::Array| <$crate::Array as $crate::Value>::$method(a, b))
         }
     };
 }
