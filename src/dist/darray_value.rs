@@ -62,7 +62,9 @@ impl DArray {
 
     #[track_caller]
     fn unary_op(&self, name: &'static str, f: impl FnOnce(&Array) -> Array) -> DArray {
-        DArray::apply(rules::unary(name, &self.shape), &[self], self, |b, _, _| f(&b[0]))
+        DArray::apply(rules::unary(name, &self.shape), &[self], self, |b, _, _| {
+            f(&b[0])
+        })
     }
 
     #[track_caller]
@@ -80,11 +82,21 @@ impl DArray {
 /// The length of `s` on an axis of length `d` (ndarray's rules: negative
 /// ends count from the end, a negative step walks backwards).
 fn slice_len(d: usize, s: &Slice) -> usize {
-    let fix = |i: isize| if i < 0 { (d as isize + i).max(0) as usize } else { (i as usize).min(d) };
+    let fix = |i: isize| {
+        if i < 0 {
+            (d as isize + i).max(0) as usize
+        } else {
+            (i as usize).min(d)
+        }
+    };
     let start = fix(s.start);
     let end = s.end.map_or(d, fix);
     let step = s.step.unsigned_abs();
-    if end <= start { 0 } else { (end - start).div_ceil(step) }
+    if end <= start {
+        0
+    } else {
+        (end - start).div_ceil(step)
+    }
 }
 
 /// `slices` with the axes `rule` keeps whole-length in the output taken
@@ -150,38 +162,62 @@ impl ArrayValue for DArray {
     #[track_caller]
     fn permute(&self, perm: &[usize]) -> Self {
         let rule = rules::permute(&self.shape, perm);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::permute(&b[0], perm))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::permute(&b[0], perm)
+        })
     }
     #[track_caller]
     fn sum_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         let rule = rules::reduce("sum_axes", &self.shape, axes, keepdim);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::sum_axes(&b[0], axes, keepdim))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::sum_axes(&b[0], axes, keepdim)
+        })
     }
     #[track_caller]
     fn max_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         let rule = rules::reduce("max_axes", &self.shape, axes, keepdim);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::max_axes(&b[0], axes, keepdim))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::max_axes(&b[0], axes, keepdim)
+        })
     }
     #[track_caller]
     fn min_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         let rule = rules::reduce("min_axes", &self.shape, axes, keepdim);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::min_axes(&b[0], axes, keepdim))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::min_axes(&b[0], axes, keepdim)
+        })
     }
     #[track_caller]
     fn prod_axes(&self, axes: &[usize], keepdim: bool) -> Self {
         let rule = rules::reduce("prod_axes", &self.shape, axes, keepdim);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::prod_axes(&b[0], axes, keepdim))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::prod_axes(&b[0], axes, keepdim)
+        })
     }
     #[track_caller]
     fn chooser_jvp(&self, y: &Self, axes: &[usize], keepdim: bool, dx: &Self) -> Self {
-        let rule = rules::chooser("chooser_jvp", &self.shape, &y.shape, axes, keepdim, &dx.shape);
+        let rule = rules::chooser(
+            "chooser_jvp",
+            &self.shape,
+            &y.shape,
+            axes,
+            keepdim,
+            &dx.shape,
+        );
         DArray::apply(rule, &[self, y, dx], self, |b, _, _| {
             ArrayValue::chooser_jvp(&b[0], &b[1], axes, keepdim, &b[2])
         })
     }
     #[track_caller]
     fn chooser_vjp(&self, y: &Self, axes: &[usize], keepdim: bool, ct: &Self) -> Self {
-        let rule = rules::chooser("chooser_vjp", &self.shape, &y.shape, axes, keepdim, &ct.shape);
+        let rule = rules::chooser(
+            "chooser_vjp",
+            &self.shape,
+            &y.shape,
+            axes,
+            keepdim,
+            &ct.shape,
+        );
         DArray::apply(rule, &[self, y, ct], self, |b, _, _| {
             ArrayValue::chooser_vjp(&b[0], &b[1], axes, keepdim, &b[2])
         })
@@ -189,32 +225,47 @@ impl ArrayValue for DArray {
     #[track_caller]
     fn cumsum_axis(&self, axis: usize, reverse: bool) -> Self {
         let rule = rules::cumsum(&self.shape, axis);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::cumsum_axis(&b[0], axis, reverse))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::cumsum_axis(&b[0], axis, reverse)
+        })
     }
     #[track_caller]
     fn slice(&self, slices: &[Slice]) -> Self {
-        let out: Vec<usize> = self.shape.iter().zip(slices).map(|(&d, s)| slice_len(d, s)).collect();
+        let out: Vec<usize> = self
+            .shape
+            .iter()
+            .zip(slices)
+            .map(|(&d, s)| slice_len(d, s))
+            .collect();
         let rule = rules::slice(&self.shape, slices, &out);
         let local = local_slices(&rule, slices);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::slice(&b[0], &local))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::slice(&b[0], &local)
+        })
     }
     #[track_caller]
     fn slice_place(&self, shape: &[usize], slices: &[Slice]) -> Self {
         let rule = rules::slice_place(&self.shape, shape, slices);
         let local = local_slices(&rule, slices);
-        DArray::apply(rule, &[self], self, |b, _, s| ArrayValue::slice_place(&b[0], s, &local))
+        DArray::apply(rule, &[self], self, |b, _, s| {
+            ArrayValue::slice_place(&b[0], s, &local)
+        })
     }
     #[track_caller]
     fn index_select(&self, axis: usize, idx: &[usize]) -> Self {
         let mut out = self.shape.to_vec();
         out[axis] = idx.len();
         let rule = rules::along_axis("index_select", &self.shape, &out, axis);
-        DArray::apply(rule, &[self], self, |b, _, _| ArrayValue::index_select(&b[0], axis, idx))
+        DArray::apply(rule, &[self], self, |b, _, _| {
+            ArrayValue::index_select(&b[0], axis, idx)
+        })
     }
     #[track_caller]
     fn index_add(&self, shape: &[usize], axis: usize, idx: &[usize]) -> Self {
         let rule = rules::along_axis("index_add", &self.shape, shape, axis);
-        DArray::apply(rule, &[self], self, |b, _, s| ArrayValue::index_add(&b[0], s, axis, idx))
+        DArray::apply(rule, &[self], self, |b, _, s| {
+            ArrayValue::index_add(&b[0], s, axis, idx)
+        })
     }
     #[track_caller]
     fn concat(parts: &[Self], axis: usize) -> Self {
@@ -237,7 +288,9 @@ impl ArrayValue for DArray {
     #[track_caller]
     fn matmul(&self, o: &Self) -> Self {
         let rule = rules::matmul(&self.shape, &o.shape);
-        DArray::apply(rule, &[self, o], self, |b, _, _| ArrayValue::matmul(&b[0], &b[1]))
+        DArray::apply(rule, &[self, o], self, |b, _, _| {
+            ArrayValue::matmul(&b[0], &b[1])
+        })
     }
     fn lift(&self, a: &Array) -> Self {
         let rule = rules::constant(a.shape());

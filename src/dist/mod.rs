@@ -54,6 +54,8 @@ mod registry_methods;
 mod reshard;
 mod rules;
 #[cfg(feature = "mpi")]
+mod spmd;
+#[cfg(feature = "mpi")]
 mod tensor_parallel;
 #[cfg(feature = "mpi")]
 mod zero;
@@ -69,7 +71,9 @@ pub use data_parallel::DataParallel;
 pub use layout::{MeshShape, Spec};
 #[cfg(feature = "mpi")]
 pub use mesh::Mesh;
-pub use moves::bytes_sent;
+pub use moves::{bytes_sent, reshard_cost};
+#[cfg(feature = "mpi")]
+pub use spmd::{DEntries, DPullback, DUser, OnMesh, Spmd, spmd};
 #[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,

@@ -4,7 +4,8 @@
 //! collectives when they run, so a plan's prediction and the count agree
 //! exactly.
 
-use super::layout::{Layout, MeshShape};
+use super::layout::{Layout, MeshShape, Spec};
+use crate::DType;
 use std::sync::atomic::{AtomicU64, Ordering};
 
 static SENT: AtomicU64 = AtomicU64::new(0);
@@ -142,7 +143,9 @@ pub(crate) fn moves(from: &Layout, to: &Layout) -> Vec<Move> {
         let split_elsewhere = cur.split_mask() & bit != 0;
         let scatter = (0..to.dims.len()).find(|&k| {
             let want = &to.dims[k];
-            !split_elsewhere && prefix(&cur.dims[k], want) && want.get(cur.dims[k].len()) == Some(&m)
+            !split_elsewhere
+                && prefix(&cur.dims[k], want)
+                && want.get(cur.dims[k].len()) == Some(&m)
         });
         match scatter {
             Some(axis) => step(Move::ReduceScatter { mesh: m, axis }, &mut cur),
@@ -154,10 +157,19 @@ pub(crate) fn moves(from: &Layout, to: &Layout) -> Vec<Move> {
         while !prefix(&cur.dims[k], &to.dims[k]) {
             let m = *cur.dims[k].last().expect("a non-prefix is non-empty");
             let target = (0..to.dims.len()).find(|&j| {
-                j != k && prefix(&cur.dims[j], &to.dims[j]) && to.dims[j].get(cur.dims[j].len()) == Some(&m)
+                j != k
+                    && prefix(&cur.dims[j], &to.dims[j])
+                    && to.dims[j].get(cur.dims[j].len()) == Some(&m)
             });
             match target {
-                Some(j) => step(Move::AllToAll { mesh: m, from: k, to: j }, &mut cur),
+                Some(j) => step(
+                    Move::AllToAll {
+                        mesh: m,
+                        from: k,
+                        to: j,
+                    },
+                    &mut cur,
+                ),
                 None => step(Move::AllGather { mesh: m, axis: k }, &mut cur),
             }
         }
@@ -177,6 +189,35 @@ pub(crate) fn moves(from: &Layout, to: &Layout) -> Vec<Move> {
     }
     debug_assert_eq!(&cur, to, "moves from {from:?} must reach {to:?}");
     out
+}
+
+/// The bytes one rank sends to move an array of global `shape` and
+/// `dtype` from `from` to `to` on a mesh of shape `mesh`: what
+/// [`DArray::reshard`](super::DArray) sends, by the formula the
+/// collectives count ([`bytes_sent`]).
+///
+/// ```
+/// use nabla::{DType, dist::{self, MeshShape, Spec}};
+/// let mesh = MeshShape::new(&[("d", 4)]);
+/// let rows = Spec::new(&[Some("d"), None]);
+/// let whole = Spec::new(&[None, None]);
+/// // An all-gather of [2, 8] f64 blocks over 4 ranks: 3 blocks of 128 bytes sent.
+/// assert_eq!(dist::reshard_cost(&[8, 8], DType::F64, &mesh, &rows, &whole), 384);
+/// ```
+#[track_caller]
+pub fn reshard_cost(
+    shape: &[usize],
+    dtype: DType,
+    mesh: &MeshShape,
+    from: &Spec,
+    to: &Spec,
+) -> u64 {
+    let elem = if dtype == DType::F32 { 4 } else { 8 };
+    let (a, b) = (
+        from.resolve(shape, mesh, "reshard_cost"),
+        to.resolve(shape, mesh, "reshard_cost"),
+    );
+    reshard_bytes(&a, &b, shape, elem, mesh)
 }
 
 /// The bytes one rank sends to take an array of global `shape` with
@@ -220,11 +261,18 @@ mod tests {
             vec![Move::ReduceScatter { mesh: 0, axis: 0 }]
         );
         // Pending over a, target replicated: all-reduce.
-        assert_eq!(moves(&l(&[&[]], 1), &l(&[&[]], 0)), vec![Move::AllReduce { mesh: 0 }]);
+        assert_eq!(
+            moves(&l(&[&[]], 1), &l(&[&[]], 0)),
+            vec![Move::AllReduce { mesh: 0 }]
+        );
         // Split moves from axis 0 to axis 1: all-to-all.
         assert_eq!(
             moves(&l(&[&[1], &[]], 0), &l(&[&[], &[1]], 0)),
-            vec![Move::AllToAll { mesh: 1, from: 0, to: 1 }]
+            vec![Move::AllToAll {
+                mesh: 1,
+                from: 0,
+                to: 1
+            }]
         );
         // Gathers innermost first, then slices.
         assert_eq!(
@@ -233,7 +281,10 @@ mod tests {
         );
         assert_eq!(
             moves(&l(&[&[], &[]], 0), &l(&[&[1], &[0]], 0)),
-            vec![Move::Slice { mesh: 1, axis: 0 }, Move::Slice { mesh: 0, axis: 1 }]
+            vec![
+                Move::Slice { mesh: 1, axis: 0 },
+                Move::Slice { mesh: 0, axis: 1 }
+            ]
         );
         // Bytes: an [8, 8] f64 all-gathered over b (4 ranks) from [2, 8] blocks.
         assert_eq!(

@@ -25,7 +25,13 @@ fn merge(rule: &Rule, a: &mut Assignment, k: usize, layout: &Layout) {
 }
 
 /// The bytes the operands move to meet `a`.
-pub(crate) fn cost(rule: &Rule, a: &Assignment, from: &[&Layout], elem: usize, mesh: &MeshShape) -> u64 {
+pub(crate) fn cost(
+    rule: &Rule,
+    a: &Assignment,
+    from: &[&Layout],
+    elem: usize,
+    mesh: &MeshShape,
+) -> u64 {
     let (targets, _) = rule.targets(a, from);
     (0..from.len())
         .map(|k| reshard_bytes(from[k], &targets[k], &rule.shapes[k], elem, mesh))
@@ -101,7 +107,12 @@ pub(crate) fn with_plan<R>(ops: Vec<(&'static str, Assignment)>, f: impl FnOnce(
 /// The assignment for the op `rule` describes: the plan's next, or the
 /// cheapest choice.
 #[track_caller]
-pub(crate) fn assignment(rule: &Rule, from: &[&Layout], elem: usize, mesh: &MeshShape) -> Assignment {
+pub(crate) fn assignment(
+    rule: &Rule,
+    from: &[&Layout],
+    elem: usize,
+    mesh: &MeshShape,
+) -> Assignment {
     let planned = PLANNED.with(|p| {
         let mut p = p.borrow_mut();
         let plan = p.as_mut()?;

@@ -118,3 +118,24 @@ fn gpu_collectives_agree_with_the_host() {
     assert!(ok, "GPU collectives failed:\n{text}");
     println!("{text}");
 }
+
+/// `DArray`s, resharding, every registry primitive and an MLP's gradients
+/// under `spmd`, on meshes (2), (4) and (2, 2).
+#[test]
+fn spmd_on_two_and_four_ranks() {
+    for n in [2, 4] {
+        for worker in [
+            "spmd::layouts",
+            "spmd::registry_primitives",
+            "spmd::mlp_gradients",
+        ] {
+            let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
+            assert!(ok, "{worker} on {n} ranks failed:\n{text}");
+            assert_eq!(
+                text.matches("test result: ok. 1 passed").count(),
+                n,
+                "{text}"
+            );
+        }
+    }
+}

@@ -11,4 +11,5 @@
 mod gpu;
 mod launch;
 mod parallel;
+mod spmd;
 mod worker;
