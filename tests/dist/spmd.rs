@@ -64,14 +64,23 @@ fn specs_with_pending(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
     out
 }
 
-/// `x` laid out by `s` (a pending sum: rank 0 of each group holds the
-/// value, the others zeros).
+/// `x` laid out by `s`; pending over a mesh axis of size k, the rank at
+/// coordinate c holds its block times (c + 1) / (k (k + 1) / 2), so the
+/// ranks' blocks sum to `x` and none is zero.
 fn lay(x: &Array, mesh: &Mesh, s: &Spec) -> DArray {
     let dims: Vec<Vec<&str>> = (0..s.ndim())
         .map(|k| s.dim(k).iter().map(String::as_str).collect())
         .collect();
     let refs: Vec<&[&str]> = dims.iter().map(|d| &d[..]).collect();
-    dist::distribute(x, mesh, &Spec::split(&refs)).reshard(s)
+    let whole = dist::distribute(x, mesh, &Spec::split(&refs));
+    let ms = mesh.shape();
+    let mut local = whole.local().clone();
+    for name in s.partial() {
+        let m = ms.axis(name).unwrap();
+        let k = ms.size(m) as f64;
+        local = &local * ((mesh.coord(m) as f64 + 1.0) / (k * (k + 1.0) / 2.0));
+    }
+    DArray::from_local(local, x.shape(), mesh, s)
 }
 
 fn data(shape: &[usize], seed: f64) -> Array {
