@@ -25,11 +25,13 @@ enum Batch {
 }
 
 /// Options: `jvp = path`, `vjp = path` (at least one), `batch = elementwise
-/// | path`, and `crate = path`.
+/// | path`, `shard = last(k)`, and `crate = path`.
 pub struct Rules {
     jvp: Option<Path>,
     vjp: Option<Path>,
     batch: Batch,
+    /// `shard = last(k)`: the last `k` axes whole, the leading ones free.
+    whole_last: Option<syn::LitInt>,
     krate: TokenStream,
 }
 
@@ -39,6 +41,7 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
         jvp: None,
         vjp: None,
         batch: Batch::Loop,
+        whole_last: None,
         krate: quote!(::nabla),
     };
     let parser = syn::meta::parser(|meta| {
@@ -53,12 +56,30 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
             } else {
                 Batch::Rule(p)
             };
+        } else if meta.path.is_ident("shard") {
+            let call: syn::ExprCall = meta.value()?.parse()?;
+            let ok = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("last"));
+            match (ok, call.args.first()) {
+                (
+                    true,
+                    Some(syn::Expr::Lit(syn::ExprLit {
+                        lit: syn::Lit::Int(k),
+                        ..
+                    })),
+                ) if call.args.len() == 1 => r.whole_last = Some(k.clone()),
+                _ => {
+                    return Err(syn::Error::new_spanned(
+                        call,
+                        "`shard` takes `last(k)`: the op's last k axes must be whole on every rank, the leading (batch) axes may be split",
+                    ));
+                }
+            }
         } else if meta.path.is_ident("crate") {
             let p: Path = meta.value()?.parse()?;
             r.krate = quote!(#p);
         } else {
             return Err(meta.error(
-                "unknown option; #[custom_op] takes `jvp = path`, `vjp = path` and `batch = elementwise | path`",
+                "unknown option; #[custom_op] takes `jvp = path`, `vjp = path`, `batch = elementwise | path` and `shard = last(k)`",
             ));
         }
         Ok(())
@@ -310,9 +331,13 @@ impl<'a> Op<'a> {
             .collect();
         let (jvp_body, vjp_body) = self.rule_bodies();
         let batch_fn = self.batch_fn();
+        let shard = self.r.whole_last.as_ref().map(|k| {
+            quote!(const WHOLE_LAST: ::core::option::Option<usize> = ::core::option::Option::Some(#k);)
+        });
         quote! {
             impl #krate::custom::CustomOp<#krate::compose::#arity> for #name::Op {
                 const NAME: &'static str = #name_str;
+                #shard
                 fn forward(&self, x: &(#(#array_tys,)*)) -> #krate::Array {
                     #primal(#(#primal_args),*)
                 }

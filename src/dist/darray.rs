@@ -195,6 +195,32 @@ impl DArray {
         self.moved(&to)
     }
 
+    /// The same layout with `f` applied to this rank's block, which must
+    /// keep its shape (an optimizer's elementwise update).
+    ///
+    /// ```standalone_crate
+    /// use nabla::{Array, dist::{self, Mesh, Spec}};
+    /// let _mpi = dist::init();
+    /// let mesh = Mesh::new(&[("d", dist::world_size())]);
+    /// let d = dist::distribute(&Array::ones(&[2], nabla::DType::F64), &mesh, &Spec::new(&[None]));
+    /// assert_eq!(d.map_local(|b| b + 1.0).to_global().to_vec::<f64>(), vec![2.0, 2.0]);
+    /// ```
+    #[track_caller]
+    pub fn map_local(&self, f: impl FnOnce(&Array) -> Array) -> DArray {
+        let local = f(&self.local);
+        if local.shape() != self.local.shape() {
+            panic!(
+                "nabla::dist::DArray::map_local: the block's shape changed from {:?} to {:?}; map_local keeps the layout, so keep the shape",
+                self.local.shape(),
+                local.shape()
+            );
+        }
+        DArray {
+            local,
+            ..self.clone()
+        }
+    }
+
     /// The same global array in layout `to`.
     #[track_caller]
     pub(crate) fn moved(&self, to: &Layout) -> DArray {

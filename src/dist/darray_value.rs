@@ -305,19 +305,33 @@ impl ArrayValue for DArray {
     }
     #[track_caller]
     fn apply_custom<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Self>) -> Self {
-        let n = A::len(x);
-        let whole: Vec<DArray> = (0..n)
-            .map(|i| {
-                let d = A::get(x, i);
-                d.moved(&Layout::replicated(d.shape.len()))
-            })
+        let ops: Vec<&DArray> = (0..A::len(x)).map(|i| A::get(x, i)).collect();
+        let like = ops[0];
+        let mesh = like.mesh;
+        let ms = mesh.shape();
+        let shapes: Vec<&[usize]> = ops.iter().map(|d| &d.shape[..]).collect();
+        // The output's leading (batch) axes are the first operand's; the
+        // rest is known once the op has run on the blocks.
+        let batch = Op::WHOLE_LAST.map_or(0, |k| shapes[0].len().saturating_sub(k));
+        let lead = rules::custom(Op::NAME, Op::WHOLE_LAST, &shapes, &shapes[0][..batch]);
+        let from: Vec<&Layout> = ops.iter().map(|d| &d.layout).collect();
+        let a = assignment(&lead, &from, width(like.local.dtype()), &ms);
+        let (targets, mut out) = lead.targets(&a, &from);
+        let blocks: Vec<Array> = ops
+            .iter()
+            .zip(&targets)
+            .map(|(d, t)| d.moved(t).local)
             .collect();
-        let args = A::from_fn(|i| whole[i].local.clone());
-        let y = <Array as ArrayValue>::apply_custom::<Op, A>(op, &args);
-        let shapes: Vec<&[usize]> = whole.iter().map(|d| &d.shape[..]).collect();
-        let rule = rules::custom(Op::NAME, &shapes, y.shape());
-        let ops: Vec<&DArray> = whole.iter().collect();
-        // The operands are whole already: the rule moves nothing more.
-        DArray::apply(rule, &ops, &whole[0], |_, _, _| y)
+        let y =
+            <Array as ArrayValue>::apply_custom::<Op, A>(op, &A::from_fn(|i| blocks[i].clone()));
+        let mut shape: Vec<usize> = shapes[0][..batch].to_vec();
+        shape.extend_from_slice(&y.shape()[batch.min(y.ndim())..]);
+        out.dims.resize(shape.len(), Vec::new());
+        DArray {
+            local: y,
+            shape: Shape::from_slice(&shape),
+            layout: out,
+            mesh,
+        }
     }
 }

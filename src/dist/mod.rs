@@ -36,6 +36,8 @@ mod darray;
 mod darray_value;
 #[cfg(feature = "mpi")]
 mod data_parallel;
+#[cfg(feature = "mpi")]
+mod dtree;
 mod factors;
 #[cfg(feature = "mpi")]
 mod flat;
@@ -68,12 +70,14 @@ pub use comm::{Comm, Mpi, abort, init, rank, world_size};
 pub use darray::{DArray, distribute};
 #[cfg(feature = "mpi")]
 pub use data_parallel::DataParallel;
+#[cfg(feature = "mpi")]
+pub use dtree::{DTree, distribute_tree};
 pub use layout::{MeshShape, Spec};
 #[cfg(feature = "mpi")]
 pub use mesh::Mesh;
 pub use moves::{bytes_sent, reshard_cost};
 #[cfg(feature = "mpi")]
-pub use spmd::{DEntries, DPullback, DUser, OnMesh, Spmd, spmd};
+pub use spmd::{DEntries, DPullback, DSlot, DUser, OnMesh, Spmd, spmd};
 #[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,

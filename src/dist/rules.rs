@@ -211,8 +211,35 @@ pub(crate) fn constant(shape: &[usize]) -> Rule {
     Rule::source("constant", shape)
 }
 
-/// A custom op (`linalg`, user ops): no rule fits, every operand and the
+/// A custom op (`linalg`, `softmax`'s rows, user ops): with
+/// `whole_last = Some(k)` (`#[custom_op(shard = last(k))]`) the leading
+/// axes of the first operand (all but its last `k`) are a batch shared
+/// position by position with every operand and the output (where the
+/// lengths agree), the rest whole; with `None` every operand and the
 /// output whole.
-pub(crate) fn custom(name: &'static str, shapes: &[&[usize]], out: &[usize]) -> Rule {
-    Rule::replicated(name, shapes, out)
+pub(crate) fn custom(
+    name: &'static str,
+    whole_last: Option<usize>,
+    shapes: &[&[usize]],
+    out: &[usize],
+) -> Rule {
+    let mut r = Rule::replicated(name, shapes, out);
+    let Some(k) = whole_last else {
+        return r;
+    };
+    let batch = shapes.first().map_or(0, |s| s.len().saturating_sub(k));
+    for i in 0..batch {
+        let d = shapes[0][i];
+        r.factors += 1;
+        let f = r.factors - 1;
+        for (j, s) in shapes.iter().enumerate() {
+            if i < s.len() && s[i] == d {
+                r.operands[j][i] = Some(f);
+            }
+        }
+        if i < out.len() && out[i] == d {
+            r.output[i] = Some(f);
+        }
+    }
+    r
 }

@@ -7,13 +7,17 @@
 //! with every op sharded by its rule.
 
 use super::darray::DArray;
+use super::dtree::DTree;
 use super::mesh::Mesh;
 use crate::compose::{
     ArgIndex, ArgsOf, Arity, ArrayTier, Caller, DiffFn, List, One, OutOf, SpecsOf, Structure,
     Tiered,
 };
+use crate::compose::{Slot, TreeS, TreeVal};
 use crate::transforms::{Argnum, Grad, GradFn, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn, VjpFn};
+use crate::tree::Tree;
 use crate::{ArrayValue, Dual};
+use std::borrow::Borrow;
 use std::marker::PhantomData;
 
 /// `f` on [`DArray`]s over a mesh (see [`spmd`]).
@@ -226,6 +230,42 @@ impl DUser for List {
     }
 }
 
+impl<T: Tree + ?Sized + 'static> DUser for TreeS<T>
+where
+    T::Grad: Borrow<T> + 'static,
+{
+    type DUser = DTree<T>;
+    fn user(x: TreeVal<T, DArray>) -> DTree<T> {
+        DTree(x)
+    }
+}
+
+/// An argument slot of `DArray`s as users pass it: a [`DArray`] for an
+/// array, a [`DTree`] for a tree.
+pub trait DSlot: Slot {
+    /// What users pass a reference to.
+    type DTy: 'static;
+    /// The argument as the program's structure of `DArray`s.
+    fn darg(x: &Self::DTy) -> Self::Of<DArray>;
+}
+
+impl DSlot for One {
+    type DTy = DArray;
+    fn darg(x: &DArray) -> DArray {
+        x.clone()
+    }
+}
+
+impl<T: Tree + ?Sized + 'static> DSlot for TreeS<T>
+where
+    T::Grad: Borrow<T> + 'static,
+{
+    type DTy = DTree<T>;
+    fn darg(x: &DTree<T>) -> TreeVal<T, DArray> {
+        x.0.clone()
+    }
+}
+
 impl<A: DUser, B: DUser> DUser for (A, B) {
     type DUser = (A::DUser, B::DUser);
     fn user(x: (A::Of<DArray>, B::Of<DArray>)) -> Self::DUser {
@@ -268,19 +308,19 @@ where
 }
 
 macro_rules! on_mesh {
-    ($call:ident, $jvp:ident, $vjp:ident, $n:literal; $($a:ident $t:ident $i:tt),*; $cts:ty) => {
-        fn $call<G: DiffFn<Arity = OnMesh<($(on_mesh!(@one $a),)*)>>>($($a: &DArray),*) -> DOut<G>
+    ($call:ident, $jvp:ident, $vjp:ident, $n:literal; $($a:ident $t:ident $s:ident $i:tt),*; $cts:ty) => {
+        fn $call<G: DiffFn<Arity = OnMesh<($($s,)*)>>, $($s: DSlot),*>($($a: &$s::DTy),*) -> DOut<G>
         where
             G::Out: DUser,
         {
-            <G::Out as DUser>::user(G::eval::<DArray>(&($($a.clone(),)*)))
+            <G::Out as DUser>::user(G::eval::<DArray>(&($($s::darg($a),)*)))
         }
-        impl<G: DiffFn<Arity = OnMesh<($(on_mesh!(@one $a),)*)>>> Caller<G> for OnMesh<($(on_mesh!(@one $a),)*)>
+        impl<G: DiffFn<Arity = OnMesh<($($s,)*)>>, $($s: DSlot),*> Caller<G> for OnMesh<($($s,)*)>
         where
             G::Out: DUser,
         {
-            type Ptr = fn($(on_mesh!(@d $a)),*) -> DOut<G>;
-            const PTR: &'static Self::Ptr = &($call::<G> as fn($(on_mesh!(@d $a)),*) -> DOut<G>);
+            type Ptr = fn($(&$s::DTy),*) -> DOut<G>;
+            const PTR: &'static Self::Ptr = &($call::<G, $($s),*> as fn($(&$s::DTy),*) -> DOut<G>);
         }
         #[allow(clippy::type_complexity)]
         fn $jvp<'a, F: DiffFn<Arity = ($(on_mesh!(@one $a),)*), Out = One>>(
@@ -311,10 +351,10 @@ macro_rules! on_mesh {
     (@d $a:ident) => { &DArray };
 }
 
-on_mesh!(call1, jvp1, vjp1, 1; a ta 0; (DArray,));
-on_mesh!(call2, jvp2, vjp2, 2; a ta 0, b tb 1; (DArray, DArray));
-on_mesh!(call3, jvp3, vjp3, 3; a ta 0, b tb 1, c tc 2; (DArray, DArray, DArray));
-on_mesh!(call4, jvp4, vjp4, 4; a ta 0, b tb 1, c tc 2, d td 3; (DArray, DArray, DArray, DArray));
+on_mesh!(call1, jvp1, vjp1, 1; a ta S0 0; (DArray,));
+on_mesh!(call2, jvp2, vjp2, 2; a ta S0 0, b tb S1 1; (DArray, DArray));
+on_mesh!(call3, jvp3, vjp3, 3; a ta S0 0, b tb S1 1, c tc S2 2; (DArray, DArray, DArray));
+on_mesh!(call4, jvp4, vjp4, 4; a ta S0 0, b tb S1 1, c tc S2 2, d td S3 3; (DArray, DArray, DArray, DArray));
 
 impl<F, const I: usize> GradFn<Argnum<I>, NoAux> for Spmd<F>
 where

@@ -12,4 +12,5 @@ mod gpu;
 mod launch;
 mod parallel;
 mod spmd;
+mod spmd_models;
 mod worker;

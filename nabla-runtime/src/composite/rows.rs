@@ -53,7 +53,7 @@ pub fn enabled() -> bool {
 /// let s = Array::from_vec(vec![3.0f64, 7.0, 2.0, 2.0], &[2, 2]);
 /// assert_eq!(softmax_rows(&s, 0.5, true).to_vec::<f64>(), vec![1.0, 0.0, 0.5, 0.5]);
 /// ```
-#[custom_op(jvp = softmax_rows_jvp, vjp = softmax_rows_vjp, batch = rows_batch, crate = crate)]
+#[custom_op(jvp = softmax_rows_jvp, vjp = softmax_rows_vjp, batch = rows_batch, shard = last(2), crate = crate)]
 pub fn softmax_rows(x: &Array, scale: f64, causal: bool) -> Array {
     on_gpu!(&*x.data, |g| nabla_kernels::cuda::softmax_rows(
         g, scale, causal
@@ -90,7 +90,7 @@ fn rows_batch<V: ArrayValue>(x: &V, _batched: [bool; 1], scale: f64, causal: boo
 /// let g = Array::from_vec(vec![1.0f64, 0.0], &[2]);
 /// assert_eq!(softmax_rows_backward(&y, &g, 1.0).to_vec::<f64>(), vec![0.25, -0.25]);
 /// ```
-#[custom_op(jvp = softmax_backward_jvp, vjp = softmax_backward_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = softmax_backward_jvp, vjp = softmax_backward_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn softmax_rows_backward(y: &Array, g: &Array, scale: f64) -> Array {
     on_gpus!("softmax backward", [y, g], |v| {
         nabla_kernels::cuda::softmax_backward_rows(&v[0], &v[1], scale)
@@ -191,7 +191,7 @@ pub fn causal_mask(
 /// let x = Array::from_vec(vec![1.0f64, 3.0], &[1, 2]);
 /// assert_eq!(normalize_rows(&x, 0.0).to_vec::<f64>(), vec![-1.0, 1.0]);
 /// ```
-#[custom_op(jvp = normalize_rows_jvp, vjp = normalize_rows_vjp, batch = normalize_batch, crate = crate)]
+#[custom_op(jvp = normalize_rows_jvp, vjp = normalize_rows_vjp, batch = normalize_batch, shard = last(1), crate = crate)]
 pub fn normalize_rows(x: &Array, eps: f64) -> Array {
     on_gpu!(&*x.data, |g| nabla_kernels::cuda::normalize_rows(g, eps));
     Array::from_data(float_map!(
@@ -226,7 +226,7 @@ fn normalize_batch<V: ArrayValue>(x: &V, _batched: [bool; 1], eps: f64) -> V {
 /// let g = Array::from_vec(vec![1.0f64, 1.0], &[2]);
 /// assert_eq!(normalize_rows_backward(&x, &g, 0.0).to_vec::<f64>(), vec![0.0, 0.0]);
 /// ```
-#[custom_op(jvp = normalize_backward_jvp, vjp = normalize_backward_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = normalize_backward_jvp, vjp = normalize_backward_vjp, batch = elementwise, shard = last(1), crate = crate)]
 pub fn normalize_rows_backward(x: &Array, g: &Array, eps: f64) -> Array {
     on_gpus!("layer_norm backward", [x, g], |v| {
         nabla_kernels::cuda::normalize_backward_rows(&v[0], &v[1], eps)

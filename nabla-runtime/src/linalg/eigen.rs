@@ -41,7 +41,7 @@ pub fn eigh(a: &Array) -> (Array, Array) {
 /// let a = Array::from_vec(vec![2.0f64, 0.0, 0.0, 1.0], &[2, 2]);
 /// assert_eq!(linalg::eigvalsh(&a).to_vec::<f64>(), vec![1.0, 2.0]);
 /// ```
-#[custom_op(jvp = eigvalsh_jvp, vjp = eigvalsh_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = eigvalsh_jvp, vjp = eigvalsh_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn eigvalsh(a: &Array) -> Array {
     rows(&eigh_packed(a), 0, 1).squeeze(-2)
 }
@@ -79,7 +79,7 @@ fn eigvalsh_vjp<V: ArrayValue>(a: &V, _w: &V, ct: &V) -> V {
 /// let a = Array::from_vec(vec![2.0f64, 0.0, 0.0, 1.0], &[2, 2]);
 /// assert_eq!(linalg::eigh_packed(&a).shape(), &[3, 2]);
 /// ```
-#[custom_op(jvp = eigh_jvp, vjp = eigh_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = eigh_jvp, vjp = eigh_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn eigh_packed(a: &Array) -> Array {
     check_square("eigh", a);
     on_host(&[a], |v| {

@@ -74,7 +74,7 @@ pub fn solve_shapes(
 /// let b = Array::from_vec(vec![2.0f64, 2.0], &[2, 1]);
 /// assert_eq!(linalg::solve_square(&a, &b).to_vec::<f64>(), vec![1.0, 0.5]);
 /// ```
-#[custom_op(jvp = solve_jvp, vjp = solve_vjp, batch = solve_batch, crate = crate)]
+#[custom_op(jvp = solve_jvp, vjp = solve_vjp, batch = solve_batch, shard = last(2), crate = crate)]
 pub fn solve_square(a: &Array, b: &Array) -> Array {
     check_rhs("solve", a, b);
     on_host(&[a, b], |v| {
@@ -116,7 +116,7 @@ fn solve_batch<V: ArrayValue>(a: &V, b: &V, batched: [bool; 2]) -> V {
 /// let a = Array::from_vec(vec![2.0f64, 0.0, 0.0, 4.0], &[2, 2]);
 /// assert_eq!(linalg::inv(&a).to_vec::<f64>(), vec![0.5, 0.0, 0.0, 0.25]);
 /// ```
-#[custom_op(jvp = inv_jvp, vjp = inv_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = inv_jvp, vjp = inv_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn inv(a: &Array) -> Array {
     check_square("inv", a);
     on_host(&[a], |v| {
@@ -144,7 +144,7 @@ fn inv_vjp<V: ArrayValue>(_a: &V, y: &V, ct: &V) -> V {
 /// let a = Array::from_vec(vec![0.0f64, 2.0, 3.0, 0.0], &[2, 2]);
 /// assert_eq!(linalg::det(&a).item(), -6.0);
 /// ```
-#[custom_op(jvp = det_jvp, vjp = det_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = det_jvp, vjp = det_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn det(a: &Array) -> Array {
     check_square("det", a);
     on_host(&[a], |v| {
@@ -176,7 +176,7 @@ fn det_vjp<V: ArrayValue>(a: &V, d: &V, ct: &V) -> V {
 /// let a = Array::from_vec(vec![0.0f64, 2.0, 3.0, 0.0], &[2, 2]);
 /// assert_eq!(linalg::logabsdet(&a).item(), 6f64.ln());
 /// ```
-#[custom_op(jvp = logabsdet_jvp, vjp = logabsdet_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = logabsdet_jvp, vjp = logabsdet_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn logabsdet(a: &Array) -> Array {
     check_square("slogdet", a);
     on_host(&[a], |v| {
@@ -204,7 +204,7 @@ fn logabsdet_vjp<V: ArrayValue>(a: &V, _l: &V, ct: &V) -> V {
 /// let a = Array::from_vec(vec![0.0f64, 2.0, 3.0, 0.0], &[2, 2]);
 /// assert_eq!(linalg::det_sign(&a).item(), -1.0);
 /// ```
-#[custom_op(jvp = sign_jvp, vjp = sign_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = sign_jvp, vjp = sign_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn det_sign(a: &Array) -> Array {
     check_square("slogdet", a);
     on_host(&[a], |v| {

@@ -38,7 +38,7 @@ pub fn qr(a: &Array) -> (Array, Array) {
 /// let a = Array::from_vec(vec![3.0f64, 4.0], &[2, 1]);
 /// assert_eq!(linalg::qr_packed(&a).shape(), &[3, 1]);
 /// ```
-#[custom_op(jvp = qr_jvp, vjp = qr_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = qr_jvp, vjp = qr_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn qr_packed(a: &Array) -> Array {
     let s = a.shape();
     assert!(

@@ -15,7 +15,7 @@ use nabla_macros::custom_op;
 /// let a = Array::from_vec(vec![4.0f64, 2.0, 2.0, 2.0], &[2, 2]);
 /// assert_eq!(linalg::cholesky(&a).to_vec::<f64>(), vec![2.0, 0.0, 1.0, 1.0]);
 /// ```
-#[custom_op(jvp = cholesky_jvp, vjp = cholesky_vjp, batch = elementwise, crate = crate)]
+#[custom_op(jvp = cholesky_jvp, vjp = cholesky_vjp, batch = elementwise, shard = last(2), crate = crate)]
 pub fn cholesky(a: &Array) -> Array {
     check_square("cholesky", a);
     on_host(&[a], |v| {
@@ -68,7 +68,7 @@ fn cholesky_vjp<V: ArrayValue>(_a: &V, l: &V, ct: &V) -> V {
 /// let b = Array::from_vec(vec![2.0f64, 3.0], &[2, 1]);
 /// assert_eq!(linalg::triangular_solve(&a, &b, true).to_vec::<f64>(), vec![1.0, 2.0]);
 /// ```
-#[custom_op(jvp = tri_jvp, vjp = tri_vjp, batch = tri_batch, crate = crate)]
+#[custom_op(jvp = tri_jvp, vjp = tri_vjp, batch = tri_batch, shard = last(2), crate = crate)]
 pub fn triangular_solve(a: &Array, b: &Array, lower: bool) -> Array {
     check_rhs("triangular_solve", a, b);
     on_host(&[a, b], |v| {

@@ -38,6 +38,23 @@ use crate::vocab::value::ArrayValue;
 pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
     /// Its name, for error messages and the tape.
     const NAME: &'static str;
+    /// Its sharding rule for distributed arrays (`nabla::dist`): `Some(k)`
+    /// when the op treats the leading axes (all but the last `k` of its
+    /// first operand) as a batch, so each rank may compute its block of
+    /// them: every operand and the output share those axes, the rest must
+    /// be whole. `None` (the default): every operand and the output whole
+    /// on every rank. `#[custom_op(shard = last(k))]` sets it.
+    ///
+    /// ```
+    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
+    /// #[nabla::custom_op(jvp = j, shard = last(1))]
+    /// fn row_max(x: &Array) -> Array {
+    ///     x.max_axes(&[-1], true).broadcast_to(x.shape())
+    /// }
+    /// fn j<V: ArrayValue>(_: &V, y: &V, _: Option<&V>) -> V { y.zeros_like() }
+    /// assert_eq!(<row_max::Op as CustomOp<A1>>::WHOLE_LAST, Some(1));
+    /// ```
+    const WHOLE_LAST: Option<usize> = None;
     /// The forward computation on arrays.
     ///
     /// ```
