@@ -19,7 +19,7 @@ use crate::{Array, Shape};
 /// let _mpi = dist::init();
 /// let n = dist::world_size();
 /// let mesh = Mesh::new(&[("data", n)]);
-/// let x = Array::arange(0.0, (4 * n) as f64, 1.0, DType::F64).reshape(&[2 * n, 2]);
+/// let x = Array::linspace(0.0, 1.0, 4 * n, DType::F64).reshape(&[2 * n, 2]);
 /// let d = dist::distribute(&x, &mesh, &Spec::new(&[Some("data"), None]));
 /// assert_eq!(d.local().shape(), &[2, 2]);
 /// assert_eq!(d.to_global().to_vec::<f64>(), x.to_vec::<f64>());

@@ -37,6 +37,8 @@ mod darray_value;
 #[cfg(feature = "mpi")]
 mod data_parallel;
 #[cfg(feature = "mpi")]
+mod dtape;
+#[cfg(feature = "mpi")]
 mod dtree;
 mod factors;
 #[cfg(feature = "mpi")]

@@ -13,4 +13,5 @@ mod launch;
 mod parallel;
 mod spmd;
 mod spmd_models;
+mod spmd_training;
 mod worker;

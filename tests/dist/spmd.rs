@@ -83,7 +83,7 @@ fn lay(x: &Array, mesh: &Mesh, s: &Spec) -> DArray {
     DArray::from_local(local, x.shape(), mesh, s)
 }
 
-fn data(shape: &[usize], seed: f64) -> Array {
+pub(crate) fn data(shape: &[usize], seed: f64) -> Array {
     let n: usize = shape.iter().product();
     let v = (0..n)
         .map(|i| 1.0 + 0.45 * (0.37 * i as f64 + seed).sin())
@@ -91,7 +91,7 @@ fn data(shape: &[usize], seed: f64) -> Array {
     Array::from_vec(v, shape)
 }
 
-fn close(got: &Array, want: &Array, what: &str) {
+pub(crate) fn close(got: &Array, want: &Array, what: &str) {
     assert_eq!(got.shape(), want.shape(), "{what}: shape");
     for (i, (a, b)) in got
         .to_vec::<f64>()
@@ -258,7 +258,7 @@ fn registry_primitives() {
 }
 
 #[nabla::differentiable]
-fn mlp_loss(w1: &Array, w2: &Array, x: &Array, y: &Array) -> Array {
+pub(crate) fn mlp_loss(w1: &Array, w2: &Array, x: &Array, y: &Array) -> Array {
     let h = x.matmul(w1).tanh();
     let d = h.matmul(w2) - y;
     (&d * &d).mean()
