@@ -46,6 +46,7 @@ mod registry_methods;
 mod rules;
 #[cfg(feature = "mpi")]
 mod tensor_parallel;
+mod trace;
 #[cfg(feature = "mpi")]
 mod zero;
 
