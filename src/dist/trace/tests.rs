@@ -4,6 +4,7 @@
 use super::check::Checked;
 use super::{Graph, Source, Traced, record, record_fn};
 use crate::compose::{ArgsOf, Arity, DiffFn, Slot, Structure, TreeS};
+use crate::nn::models::{Gpt, GptConfig};
 use crate::nn::{Linear, Mlp};
 use crate::random::Key;
 use crate::{Array, ArrayValue, DType, Value};
@@ -19,6 +20,12 @@ fn mlp_loss(w1: &Array, w2: &Array, x: &Array, y: &Array) -> Array {
 #[nabla::differentiable]
 fn tree_loss(p: &Mlp, x: &Array, y: &Array) -> Array {
     nabla::mse_loss(&p.forward(x), y)
+}
+
+#[nabla::differentiable]
+fn gpt_loss(p: &Gpt) -> Array {
+    let idx = Array::from_vec(vec![1i64, 5, 2, 7, 0, 3], &[2, 3]);
+    p.loss(&idx, &idx)
 }
 
 #[nabla::differentiable]
@@ -206,6 +213,30 @@ fn a_tree_argument_records_its_leaves_as_inputs() {
             (w.shape(), w.to_vec::<f32>())
         );
     }
+}
+
+#[test]
+fn a_gpt_step_records_like_arrays() {
+    let cfg = GptConfig {
+        vocab: 11,
+        context: 8,
+        layers: 2,
+        heads: 2,
+        embd: 16,
+    };
+    let gpt = Gpt::new(&cfg, Key::new(0));
+    let args = (<TreeS<Gpt> as Slot>::arg(&gpt),);
+    let f = crate::value_and_grad(gpt_loss);
+    let g = graph_of(f, &args);
+    let (gc, arrays) = checked(f, &args);
+    assert_same(&g, &gc);
+    // One input per parameter; the loss and one gradient per parameter.
+    let n = crate::tree::leaves(&gpt).len();
+    assert_eq!(
+        (g.inputs().len(), g.outputs.len(), arrays.len()),
+        (n, n + 1, n + 1)
+    );
+    assert!(g.nodes.iter().any(|n| n.rule.name == "index_select"));
 }
 
 #[test]
