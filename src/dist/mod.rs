@@ -61,6 +61,7 @@ mod rules;
 mod spmd;
 #[cfg(feature = "mpi")]
 mod tensor_parallel;
+mod trace;
 #[cfg(feature = "mpi")]
 mod zero;
 

@@ -18,11 +18,13 @@ macro_rules! registry_methods {
         $(registry_methods!(@one $method $(($($p: $pt),*))?);)*
     };
     (@one $method:ident ($($p:ident: $pt:ty),*)) => {
+        #[track_caller]
         fn $method(&self $(, $p: $pt)*) -> Self {
             self.unary_op(stringify!($method), move |x: &$crate::Array| <$crate::Array as $crate::Value>::$method(x $(, $p)*))
         }
     };
     (@one $method:ident) => {
+        #[track_caller]
         fn $method(&self, o: &Self) -> Self {
             self.binary_op(o, stringify!($method), |a: &$crate::Array, b: &$crate::Array| <$crate::Array as $crate::Value>::$method(a, b))
         }
