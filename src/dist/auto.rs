@@ -1,0 +1,393 @@
+//! [`auto`]: the planner chooses every layout. `auto(f, &mesh)` is `f`
+//! (its programs unchanged) with arguments taken as global arrays; called
+//! directly or through any transform, the outermost call records the
+//! transformed program once per argument shape (`trace.rs`), plans it
+//! (`plan/`), lays the arguments out as planned, runs the program at
+//! `DArray` with every op taking its planned assignment, and gathers the
+//! results. So `value_and_grad(auto(f))` plans the whole training step,
+//! backward pass included, as ALPA does.
+
+use super::darray::DArray;
+use super::factors::Assignment;
+use super::graph::Source;
+use super::layout::Layout;
+use super::mesh::Mesh;
+use super::plan::{CostModel, Plan};
+use super::propagate::with_plan;
+use super::trace::record_fn;
+use crate::compose::{
+    ArgIndex, ArgsOf, Arity, ArrayTier, Caller, DiffFn, OutOf, Slot, SpecsOf, Structure, Tiered,
+    UserOf,
+};
+use crate::transforms::{Argnum, Grad, GradFn, NoAux, ValueAndGrad, ValueAndGradFn};
+use crate::{Array, ArrayValue, DType, Shape};
+use std::any::TypeId;
+use std::collections::HashMap;
+use std::marker::PhantomData;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+/// A plan ready to run: the plan, each op's name and assignment in
+/// program order, and each argument leaf's layout.
+struct Ready {
+    plan: Plan,
+    ops: Vec<(&'static str, Assignment)>,
+    inputs: Vec<Layout>,
+}
+
+/// What a program's call is planned for: the transform's type and the
+/// argument leaves' shapes and dtypes.
+type Key = (TypeId, Vec<(Vec<usize>, DType)>);
+
+/// One `auto` function's settings and plans.
+struct Entry {
+    mesh: Mesh,
+    limit: Option<u64>,
+    model: Option<CostModel>,
+    plans: HashMap<Key, Arc<Ready>>,
+    latest: Option<Arc<Ready>>,
+}
+
+static AUTOS: Mutex<Option<HashMap<TypeId, Entry>>> = Mutex::new(None);
+
+fn autos() -> MutexGuard<'static, Option<HashMap<TypeId, Entry>>> {
+    AUTOS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+#[track_caller]
+fn with_entry<F: 'static, R>(f: impl FnOnce(&mut Entry) -> R) -> R {
+    let mut t = autos();
+    let Some(e) = t.get_or_insert_with(HashMap::new).get_mut(&TypeId::of::<F>()) else {
+        panic!(
+            "nabla::dist::auto: this function has no mesh; make it with `dist::auto(f, &mesh)` before calling it"
+        )
+    };
+    f(e)
+}
+
+/// `f` with every layout chosen by the planner (see [`auto`]).
+///
+/// ```standalone_crate
+/// use nabla::{Array, DType, dist::{self, Mesh}};
+///
+/// #[nabla::differentiable]
+/// fn f(w: &Array, x: &Array) -> Array {
+///     x.matmul(w).tanh().sum()
+/// }
+///
+/// fn main() {
+///     let _mpi = dist::init();
+///     let mesh = Mesh::new(&[("x", dist::world_size())]);
+///     let a = dist::auto(f, &mesh);
+///     let w = Array::linspace(-1.0, 1.0, 12, DType::F64).reshape(&[3, 4]);
+///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
+///     let g = nabla::grad(a)(&w, &x);
+///     let diff = (&g - &nabla::grad(f)(&w, &x)).abs().max().item();
+///     assert!(diff < 1e-12);
+///     println!("{}", a.plan());
+/// }
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Auto<F> {
+    f: F,
+    mesh: Mesh,
+}
+
+/// The planner chooses how every array of `f` is laid out over `mesh`:
+/// parameters, inputs and intermediates, minimising the modelled step
+/// time within the memory limit ([`Auto::memory_limit`]). Called with
+/// global arrays (the same on every rank), directly or through `grad`,
+/// `value_and_grad`, `vmap`, `jacfwd`, `jacrev` or `hessian`, it returns
+/// global arrays equal to the one-process results. The first call with
+/// given shapes records and plans the program (the transform's, backward
+/// pass included); later calls reuse the plan. The latest `auto(f, ..)`
+/// of a function decides its mesh and settings.
+///
+/// ```standalone_crate
+/// use nabla::{Array, DType, dist::{self, Mesh}};
+///
+/// #[nabla::differentiable]
+/// fn loss(w: &Array, x: &Array) -> Array {
+///     x.matmul(w).sum()
+/// }
+///
+/// fn main() {
+///     let _mpi = dist::init();
+///     let mesh = Mesh::new(&[("x", dist::world_size())]);
+///     let w = Array::ones(&[4, 2], DType::F64);
+///     let x = Array::ones(&[8, 4], DType::F64);
+///     let (l, g) = nabla::value_and_grad(dist::auto(loss, &mesh))(&w, &x);
+///     assert_eq!((l.item(), g.shape()), (64.0, &[4usize, 2][..]));
+/// }
+/// ```
+pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
+    autos().get_or_insert_with(HashMap::new).insert(
+        TypeId::of::<F>(),
+        Entry {
+            mesh: *mesh,
+            limit: None,
+            model: None,
+            plans: HashMap::new(),
+            latest: None,
+        },
+    );
+    Auto { f, mesh: *mesh }
+}
+
+impl<F: 'static> Auto<F> {
+    /// Plans for at most `bytes` live on one rank at once (plans made
+    /// before are dropped).
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("x", nabla::dist::world_size())]);
+    ///     let a = nabla::dist::auto(f, &mesh).memory_limit(1 << 30);
+    ///     a(&nabla::Array::ones(&[4], nabla::DType::F64));
+    ///     assert_eq!(a.plan().memory_limit(), Some(1 << 30));
+    /// }
+    /// ```
+    pub fn memory_limit(self, bytes: u64) -> Self {
+        with_entry::<F, _>(|e| {
+            e.limit = Some(bytes);
+            e.plans.clear();
+        });
+        self
+    }
+
+    /// Plans with `model` (plans made before are dropped).
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("x", nabla::dist::world_size())]);
+    ///     let m = nabla::dist::CostModel::uniform(1e10, 1e9, 1e-6);
+    ///     let a = nabla::dist::auto(f, &mesh).cost_model(m.clone());
+    ///     a(&nabla::Array::ones(&[4], nabla::DType::F64));
+    ///     assert_eq!(a.plan().cost_model(), &m);
+    /// }
+    /// ```
+    pub fn cost_model(self, model: CostModel) -> Self {
+        with_entry::<F, _>(|e| {
+            e.model = Some(model);
+            e.plans.clear();
+        });
+        self
+    }
+
+    /// The plan of the latest call (its layouts, collectives, bytes and
+    /// memory per rank; `Display` prints it). Panics before the first
+    /// call.
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("x", nabla::dist::world_size())]);
+    ///     let a = nabla::dist::auto(f, &mesh);
+    ///     a(&nabla::Array::ones(&[4], nabla::DType::F64));
+    ///     assert!(a.plan().fits());
+    /// }
+    /// ```
+    #[track_caller]
+    pub fn plan(&self) -> Plan {
+        with_entry::<F, _>(|e| e.latest.as_ref().map(|r| r.plan.clone())).unwrap_or_else(|| {
+            panic!("nabla::dist::Auto::plan: nothing is planned yet; call the function once first")
+        })
+    }
+
+    /// The mesh it plans for.
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("x", nabla::dist::world_size())]);
+    ///     assert_eq!(nabla::dist::auto(f, &mesh).mesh(), mesh);
+    /// }
+    /// ```
+    pub fn mesh(&self) -> Mesh {
+        self.mesh
+    }
+}
+
+/// The arguments of [`Auto`]: those of `A` (global arrays), for the
+/// function `F` whose settings apply.
+pub struct Planned<A, F>(PhantomData<(A, F)>);
+
+impl<A: Arity, F: 'static> Arity for Planned<A, F> {
+    type Args<W: Clone> = A::Args<W>;
+    const ARGS: usize = A::ARGS;
+    fn len<W: Clone>(x: &Self::Args<W>) -> usize {
+        A::len(x)
+    }
+    fn map<W: Clone, U: Clone>(x: &Self::Args<W>, f: impl FnMut(usize, &W) -> U) -> Self::Args<U> {
+        A::map(x, f)
+    }
+    #[track_caller]
+    fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W {
+        A::get(x, i)
+    }
+    fn arg_leaves<W: Clone>(x: &Self::Args<W>, k: usize) -> crate::compose::ArgIndices {
+        A::arg_leaves(x, k)
+    }
+    fn arg_of<W: Clone>(x: &Self::Args<W>, i: usize) -> usize {
+        A::arg_of(x, i)
+    }
+}
+
+impl<A: Arity, F: 'static, const I: usize> ArgIndex<Planned<A, F>> for Argnum<I>
+where
+    Argnum<I>: ArgIndex<A>,
+{
+    const I: usize = I;
+    type Slot = <Argnum<I> as ArgIndex<A>>::Slot;
+    fn pick<W: Clone>(x: &A::Args<W>) -> &<Self::Slot as Structure>::Of<W> {
+        <Argnum<I> as ArgIndex<A>>::pick(x)
+    }
+}
+
+impl<F: DiffFn> DiffFn for Auto<F> {
+    type Arity = Planned<F::Arity, F>;
+    type Out = F::Out;
+    fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
+        F::eval::<V>(x)
+    }
+    #[allow(clippy::type_complexity)]
+    fn vjp<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
+    ) {
+        F::vjp::<V>(x)
+    }
+    #[allow(clippy::type_complexity)]
+    fn vjp_masked<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        OutOf<Self, V>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
+    ) {
+        F::vjp_masked::<V>(x, want)
+    }
+    #[allow(clippy::type_complexity)]
+    fn vjp_masked_shapes<V: ArrayValue>(
+        x: &ArgsOf<Self, V>,
+        want: &[bool],
+    ) -> (
+        SpecsOf<Self>,
+        impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
+    ) {
+        F::vjp_masked_shapes::<V>(x, want)
+    }
+}
+
+impl<F> Tiered for Auto<F> {
+    type Tier = ArrayTier;
+}
+
+/// The plan for `G` on these arguments: cached, or recorded and planned.
+fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
+    let leaves: Vec<(Vec<usize>, DType)> = (0..G::Arity::len(x))
+        .map(|i| {
+            let a = G::Arity::get(x, i);
+            (a.shape().to_vec(), a.dtype())
+        })
+        .collect();
+    let key = (TypeId::of::<G>(), leaves);
+    let (mesh, limit, model, cached) = with_entry::<F, _>(|e| {
+        (e.mesh, e.limit, e.model.clone(), e.plans.get(&key).cloned())
+    });
+    let ready = cached.unwrap_or_else(|| {
+        let graph = record_fn::<G>(x);
+        let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
+        if let Some(limit) = limit {
+            planner = planner.memory_limit(limit);
+        }
+        if let Some(model) = model {
+            planner = planner.cost_model(model);
+        }
+        let plan = planner.graph(&graph);
+        let ops = (0..graph.nodes.len())
+            .filter(|&v| !matches!(graph.nodes[v].source, Source::Input(_)))
+            .map(|v| (graph.nodes[v].rule.name, plan.assignment(v).clone()))
+            .collect();
+        let inputs = (0..key.1.len()).map(|i| plan.input_layout(i)).collect();
+        let r = Arc::new(Ready { plan, ops, inputs });
+        with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
+        r
+    });
+    with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
+    (mesh, ready)
+}
+
+/// `G` on global arrays, distributed as planned.
+#[track_caller]
+fn run<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> UserOf<G> {
+    let (mesh, ready) = ready::<G, F>(x);
+    let args = G::Arity::map(x, |i, a| DArray {
+        local: mesh.block(a, &ready.inputs[i]),
+        shape: Shape::from_slice(a.shape()),
+        layout: ready.inputs[i].clone(),
+        mesh,
+    });
+    let out = with_plan(ready.ops.clone(), || G::eval::<DArray>(&args));
+    G::Out::to_user(G::Out::map(out, |_, d| d.to_global()))
+}
+
+macro_rules! planned {
+    ($call:ident; $($a:ident $s:ident),*) => {
+        fn $call<G: DiffFn<Arity = Planned<($($s,)*), F>>, F: 'static, $($s: Slot),*>($($a: &$s::Ty),*) -> UserOf<G> {
+            run::<G, F>(&($($s::arg($a),)*))
+        }
+        impl<G: DiffFn<Arity = Planned<($($s,)*), F>>, F: 'static, $($s: Slot),*> Caller<G> for Planned<($($s,)*), F> {
+            type Ptr = fn($(&$s::Ty),*) -> UserOf<G>;
+            const PTR: &'static Self::Ptr = &($call::<G, F, $($s),*> as fn($(&$s::Ty),*) -> UserOf<G>);
+        }
+    };
+}
+planned!(call1; a S0);
+planned!(call2; a S0, b S1);
+planned!(call3; a S0, b S1, c S2);
+planned!(call4; a S0, b S1, c S2, d S3);
+planned!(call5; a S0, b S1, c S2, d S3, e S4);
+planned!(call6; a S0, b S1, c S2, d S3, e S4, f S5);
+
+impl<F, const I: usize> GradFn<Argnum<I>, NoAux> for Auto<F>
+where
+    F: DiffFn,
+    Grad<Auto<F>, Argnum<I>, NoAux>: DiffFn<Arity = Planned<F::Arity, F>>,
+    Planned<F::Arity, F>: Caller<Grad<Auto<F>, Argnum<I>, NoAux>>,
+{
+    type Ptr = <Planned<F::Arity, F> as Caller<Grad<Auto<F>, Argnum<I>, NoAux>>>::Ptr;
+    const PTR: &'static Self::Ptr =
+        <Planned<F::Arity, F> as Caller<Grad<Auto<F>, Argnum<I>, NoAux>>>::PTR;
+}
+
+impl<F, const I: usize> ValueAndGradFn<Argnum<I>, NoAux> for Auto<F>
+where
+    F: DiffFn,
+    ValueAndGrad<Auto<F>, Argnum<I>, NoAux>: DiffFn<Arity = Planned<F::Arity, F>>,
+    Planned<F::Arity, F>: Caller<ValueAndGrad<Auto<F>, Argnum<I>, NoAux>>,
+{
+    type Ptr = <Planned<F::Arity, F> as Caller<ValueAndGrad<Auto<F>, Argnum<I>, NoAux>>>::Ptr;
+    const PTR: &'static Self::Ptr =
+        <Planned<F::Arity, F> as Caller<ValueAndGrad<Auto<F>, Argnum<I>, NoAux>>>::PTR;
+}
+
+impl<F: DiffFn> std::ops::Deref for Auto<F>
+where
+    Planned<F::Arity, F>: Caller<Auto<F>>,
+{
+    type Target = <Planned<F::Arity, F> as Caller<Auto<F>>>::Ptr;
+    fn deref(&self) -> &Self::Target {
+        <Planned<F::Arity, F> as Caller<Auto<F>>>::PTR
+    }
+}
