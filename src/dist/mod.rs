@@ -42,6 +42,7 @@ mod moves;
 mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
+mod plan;
 mod registry_methods;
 mod rules;
 #[cfg(feature = "mpi")]
@@ -56,6 +57,9 @@ pub use comm::{Comm, Mpi, abort, init, rank, world_size};
 #[cfg(feature = "mpi")]
 pub use data_parallel::DataParallel;
 pub use layout::{MeshShape, Spec};
+pub use plan::{
+    CostModel, PipelinePlan, Plan, PlanError, Planner, Schedule, pipeline_schedule, split_stages,
+};
 #[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,
