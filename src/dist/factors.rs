@@ -97,11 +97,7 @@ impl Rule {
         out: &[usize],
         linear: Linearity,
     ) -> Rule {
-        let mut r = Rule::new(
-            name,
-            shapes.iter().map(|s| s.to_vec()).collect(),
-            out.to_vec(),
-        );
+        let mut r = Rule::new(name, shapes.iter().map(|s| s.to_vec()).collect(), out.to_vec());
         for j in 0..out.len() {
             let f = r.fresh();
             r.output[j] = Some(f);
@@ -118,13 +114,7 @@ impl Rule {
 
     /// A reduction of `axes`: a sum drops their factors into `summed`; a
     /// max, min or product needs them whole.
-    pub fn reduce(
-        name: &'static str,
-        shape: &[usize],
-        axes: &[usize],
-        keepdim: bool,
-        sum: bool,
-    ) -> Rule {
+    pub fn reduce(name: &'static str, shape: &[usize], axes: &[usize], keepdim: bool, sum: bool) -> Rule {
         let out: Vec<usize> = (0..shape.len())
             .filter_map(|k| {
                 if !axes.contains(&k) {
@@ -154,11 +144,7 @@ impl Rule {
                 j += 1;
             }
         }
-        r.linear = if sum {
-            Linearity::Each(1)
-        } else {
-            Linearity::None
-        };
+        r.linear = if sum { Linearity::Each(1) } else { Linearity::None };
         r
     }
 
@@ -300,11 +286,7 @@ impl Rule {
 
     /// `concat` along `axis`: that axis whole everywhere, the others shared.
     pub fn concat(shapes: &[&[usize]], axis: usize, out: &[usize]) -> Rule {
-        let mut r = Rule::new(
-            "concat",
-            shapes.iter().map(|s| s.to_vec()).collect(),
-            out.to_vec(),
-        );
+        let mut r = Rule::new("concat", shapes.iter().map(|s| s.to_vec()).collect(), out.to_vec());
         r.flops = 0.0;
         for j in 0..out.len() {
             if j == axis {
@@ -323,11 +305,7 @@ impl Rule {
     /// No rule fits (custom ops, `linalg`): every operand and the output
     /// whole on every rank.
     pub fn replicated(name: &'static str, shapes: &[&[usize]], out: &[usize]) -> Rule {
-        Rule::new(
-            name,
-            shapes.iter().map(|s| s.to_vec()).collect(),
-            out.to_vec(),
-        )
+        Rule::new(name, shapes.iter().map(|s| s.to_vec()).collect(), out.to_vec())
     }
 
     /// A value with no operands (an input, a constant): every axis its own
@@ -371,20 +349,13 @@ impl Rule {
         let ok = |shape: &[usize], axes: &[Option<Factor>]| {
             axes.iter().zip(shape).all(|(f, &d)| match f {
                 Some(f) => {
-                    let parts: usize = a[*f as usize]
-                        .iter()
-                        .map(|&m| mesh.size(m as usize))
-                        .product();
+                    let parts: usize = a[*f as usize].iter().map(|&m| mesh.size(m as usize)).product();
                     d.is_multiple_of(parts)
                 }
                 None => true,
             })
         };
-        self.shapes
-            .iter()
-            .zip(&self.operands)
-            .all(|(s, o)| ok(s, o))
-            && ok(&self.out, &self.output)
+        self.shapes.iter().zip(&self.operands).all(|(s, o)| ok(s, o)) && ok(&self.out, &self.output)
     }
 
     /// The layout operand `k` must have under `a` (nothing pending).

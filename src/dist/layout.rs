@@ -115,10 +115,7 @@ impl MeshShape {
     /// assert_eq!(m.axes().collect::<Vec<_>>(), vec![("a", 2)]);
     /// ```
     pub fn axes(&self) -> impl Iterator<Item = (&str, usize)> {
-        self.names
-            .iter()
-            .map(String::as_str)
-            .zip(self.sizes.iter().copied())
+        self.names.iter().map(String::as_str).zip(self.sizes.iter().copied())
     }
 
     /// Rank `r`'s coordinate on every axis (row-major: the last axis
@@ -369,10 +366,7 @@ impl Layout {
 
     /// How many blocks array axis `k` is cut into.
     pub fn parts(&self, k: usize, mesh: &MeshShape) -> usize {
-        self.dims[k]
-            .iter()
-            .map(|&a| mesh.size(a as usize))
-            .product()
+        self.dims[k].iter().map(|&a| mesh.size(a as usize)).product()
     }
 
     /// This layout's block shape for the global `shape`.
@@ -388,11 +382,7 @@ impl Layout {
             dims: self
                 .dims
                 .iter()
-                .map(|d| {
-                    d.iter()
-                        .map(|&a| mesh.name(a as usize).to_string())
-                        .collect()
-                })
+                .map(|d| d.iter().map(|&a| mesh.name(a as usize).to_string()).collect())
                 .collect(),
             partial: (0..mesh.len())
                 .filter(|&a| self.partial & (1 << a) != 0)

@@ -120,9 +120,7 @@ pub(crate) fn moves(from: &Layout, to: &Layout) -> Vec<Move> {
         let split_elsewhere = cur.split_mask() & bit != 0;
         let scatter = (0..to.dims.len()).find(|&k| {
             let want = &to.dims[k];
-            !split_elsewhere
-                && prefix(&cur.dims[k], want)
-                && want.get(cur.dims[k].len()) == Some(&m)
+            !split_elsewhere && prefix(&cur.dims[k], want) && want.get(cur.dims[k].len()) == Some(&m)
         });
         match scatter {
             Some(axis) => step(Move::ReduceScatter { mesh: m, axis }, &mut cur),
@@ -134,19 +132,10 @@ pub(crate) fn moves(from: &Layout, to: &Layout) -> Vec<Move> {
         while !prefix(&cur.dims[k], &to.dims[k]) {
             let m = *cur.dims[k].last().expect("a non-prefix is non-empty");
             let target = (0..to.dims.len()).find(|&j| {
-                j != k
-                    && prefix(&cur.dims[j], &to.dims[j])
-                    && to.dims[j].get(cur.dims[j].len()) == Some(&m)
+                j != k && prefix(&cur.dims[j], &to.dims[j]) && to.dims[j].get(cur.dims[j].len()) == Some(&m)
             });
             match target {
-                Some(j) => step(
-                    Move::AllToAll {
-                        mesh: m,
-                        from: k,
-                        to: j,
-                    },
-                    &mut cur,
-                ),
+                Some(j) => step(Move::AllToAll { mesh: m, from: k, to: j }, &mut cur),
                 None => step(Move::AllGather { mesh: m, axis: k }, &mut cur),
             }
         }
@@ -209,18 +198,11 @@ mod tests {
             vec![Move::ReduceScatter { mesh: 0, axis: 0 }]
         );
         // Pending over a, target replicated: all-reduce.
-        assert_eq!(
-            moves(&l(&[&[]], 1), &l(&[&[]], 0)),
-            vec![Move::AllReduce { mesh: 0 }]
-        );
+        assert_eq!(moves(&l(&[&[]], 1), &l(&[&[]], 0)), vec![Move::AllReduce { mesh: 0 }]);
         // Split moves from axis 0 to axis 1: all-to-all.
         assert_eq!(
             moves(&l(&[&[1], &[]], 0), &l(&[&[], &[1]], 0)),
-            vec![Move::AllToAll {
-                mesh: 1,
-                from: 0,
-                to: 1
-            }]
+            vec![Move::AllToAll { mesh: 1, from: 0, to: 1 }]
         );
         // Gathers innermost first, then slices.
         assert_eq!(
@@ -229,10 +211,7 @@ mod tests {
         );
         assert_eq!(
             moves(&l(&[&[], &[]], 0), &l(&[&[1], &[0]], 0)),
-            vec![
-                Move::Slice { mesh: 1, axis: 0 },
-                Move::Slice { mesh: 0, axis: 1 }
-            ]
+            vec![Move::Slice { mesh: 1, axis: 0 }, Move::Slice { mesh: 0, axis: 1 }]
         );
         // Bytes: an [8, 8] f64 all-gathered over b (4 ranks) from [2, 8] blocks.
         assert_eq!(

@@ -36,16 +36,8 @@ pub(crate) fn broadcast_shapes(a: &[usize], b: &[usize]) -> Vec<usize> {
     let n = a.len().max(b.len());
     (0..n)
         .map(|j| {
-            let x = if j + a.len() >= n {
-                a[j + a.len() - n]
-            } else {
-                1
-            };
-            let y = if j + b.len() >= n {
-                b[j + b.len() - n]
-            } else {
-                1
-            };
+            let x = if j + a.len() >= n { a[j + a.len() - n] } else { 1 };
+            let y = if j + b.len() >= n { b[j + b.len() - n] } else { 1 };
             if x == 1 { y } else { x }
         })
         .collect()
@@ -103,15 +95,7 @@ pub(crate) fn chooser(
         .map(|k| if axes.contains(&k) { None } else { xf[k] })
         .collect();
     r.shapes = vec![x.to_vec(), y.to_vec(), last.to_vec()];
-    r.operands = vec![
-        xf.clone(),
-        yf.clone(),
-        if name == "chooser_jvp" {
-            xf.clone()
-        } else {
-            yf.clone()
-        },
-    ];
+    r.operands = vec![xf.clone(), yf.clone(), if name == "chooser_jvp" { xf.clone() } else { yf.clone() }];
     r.output = if name == "chooser_jvp" { yf } else { xf };
     r.out = out.to_vec();
     r
@@ -127,21 +111,13 @@ fn ranges(shape: &[usize], slices: &[Slice]) -> Vec<Range<usize>> {
         .iter()
         .zip(slices)
         .map(|(&d, s)| {
-            let start = if s.start < 0 {
-                (d as isize + s.start).max(0) as usize
-            } else {
-                (s.start as usize).min(d)
-            };
+            let start = if s.start < 0 { (d as isize + s.start).max(0) as usize } else { (s.start as usize).min(d) };
             let end = match s.end {
                 Some(e) if e < 0 => (d as isize + e).max(0) as usize,
                 Some(e) => (e as usize).min(d),
                 None => d,
             };
-            if s.step == 1 && start <= end {
-                start..end
-            } else {
-                0..d + 1
-            }
+            if s.step == 1 && start <= end { start..end } else { 0..d + 1 }
         })
         .collect()
 }
