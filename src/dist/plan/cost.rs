@@ -93,6 +93,7 @@ pub(crate) struct Pricer<'a> {
     shapes: HashMap<(Vec<usize>, usize), u32>,
     shape_list: Vec<(Vec<usize>, usize)>,
     cache: HashMap<(u32, u32, u32), (f64, u64)>,
+    partial: HashMap<(u32, u8), u32>,
 }
 
 impl<'a> Pricer<'a> {
@@ -105,6 +106,7 @@ impl<'a> Pricer<'a> {
             shapes: HashMap::new(),
             shape_list: Vec::new(),
             cache: HashMap::new(),
+            partial: HashMap::new(),
         }
     }
 
@@ -117,6 +119,18 @@ impl<'a> Pricer<'a> {
         self.layouts.insert(l.clone(), id);
         self.layout_list.push(l.clone());
         id
+    }
+
+    /// The id of layout `id` with its pending sums replaced by `partial`.
+    pub fn with_partial(&mut self, id: u32, partial: u8) -> u32 {
+        if let Some(&w) = self.partial.get(&(id, partial)) {
+            return w;
+        }
+        let mut l = self.get(id).clone();
+        l.partial = partial;
+        let w = self.layout(&l);
+        self.partial.insert((id, partial), w);
+        w
     }
 
     /// The layout of an id.

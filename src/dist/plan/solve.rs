@@ -24,8 +24,6 @@ const INF: f64 = f64::INFINITY;
 #[derive(Clone, Debug)]
 pub(crate) struct State {
     pub a: Assignment,
-    /// The output layout (an id of the pricer).
-    pub out: u32,
     /// Seconds of compute on one rank.
     pub compute: f64,
     /// Bytes of the output's block on one rank.
@@ -125,11 +123,22 @@ impl Model {
                     let out = pr.layout(&out_l);
                     out_ix.push(intern(&mut out_map, out));
                     for k in 0..ops.len() {
-                        tgt_ix[k].push(intern(&mut tgt_maps[k], (dims[k], c, free)));
+                        // Only what `keep` reads of the carried and free
+                        // axes tells targets apart.
+                        let carries = match rule.linear {
+                            Linearity::Sum => true,
+                            Linearity::Each(mask) => mask & (1 << k) != 0,
+                            _ => false,
+                        };
+                        let key = if carries {
+                            (dims[k], c, free & pp[ops[k]])
+                        } else {
+                            (dims[k], 0, 0)
+                        };
+                        tgt_ix[k].push(intern(&mut tgt_maps[k], key));
                     }
                     states.push(State {
                         a: a.clone(),
-                        out,
                         compute,
                         bytes: (numel * node.elem) as u64,
                     });
@@ -161,9 +170,7 @@ impl Model {
                     for &(dims, c, free) in &keys {
                         m.push(match keep(rule, k, only, p, c, free) {
                             Some(kp) => {
-                                let mut to = pr.get(dims).clone();
-                                to.partial = kp;
-                                let to = pr.layout(&to);
+                                let to = pr.with_partial(dims, kp);
                                 pr.reshard(from, to, ushape).0
                             }
                             None => INF,
@@ -217,8 +224,59 @@ impl Model {
     /// A strategy per node minimising the modelled time plus `lambda`
     /// times the weighted bytes.
     pub fn solve(&self, lambda: f64) -> Vec<usize> {
-        let mut choice = self.dp(lambda);
-        self.improve(&mut choice, lambda);
+        let mut best = self.dp(lambda);
+        self.improve(&mut best, lambda);
+        let mut other = self.dp_reverse(lambda);
+        self.improve(&mut other, lambda);
+        if self.objective(&other, lambda) < self.objective(&best, lambda) {
+            best = other;
+        }
+        best
+    }
+
+    /// The same programme run from the outputs back: `down[v][j]`, the
+    /// cost of what `v`'s users need given `v` in `j` (a user with several
+    /// operands gives each an equal share of its own cost), then each node
+    /// fixed in program order given its fixed operands and `down`. Where
+    /// values have several users this sees all of them at once, which the
+    /// forward programme's backward pass cannot.
+    pub fn dp_reverse(&self, lambda: f64) -> Vec<usize> {
+        let n = self.nodes.len();
+        let mut down: Vec<Vec<f64>> = vec![Vec::new(); n];
+        for v in (0..n).rev() {
+            let nv = &self.nodes[v];
+            let mut d = vec![0.0; nv.outs.len()];
+            for &(w, k) in &self.uses[v] {
+                let nw = &self.nodes[w];
+                let share = 1.0 / self.operands[w].len() as f64;
+                let nt = nw.edge[k].len() / nv.outs.len();
+                let mut per_tgt = vec![INF; nt];
+                for (s, &ds) in down[w].iter().enumerate() {
+                    let t = nw.tgt_ix[k][s] as usize;
+                    per_tgt[t] = per_tgt[t].min((self.own(w, s, lambda) + ds) * share);
+                }
+                for (o, dv) in d.iter_mut().enumerate() {
+                    *dv += (0..nt)
+                        .map(|t| per_tgt[t] + nw.edge[k][o * nt + t])
+                        .fold(INF, f64::min);
+                }
+            }
+            down[v] = nv.out_ix.iter().map(|&o| d[o as usize]).collect();
+        }
+        let mut choice = vec![0usize; n];
+        for v in 0..n {
+            let mut arg = (INF, 0);
+            for (j, &dj) in down[v].iter().enumerate() {
+                let mut c = self.own(v, j, lambda) + dj;
+                for (k, &u) in self.operands[v].iter().enumerate() {
+                    c += self.edge(u, choice[u], v, k, j);
+                }
+                if c < arg.0 {
+                    arg = (c, j);
+                }
+            }
+            choice[v] = arg.1;
+        }
         choice
     }
 
@@ -244,8 +302,9 @@ impl Model {
                 let nt = nv.edge[k].len() / nu.outs.len();
                 let mut per_tgt = vec![INF; nt];
                 for (d, &c) in per_out.iter().enumerate() {
-                    for t in 0..nt {
-                        per_tgt[t] = per_tgt[t].min(c + nv.edge[k][d * nt + t]);
+                    let row = &nv.edge[k][d * nt..(d + 1) * nt];
+                    for (p, &e) in per_tgt.iter_mut().zip(row) {
+                        *p = p.min(c + e);
                     }
                 }
                 for (j, bj) in b.iter_mut().enumerate() {
@@ -346,9 +405,7 @@ impl Model {
                     for &from in &self.nodes[u].outs {
                         let p = pr.get(from).partial;
                         for s in subsets(p) {
-                            let mut to = pr.get(dims).clone();
-                            to.partial = s;
-                            let to = pr.layout(&to);
+                            let to = pr.with_partial(dims, s);
                             lo = lo.min(pr.reshard(from, to, ushape).0);
                         }
                     }

@@ -360,3 +360,57 @@ fn planning_time_of_a_large_graph() {
         );
     }
 }
+
+/// Where the planning time goes (run with `--release -- --ignored`).
+#[test]
+#[ignore]
+fn planning_time_by_phase() {
+    let g = mlp(512, &[1024; 171]);
+    for axes in [
+        &[("data", 8), ("model", 4)][..],
+        &[("data", 4), ("model", 4), ("pipe", 2)],
+    ] {
+        let mesh = MeshShape::new(axes);
+        let cm = CostModel::default();
+        let weight = memory::weights(&g);
+        let t = std::time::Instant::now();
+        let mut pr = Pricer::new(&mesh, &cm);
+        let model = Model::build(&g, &mut pr, &weight);
+        let states: usize = model.nodes.iter().map(|n| n.states.len()).sum();
+        let t_build = t.elapsed();
+        let t = std::time::Instant::now();
+        let _lb = model.lower_bound(&mut pr, &g);
+        let t_lb = t.elapsed();
+        let t = std::time::Instant::now();
+        let mut choice = model.dp(0.0);
+        let t_dp = t.elapsed();
+        let t = std::time::Instant::now();
+        model.improve(&mut choice, 0.0);
+        let t_icm = t.elapsed();
+        let mut assign: Vec<Assignment> = (0..choice.len())
+            .map(|v| model.nodes[v].states[choice[v]].a.clone())
+            .collect();
+        let cands: Vec<&[Assignment]> = model.nodes.iter().map(|n| &n.assigns[..]).collect();
+        let t = std::time::Instant::now();
+        let mut ev = Eval::new(&g, &mut pr, &assign, &weight, 0.0);
+        let before = ev.total();
+        ev.refine(&g, &mut pr, &mut assign, &cands, &weight, 0.0, 2);
+        let t_ref = t.elapsed();
+        eprintln!(
+            "{mesh}: {states} states; build {t_build:?}, bound {t_lb:?}, dp {t_dp:?}, icm {t_icm:?}, exact refine {t_ref:?} ({before} -> {})",
+            ev.total()
+        );
+    }
+}
+
+#[test]
+fn a_value_with_several_users_gets_one_layout_they_all_can_use() {
+    // The last layer's output feeds the loss and the cotangent's shape;
+    // the cotangent feeds both gradients. Fixing users one at a time
+    // from the back splits them differently and pays an all-to-all; the
+    // plan here reaches the lower bound: provably optimal.
+    let g = mlp(1 << 16, &[4, 4]);
+    let plan = Plan::for_mesh(&[("data", 2)]).graph(&g);
+    assert!(plan.gap() < 1e-12, "{plan}");
+    assert!(plan.bytes_per_call() < 100, "{plan}");
+}
