@@ -56,7 +56,10 @@ fn autos() -> MutexGuard<'static, Option<HashMap<TypeId, Entry>>> {
 #[track_caller]
 fn with_entry<F: 'static, R>(f: impl FnOnce(&mut Entry) -> R) -> R {
     let mut t = autos();
-    let Some(e) = t.get_or_insert_with(HashMap::new).get_mut(&TypeId::of::<F>()) else {
+    let Some(e) = t
+        .get_or_insert_with(HashMap::new)
+        .get_mut(&TypeId::of::<F>())
+    else {
         panic!(
             "nabla::dist::auto: this function has no mesh; make it with `dist::auto(f, &mesh)` before calling it"
         )
@@ -302,9 +305,8 @@ fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
         })
         .collect();
     let key = (TypeId::of::<G>(), leaves);
-    let (mesh, limit, model, cached) = with_entry::<F, _>(|e| {
-        (e.mesh, e.limit, e.model.clone(), e.plans.get(&key).cloned())
-    });
+    let (mesh, limit, model, cached) =
+        with_entry::<F, _>(|e| (e.mesh, e.limit, e.model.clone(), e.plans.get(&key).cloned()));
     let ready = cached.unwrap_or_else(|| {
         let graph = record_fn::<G>(x);
         let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());

@@ -27,6 +27,8 @@
 //! distribution" describe the conventions.
 
 #[cfg(feature = "mpi")]
+mod auto;
+#[cfg(feature = "mpi")]
 mod collectives;
 #[cfg(feature = "mpi")]
 mod comm;
@@ -52,6 +54,7 @@ mod moves;
 mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
+mod plan;
 mod propagate;
 mod registry_methods;
 #[cfg(feature = "mpi")]
@@ -66,6 +69,8 @@ mod trace;
 mod zero;
 
 #[cfg(feature = "mpi")]
+pub use auto::{Auto, Planned, auto};
+#[cfg(feature = "mpi")]
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
 #[cfg(feature = "mpi")]
 pub use comm::{Comm, Mpi, abort, init, rank, world_size};
@@ -79,6 +84,9 @@ pub use layout::{MeshShape, Spec};
 #[cfg(feature = "mpi")]
 pub use mesh::Mesh;
 pub use moves::{bytes_sent, reshard_cost};
+pub use plan::{
+    CostModel, PipelinePlan, Plan, PlanError, Planner, Schedule, pipeline_schedule, split_stages,
+};
 #[cfg(feature = "mpi")]
 pub use spmd::{DEntries, DPullback, DSlot, DUser, OnMesh, Spmd, spmd};
 #[cfg(feature = "mpi")]

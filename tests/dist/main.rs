@@ -7,6 +7,7 @@
 
 #![cfg(feature = "mpi")]
 
+mod auto;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod launch;

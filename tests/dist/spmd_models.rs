@@ -11,7 +11,7 @@ use nabla::prelude::*;
 /// against one-hot targets `y` `[B·T, vocab]` (a composable function:
 /// token ids would be static arguments).
 #[nabla::differentiable]
-fn gpt_loss(model: &Gpt, x: &Array, y: &Array) -> Array {
+pub(crate) fn gpt_loss(model: &Gpt, x: &Array, y: &Array) -> Array {
     let mut h = x.clone();
     for i in 0..model.blocks.len() {
         h = model.blocks[i].forward(&h);
