@@ -137,6 +137,25 @@ pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
 }
 
 impl<F: 'static> Auto<F> {
+    /// The function it runs.
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("d", nabla::dist::world_size())]);
+    ///     let g = nabla::dist::auto(f, &mesh).function();
+    ///     assert_eq!(g(&nabla::Array::ones(&[2], nabla::DType::F64)).item(), 2.0);
+    /// }
+    /// ```
+    pub fn function(&self) -> F
+    where
+        F: Copy,
+    {
+        self.f
+    }
+
     /// Plans for at most `bytes` live on one rank at once (plans made
     /// before are dropped).
     ///

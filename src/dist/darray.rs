@@ -234,10 +234,4 @@ impl DArray {
         }
         out
     }
-
-    /// This rank's block of the global `x` under the layout of `like`'s
-    /// mesh and `layout` (a view; every rank holds `x`).
-    pub(crate) fn block_of(x: &Array, layout: &Layout, mesh: Mesh) -> Array {
-        mesh.block(x, layout)
-    }
 }

@@ -145,7 +145,7 @@ impl Value for DArray {
     }
     #[track_caller]
     fn stop_gradient(&self) -> Self {
-        self.unary_op("stop_gradient", |x| Value::stop_gradient(x))
+        self.unary_op("stop_gradient", Value::stop_gradient)
     }
     #[track_caller]
     fn item_f64(&self) -> f64 {

@@ -185,15 +185,15 @@ impl Rule {
             r.output[oj] = Some(i);
         }
         // Batch axes, right-aligned, shared where the lengths agree.
-        let (ab, bb) = (an.saturating_sub(2), if bn >= 2 { bn - 2 } else { 0 });
-        for o in 0..oj {
+        let (ab, bb) = (an.saturating_sub(2), bn.saturating_sub(2));
+        for (o, &len) in out.iter().enumerate().take(oj) {
             let f = r.fresh();
             r.output[o] = Some(f);
             let back = oj - o;
-            if back <= ab && a[ab - back] == out[o] {
+            if back <= ab && a[ab - back] == len {
                 r.operands[0][ab - back] = Some(f);
             }
-            if back <= bb && b[bb - back] == out[o] {
+            if back <= bb && b[bb - back] == len {
                 r.operands[1][bb - back] = Some(f);
             }
         }
@@ -341,18 +341,6 @@ impl Rule {
         }
         r.linear = Linearity::Shape;
         r
-    }
-
-    /// The mesh axes each factor is split over in `layout` of operand `k`
-    /// (`None` for a factor the operand does not have).
-    pub fn seed(&self, k: usize, layout: &Layout) -> Assignment {
-        let mut a = vec![Vec::new(); self.factors as usize];
-        for (axis, f) in self.operands[k].iter().enumerate() {
-            if let Some(f) = f {
-                a[*f as usize] = layout.dims[axis].clone();
-            }
-        }
-        a
     }
 
     /// Whether `a` is a valid split: no mesh axis on two factors, every

@@ -43,6 +43,7 @@ pub(crate) struct Graph {
 
 impl Graph {
     /// The input nodes, in argument-leaf order.
+    #[cfg(test)]
     pub fn inputs(&self) -> Vec<usize> {
         let mut ins: Vec<(usize, usize)> = self
             .nodes

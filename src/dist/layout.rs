@@ -400,12 +400,6 @@ impl Layout {
                 .collect(),
         }
     }
-
-    /// Whether the mesh-axis choices of two layouts agree on every axis
-    /// (ignoring what is pending).
-    pub fn same_split(&self, o: &Layout) -> bool {
-        self.dims == o.dims
-    }
 }
 
 #[cfg(test)]

@@ -55,6 +55,7 @@ mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
 mod plan;
+#[cfg(feature = "mpi")]
 mod propagate;
 mod registry_methods;
 #[cfg(feature = "mpi")]

@@ -52,6 +52,7 @@ pub(crate) enum Move {
 
 /// The kind of a collective, for [`wire_bytes`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
 pub(crate) enum Wire {
     AllReduce,
     ReduceScatter,

@@ -45,6 +45,25 @@ pub struct Spmd<F> {
 }
 
 impl<F> Spmd<F> {
+    /// The function it runs.
+    ///
+    /// ```standalone_crate
+    /// #[nabla::differentiable]
+    /// fn f(x: &nabla::Array) -> nabla::Array { x.sum() }
+    /// fn main() {
+    ///     let _mpi = nabla::dist::init();
+    ///     let mesh = nabla::dist::Mesh::new(&[("d", nabla::dist::world_size())]);
+    ///     let g = nabla::dist::spmd(f, &mesh).function();
+    ///     assert_eq!(g(&nabla::Array::ones(&[2], nabla::DType::F64)).item(), 2.0);
+    /// }
+    /// ```
+    pub fn function(&self) -> F
+    where
+        F: Copy,
+    {
+        self.f
+    }
+
     /// The mesh it was made for.
     ///
     /// ```standalone_crate

@@ -77,7 +77,8 @@ fn gpt_gradients() {
     let (l, g) = nabla::value_and_grad(gpt_loss)(&model, &x, &y);
     let want = nabla::tree::named_leaves(&g);
 
-    let mut cases: Vec<(Mesh, &str, Box<dyn Fn(&str, &[usize]) -> Spec>, Spec)> = Vec::new();
+    type Layouts = Box<dyn Fn(&str, &[usize]) -> Spec>;
+    let mut cases: Vec<(Mesh, &str, Layouts, Spec)> = Vec::new();
     let m1 = Mesh::new(&[("x", n)]);
     cases.push((
         m1,

@@ -76,7 +76,9 @@ fn tape_and_adamw() {
     }
 }
 
-/// `mlp_loss` with the weights as one list (a tree argument).
+/// `mlp_loss` with the weights as one list (a tree argument; a `Vec`, the
+/// type the optimizer's tree has).
+#[allow(clippy::ptr_arg)]
 #[nabla::differentiable]
 fn list_loss(w: &Vec<Array>, x: &Array, y: &Array) -> Array {
     mlp_loss(&w[0], &w[1], x, y)

@@ -374,6 +374,37 @@ impl Planner {
         self.graph(&models::mlp_graph(batch, widths, 4))
     }
 
+    /// The plan for one call of `f` (a `#[differentiable]` function or a
+    /// transform of one: `value_and_grad(loss)` plans a training step,
+    /// backward pass included) on arguments shaped like `args` (global
+    /// arrays). The program is recorded from shapes alone: nothing runs
+    /// but custom ops' forwards on zeros, and no MPI is needed.
+    ///
+    /// ```
+    /// use nabla::{Array, DType, dist::Plan};
+    ///
+    /// #[nabla::differentiable]
+    /// fn loss(w: &Array, x: &Array) -> Array {
+    ///     x.matmul(w).tanh().sum()
+    /// }
+    ///
+    /// fn main() {
+    ///     let w = Array::zeros(&[64, 64], DType::F32);
+    ///     let x = Array::zeros(&[4096, 64], DType::F32);
+    ///     let plan = Plan::for_mesh(&[("data", 8)]).function(nabla::value_and_grad(loss), &(w, x));
+    ///     assert_eq!(plan.input_specs()[1].to_string(), "[data, -]"); // a wide batch: data-parallel
+    ///     println!("{plan}");
+    /// }
+    /// ```
+    pub fn function<G: crate::compose::DiffFn>(
+        &self,
+        f: G,
+        args: &crate::compose::ArgsOf<G, crate::Array>,
+    ) -> Plan {
+        let _ = f;
+        self.graph(&super::trace::record_fn::<G>(args))
+    }
+
     /// The plan for one call of the recorded program `g`.
     pub(crate) fn graph(&self, g: &Graph) -> Plan {
         let weight = memory::weights(g);
