@@ -139,3 +139,38 @@ fn spmd_on_two_and_four_ranks() {
         }
     }
 }
+
+/// Layout mistakes end the job on every rank with a message naming the
+/// mistake and the fix.
+#[test]
+fn layout_mistakes_end_the_job_with_a_clear_message() {
+    for (worker, says) in [
+        (
+            "bad_input::missing_mesh_axis",
+            "names the mesh axis \"model\", which mesh(data: 2) does not have",
+        ),
+        (
+            "bad_input::axis_split_twice",
+            "uses the mesh axis \"data\" twice",
+        ),
+        (
+            "bad_input::uneven_split",
+            "axis 0 of shape [5, 2] has length 5, which does not split evenly over data",
+        ),
+        (
+            "bad_input::two_meshes_in_one_op",
+            "got DArrays on two meshes (mesh(data: 2) and mesh(model: 2))",
+        ),
+        (
+            "bad_input::mesh_not_the_world",
+            "hold 3 ranks but the communicator has 2",
+        ),
+    ] {
+        let start = Instant::now();
+        let (ok, text) = mpirun(2, worker, Duration::from_secs(30));
+        assert!(!ok, "{worker} should fail:\n{text}");
+        assert!(text.contains(says), "{worker} should say {says:?}:\n{text}");
+        assert!(text.contains("aborting every rank"), "{text}");
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+}

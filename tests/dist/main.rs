@@ -8,6 +8,7 @@
 #![cfg(feature = "mpi")]
 
 mod auto;
+mod bad_input;
 #[cfg(feature = "cuda")]
 mod gpu;
 mod launch;
