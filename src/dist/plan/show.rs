@@ -124,6 +124,25 @@ impl fmt::Display for Plan {
             }
         }
         writeln!(f, "  ({quiet} other ops communicate nothing)")?;
+        // Ops with a non-scalar result and no factors have no sharding
+        // rule (custom ops without `shard = last(k)`): whole on every rank.
+        let mut whole: Vec<(&str, usize)> = Vec::new();
+        for n in self.nodes.iter().filter(|n| n.input.is_none()) {
+            if n.assignment.is_empty() && n.shape.iter().product::<usize>() > 1 {
+                match whole.iter_mut().find(|(op, _)| *op == n.op) {
+                    Some((_, c)) => *c += 1,
+                    None => whole.push((&n.op, 1)),
+                }
+            }
+        }
+        if !whole.is_empty() {
+            let list: Vec<String> = whole.iter().map(|(op, c)| format!("{op} ×{c}")).collect();
+            writeln!(
+                f,
+                "replicated (no sharding rule fits; whole on every rank): {}",
+                list.join(", ")
+            )?;
+        }
         writeln!(f, "outputs (gathered to the caller):")?;
         for (o, e) in &self.outputs {
             self.edge_row(f, &self.nodes[*o].name, e)?;
