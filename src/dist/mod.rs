@@ -86,7 +86,8 @@ pub use layout::{MeshShape, Spec};
 pub use mesh::Mesh;
 pub use moves::{bytes_sent, reshard_cost};
 pub use plan::{
-    CostModel, PipelinePlan, Plan, PlanError, Planner, Schedule, pipeline_schedule, split_stages,
+    CostModel, GptPipeline, PipelinePlan, Plan, PlanError, Planner, Schedule, UserArgs,
+    pipeline_schedule, split_stages,
 };
 #[cfg(feature = "mpi")]
 pub use spmd::{DEntries, DPullback, DSlot, DUser, OnMesh, Spmd, spmd};
