@@ -5,7 +5,7 @@
 //! reason where no GPU is present.
 
 use crate::worker::{close, data};
-use nabla::dist::{self, Comm, DataParallel, Reduce};
+use nabla::dist::{self, Comm, DataParallel, Reduce, Spec};
 use nabla::prelude::*;
 
 #[differentiable]
@@ -104,5 +104,52 @@ fn gpu_collectives() {
                 "DataParallel::sync on the GPU",
             );
         }
+        // DArrays of device arrays under spmd and auto: every reshard of
+        // a [4, 6] array and an MLP's gradient, against the host.
+        let mesh = dist::Mesh::new(&[("x", dist::world_size())]);
+        let x = data(8, &[4, 6], dtype);
+        for (a, b) in [
+            (Spec::new(&[Some("x"), None]), Spec::new(&[None, Some("x")])),
+            (Spec::new(&[None, None]), Spec::new(&[Some("x"), None])),
+        ] {
+            let d = dist::distribute(&x.to_device(gpu), &mesh, &a).reshard(&b);
+            assert_eq!(d.local().device(), gpu, "a reshard keeps blocks on the GPU");
+            close(
+                &d.to_global().to_device(Device::Cpu),
+                &x,
+                tol,
+                "GPU reshard",
+            );
+        }
+        let (w1, w2) = (data(9, &[6, 4], dtype), data(10, &[4, 3], dtype));
+        let y = data(11, &[4, 3], dtype);
+        let host = nabla::grad(crate::spmd::mlp_loss)(&w1, &w2, &x, &y);
+        let on = |a: &Array, s: Spec| dist::distribute(&a.to_device(gpu), &mesh, &s);
+        let g = nabla::grad(dist::spmd(crate::spmd::mlp_loss, &mesh))(
+            &on(&w1, Spec::new(&[None, Some("x")])),
+            &on(&w2, Spec::new(&[Some("x"), None])),
+            &on(&x, Spec::new(&[None, None])),
+            &on(&y, Spec::new(&[None, None])),
+        );
+        assert_eq!(g.local().device(), gpu);
+        close(
+            &g.to_global().to_device(Device::Cpu),
+            &host,
+            tol,
+            "spmd gradient on the GPU",
+        );
+        let a = dist::auto(crate::spmd::mlp_loss, &mesh);
+        let g = nabla::grad(a)(
+            &w1.to_device(gpu),
+            &w2.to_device(gpu),
+            &x.to_device(gpu),
+            &y.to_device(gpu),
+        );
+        close(
+            &g.to_device(Device::Cpu),
+            &host,
+            tol,
+            "auto gradient on the GPU",
+        );
     }
 }
