@@ -57,20 +57,26 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
                 Batch::Rule(p)
             };
         } else if meta.path.is_ident("shard") {
-            let call: syn::ExprCall = meta.value()?.parse()?;
-            let ok = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("last"));
-            match (ok, call.args.first()) {
-                (
-                    true,
-                    Some(syn::Expr::Lit(syn::ExprLit {
-                        lit: syn::Lit::Int(k),
-                        ..
-                    })),
-                ) if call.args.len() == 1 => r.whole_last = Some(k.clone()),
-                _ => {
+            let expr: syn::Expr = meta.value()?.parse()?;
+            let k = match &expr {
+                syn::Expr::Call(call) if call.args.len() == 1 => {
+                    let named_last = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("last"));
+                    match call.args.first() {
+                        Some(syn::Expr::Lit(syn::ExprLit {
+                            lit: syn::Lit::Int(k),
+                            ..
+                        })) if named_last => Some(k.clone()),
+                        _ => None,
+                    }
+                }
+                _ => None,
+            };
+            match k {
+                Some(k) => r.whole_last = Some(k),
+                None => {
                     return Err(syn::Error::new_spanned(
-                        call,
-                        "`shard` takes `last(k)`: the op's last k axes must be whole on every rank, the leading (batch) axes may be split",
+                        expr,
+                        "`shard` takes `last(k)`: the op's last k axes must be whole on every rank, the leading (batch) axes may be split (e.g. `shard = last(1)` for an op over rows)",
                     ));
                 }
             }
