@@ -60,7 +60,8 @@ pub fn rules(attr: TokenStream) -> syn::Result<Rules> {
             let expr: syn::Expr = meta.value()?.parse()?;
             let k = match &expr {
                 syn::Expr::Call(call) if call.args.len() == 1 => {
-                    let named_last = matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("last"));
+                    let named_last =
+                        matches!(&*call.func, syn::Expr::Path(p) if p.path.is_ident("last"));
                     match call.args.first() {
                         Some(syn::Expr::Lit(syn::ExprLit {
                             lit: syn::Lit::Int(k),

@@ -9,18 +9,21 @@
 
 use super::darray::DArray;
 use super::factors::Assignment;
+use super::graph::Graph;
 use super::graph::Source;
 use super::layout::Layout;
 use super::mesh::Mesh;
 use super::plan::{CostModel, Plan};
 use super::propagate::with_plan;
-use super::trace::record_fn;
+use super::trace::{Traced, record, record_fn};
 use crate::compose::{
-    ArgIndex, ArgsOf, Arity, ArrayTier, Caller, DiffFn, OutOf, Slot, SpecsOf, Structure, Tiered,
-    UserOf,
+    ArgIndex, ArgsOf, Arity, ArrayTier, Caller, DiffFn, One, OutOf, Slot, SpecsOf, Structure,
+    Tiered, UserOf,
 };
-use crate::transforms::{Argnum, Grad, GradFn, NoAux, ValueAndGrad, ValueAndGradFn};
-use crate::{Array, ArrayValue, DType, Shape};
+use crate::transforms::{
+    Argnum, Grad, GradFn, GradJvpFn, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn,
+};
+use crate::{Array, ArrayValue, DType, Dual, Shape};
 use std::any::TypeId;
 use std::collections::HashMap;
 use std::marker::PhantomData;
@@ -315,19 +318,29 @@ impl<F> Tiered for Auto<F> {
     type Tier = ArrayTier;
 }
 
-/// The plan for `G` on these arguments: cached, or recorded and planned.
-fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
-    let leaves: Vec<(Vec<usize>, DType)> = (0..G::Arity::len(x))
+/// The shapes and dtypes of the argument leaves.
+fn leaves<A: Arity>(x: &A::Args<Array>) -> Vec<(Vec<usize>, DType)> {
+    (0..A::len(x))
         .map(|i| {
-            let a = G::Arity::get(x, i);
+            let a = A::get(x, i);
             (a.shape().to_vec(), a.dtype())
         })
-        .collect();
-    let key = (TypeId::of::<G>(), leaves);
+        .collect()
+}
+
+/// The plan for `G` on these arguments: cached, or recorded and planned.
+fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
+    let key = (TypeId::of::<G>(), leaves::<G::Arity>(x));
+    planned_for::<F>(key, || record_fn::<G>(x))
+}
+
+/// The plan under `key` (a program and its inputs' shapes and dtypes):
+/// cached, or recorded by `record` and planned.
+fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, Arc<Ready>) {
     let (mesh, limit, model, cached) =
         with_entry::<F, _>(|e| (e.mesh, e.limit, e.model.clone(), e.plans.get(&key).cloned()));
     let ready = cached.unwrap_or_else(|| {
-        let graph = record_fn::<G>(x);
+        let graph = record();
         let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
         if let Some(limit) = limit {
             planner = planner.memory_limit(limit);
@@ -361,6 +374,128 @@ fn run<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> UserOf<G> {
     });
     let out = with_plan(ready.ops.clone(), || G::eval::<DArray>(&args));
     G::Out::to_user(G::Out::map(out, |_, d| d.to_global()))
+}
+
+/// Marks the plans of `jvp(G)`, whose inputs are the arguments and then
+/// their tangents.
+struct JvpOf<G>(PhantomData<G>);
+
+/// `jvp(G)` on global arrays: the program at `Dual`, recorded, planned
+/// and run with the primals and tangents as inputs (the tangents laid out
+/// as planned, not necessarily like their primals); the output and its
+/// tangent, gathered.
+#[track_caller]
+fn run_jvp<G: DiffFn<Out = One>, F: 'static>(
+    p: &ArgsOf<G, Array>,
+    t: &ArgsOf<G, Array>,
+) -> (Array, Array) {
+    let n = G::Arity::len(p);
+    let mut inputs = leaves::<G::Arity>(p);
+    inputs.extend(leaves::<G::Arity>(t));
+    let key = (TypeId::of::<JvpOf<G>>(), inputs.clone());
+    let (mesh, ready) = planned_for::<F>(key, || {
+        record(&inputs, |ins| {
+            let x = G::Arity::map(p, |i, _| {
+                Dual::new(ins[i].clone(), Some(ins[n + i].clone()))
+            });
+            let y = G::eval::<Dual<Traced>>(&x);
+            let tangent = y.tangent_or_zero();
+            vec![y.primal, tangent]
+        })
+    });
+    let lay = |i: usize, a: &Array| DArray {
+        local: mesh.block(a, &ready.inputs[i]),
+        shape: Shape::from_slice(a.shape()),
+        layout: ready.inputs[i].clone(),
+        mesh,
+    };
+    let x = G::Arity::map(p, |i, a| {
+        Dual::new(lay(i, a), Some(lay(n + i, G::Arity::get(t, i))))
+    });
+    let y = with_plan(ready.ops.clone(), || G::eval::<Dual<DArray>>(&x));
+    let tangent = y.tangent_or_zero();
+    (y.primal.to_global(), tangent.to_global())
+}
+
+/// `jvp` of a function of arrays planned as `Auto<F>`, by arity:
+/// `jvp(auto(f))` and `jvp(grad(auto(f)))`.
+///
+/// ```standalone_crate
+/// use nabla::{Array, DType, dist::{self, Mesh}};
+///
+/// #[nabla::differentiable]
+/// fn f(w: &Array, x: &Array) -> Array {
+///     x.matmul(w).tanh().sum()
+/// }
+///
+/// fn main() {
+///     let _mpi = dist::init();
+///     let mesh = Mesh::new(&[("x", dist::world_size())]);
+///     let a = dist::auto(f, &mesh);
+///     let w = Array::linspace(-1.0, 1.0, 12, DType::F64).reshape(&[3, 4]);
+///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
+///     let (v, z) = (Array::ones(&[3, 4], DType::F64), Array::zeros(&[8, 3], DType::F64));
+///     // The gradient and a Hessian-vector product, planned as one program.
+///     let (g, hv) = nabla::jvp(nabla::grad(a))((&w, &x), (&v, &z));
+///     let (g1, hv1) = nabla::jvp(nabla::grad(f))((&w, &x), (&v, &z));
+///     assert!((&g - &g1).abs().max().item() < 1e-12);
+///     assert!((&hv - &hv1).abs().max().item() < 1e-12);
+/// }
+/// ```
+#[doc(hidden)]
+pub trait PlannedJvp<G> {
+    /// `fn((&Array, ..), (&Array, ..)) -> (output, tangent)`.
+    type Ptr: Copy + 'static;
+    /// `jvp(G)`.
+    const PTR: &'static Self::Ptr;
+}
+
+macro_rules! planned_jvp {
+    ($jvp:ident; $($a:ident $i:tt),*) => {
+        #[track_caller]
+        fn $jvp<'a, G: DiffFn<Arity = Planned<($(planned_jvp!(@one $a),)*), F>, Out = One>, F: 'static>(
+            p: ($(planned_jvp!(@ref $a),)*),
+            t: ($(planned_jvp!(@ref $a),)*),
+        ) -> (Array, Array) {
+            run_jvp::<G, F>(&($(p.$i.clone(),)*), &($(t.$i.clone(),)*))
+        }
+        impl<G: DiffFn<Arity = Planned<($(planned_jvp!(@one $a),)*), F>, Out = One>, F: 'static> PlannedJvp<G>
+            for Planned<($(planned_jvp!(@one $a),)*), F>
+        {
+            type Ptr = for<'a> fn(($(planned_jvp!(@ref $a),)*), ($(planned_jvp!(@ref $a),)*)) -> (Array, Array);
+            const PTR: &'static Self::Ptr = &($jvp::<G, F> as Self::Ptr);
+        }
+    };
+    (@one $a:ident) => { One };
+    (@ref $a:ident) => { &'a Array };
+}
+planned_jvp!(jvp1; a 0);
+planned_jvp!(jvp2; a 0, b 1);
+planned_jvp!(jvp3; a 0, b 1, c 2);
+planned_jvp!(jvp4; a 0, b 1, c 2, d 3);
+
+/// `jvp(auto(f))`.
+impl<F: DiffFn> JvpFn for Auto<F>
+where
+    Self: Copy,
+    Planned<F::Arity, F>: PlannedJvp<Self>,
+{
+    type Ptr = <Planned<F::Arity, F> as PlannedJvp<Self>>::Ptr;
+    const PTR: &'static Self::Ptr = <Planned<F::Arity, F> as PlannedJvp<Self>>::PTR;
+}
+
+/// `grad(auto(F))` w.r.t. argument `K`.
+type GradOf<F, const K: usize> = Grad<Auto<F>, Argnum<K>, NoAux>;
+
+/// `jvp(grad(auto(f)))`: the gradient and its tangent (a Hessian-vector
+/// product), forward over reverse, planned as one program.
+impl<F: DiffFn + Copy, const K: usize> GradJvpFn<Argnum<K>> for Auto<F>
+where
+    GradOf<F, K>: DiffFn<Arity = Planned<F::Arity, F>>,
+    Planned<F::Arity, F>: PlannedJvp<GradOf<F, K>>,
+{
+    type Ptr = <Planned<F::Arity, F> as PlannedJvp<GradOf<F, K>>>::Ptr;
+    const PTR: &'static Self::Ptr = <Planned<F::Arity, F> as PlannedJvp<GradOf<F, K>>>::PTR;
 }
 
 macro_rules! planned {

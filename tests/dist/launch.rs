@@ -174,3 +174,26 @@ fn layout_mistakes_end_the_job_with_a_clear_message() {
         assert!(start.elapsed() < Duration::from_secs(30));
     }
 }
+
+/// Every other primitive of the registry (reductions, shape ops,
+/// products, indexing, constants), the row and `linalg` custom ops, and
+/// `vmap`, `jacfwd`, `jacrev`, `hessian` and `jvp(grad)` of `spmd` and
+/// `auto`, on meshes (2), (4) and (2, 2).
+#[test]
+fn other_primitives_and_transforms_on_two_and_four_ranks() {
+    for n in [2, 4] {
+        for worker in [
+            "spmd_other::other_primitives",
+            "spmd_transforms::transforms_of_spmd",
+            "spmd_transforms::transforms_of_auto",
+        ] {
+            let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
+            assert!(ok, "{worker} on {n} ranks failed:\n{text}");
+            assert_eq!(
+                text.matches("test result: ok. 1 passed").count(),
+                n,
+                "{text}"
+            );
+        }
+    }
+}

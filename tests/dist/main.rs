@@ -15,5 +15,7 @@ mod launch;
 mod parallel;
 mod spmd;
 mod spmd_models;
+mod spmd_other;
 mod spmd_training;
+mod spmd_transforms;
 mod worker;

@@ -9,7 +9,7 @@ use nabla::prelude::*;
 use nabla::{Dual, Value};
 
 /// The meshes of this world.
-fn meshes() -> Vec<(Mesh, Vec<(&'static str, usize)>)> {
+pub(crate) fn meshes() -> Vec<(Mesh, Vec<(&'static str, usize)>)> {
     let n = dist::world_size();
     let mut out = vec![(Mesh::new(&[("x", n)]), vec![("x", n)])];
     if n == 4 {
@@ -21,7 +21,7 @@ fn meshes() -> Vec<(Mesh, Vec<(&'static str, usize)>)> {
 
 /// Every spec of a rank-`nd` array on the mesh's axes: each mesh axis
 /// unused or splitting one array axis (in mesh order, then reversed).
-fn specs(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
+pub(crate) fn specs(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
     let mut out = Vec::new();
     let choices = nd + 1;
     let total = choices.pow(axes.len() as u32);
@@ -51,7 +51,7 @@ fn specs(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
 
 /// `specs` and, for each with a mesh axis left over, the same split
 /// pending over that axis (a value held as a sum over the ranks).
-fn specs_with_pending(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
+pub(crate) fn specs_with_pending(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
     let mut out = specs(axes, nd);
     for s in out.clone() {
         for (name, _) in axes {
@@ -67,7 +67,7 @@ fn specs_with_pending(axes: &[(&'static str, usize)], nd: usize) -> Vec<Spec> {
 /// `x` laid out by `s`; pending over a mesh axis of size k, the rank at
 /// coordinate c holds its block times (c + 1) / (k (k + 1) / 2), so the
 /// ranks' blocks sum to `x` and none is zero.
-fn lay(x: &Array, mesh: &Mesh, s: &Spec) -> DArray {
+pub(crate) fn lay(x: &Array, mesh: &Mesh, s: &Spec) -> DArray {
     let dims: Vec<Vec<&str>> = (0..s.ndim())
         .map(|k| s.dim(k).iter().map(String::as_str).collect())
         .collect();
