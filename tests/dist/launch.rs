@@ -128,6 +128,10 @@ fn spmd_on_two_and_four_ranks() {
             "spmd::layouts",
             "spmd::registry_primitives",
             "spmd::mlp_gradients",
+            "spmd_models::gpt_gradients",
+            "spmd_training::tape_and_adamw",
+            "auto::mlp_under_auto",
+            "auto::gpt_adamw_under_auto",
         ] {
             let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
             assert!(ok, "{worker} on {n} ranks failed:\n{text}");
