@@ -10,8 +10,10 @@
 mod auto;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod io;
 mod launch;
 mod parallel;
+mod plans;
 mod spmd;
 mod spmd_models;
 mod spmd_training;

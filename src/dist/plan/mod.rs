@@ -17,6 +17,7 @@ mod json;
 mod memory;
 mod models;
 mod pipeline;
+mod replay;
 mod show;
 mod solve;
 #[cfg(test)]
