@@ -163,7 +163,8 @@ pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
 ///     let mesh = Mesh::new(&[("x", dist::world_size())]);
 ///     let w = Array::linspace(-1.0, 1.0, 12, DType::F64).reshape(&[3, 4]);
 ///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
-///     let axes: Vec<(&str, usize)> = mesh.shape().axes().collect();
+///     let shape = mesh.shape();
+///     let axes: Vec<(&str, usize)> = shape.axes().collect();
 ///     let plan = Plan::for_mesh(&axes).function(nabla::value_and_grad(loss), &(w.clone(), x.clone()));
 ///     let plan = Plan::from_json(&plan.to_json()).unwrap();
 ///     let (l, g) = nabla::value_and_grad(dist::spmd_with(loss, &mesh, &plan))(&w, &x);
