@@ -48,6 +48,8 @@ struct Entry {
     model: Option<CostModel>,
     plans: HashMap<Key, Arc<Ready>>,
     latest: Option<Arc<Ready>>,
+    /// The plan every call runs ([`spmd_with`]) instead of planning.
+    fixed: Option<Plan>,
 }
 
 static AUTOS: Mutex<Option<HashMap<TypeId, Entry>>> = Mutex::new(None);
@@ -134,6 +136,63 @@ pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
             model: None,
             plans: HashMap::new(),
             latest: None,
+            fixed: None,
+        },
+    );
+    Auto { f, mesh: *mesh }
+}
+
+/// `f` run with `plan` instead of planning: as [`auto`] (global arrays
+/// in, global results out, through the same transforms), but every call
+/// lays the arguments out and splits every op as `plan` says. `plan` is
+/// typically loaded from JSON ([`Plan::load`]) after being made by
+/// [`Plan::for_mesh`]`(..).function(..)` for the same transform of `f`
+/// and the same argument shapes, on a mesh of the same axes. The first
+/// call with given shapes records the program and checks it against the
+/// plan: a different mesh, node count, op or shape panics naming the
+/// first difference. The latest `auto(f, ..)` or `spmd_with(f, ..)` of a
+/// function decides its mesh and plan.
+///
+/// ```standalone_crate
+/// use nabla::{Array, DType, dist::{self, Mesh, Plan}};
+///
+/// #[nabla::differentiable]
+/// fn loss(w: &Array, x: &Array) -> Array {
+///     x.matmul(w).tanh().sum()
+/// }
+///
+/// fn main() {
+///     let _mpi = dist::init();
+///     let mesh = Mesh::new(&[("x", dist::world_size())]);
+///     let w = Array::linspace(-1.0, 1.0, 12, DType::F64).reshape(&[3, 4]);
+///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
+///     let shape = mesh.shape();
+///     let axes: Vec<(&str, usize)> = shape.axes().collect();
+///     let plan = Plan::for_mesh(&axes).function(nabla::value_and_grad(loss), &(w.clone(), x.clone()));
+///     let plan = Plan::from_json(&plan.to_json()).unwrap();
+///     let (l, g) = nabla::value_and_grad(dist::spmd_with(loss, &mesh, &plan))(&w, &x);
+///     let (l1, g1) = nabla::value_and_grad(loss)(&w, &x);
+///     assert!((l.item() - l1.item()).abs() < 1e-12 && (&g - &g1).abs().max().item() < 1e-12);
+/// }
+/// ```
+#[track_caller]
+pub fn spmd_with<F: DiffFn>(f: F, mesh: &Mesh, plan: &Plan) -> Auto<F> {
+    if plan.mesh() != &mesh.shape() {
+        panic!(
+            "nabla::dist::spmd_with: the plan is for {} but the mesh is {}; plan for this mesh (Plan::for_mesh with its axes)",
+            plan.mesh(),
+            mesh.shape()
+        );
+    }
+    autos().get_or_insert_with(HashMap::new).insert(
+        TypeId::of::<F>(),
+        Entry {
+            mesh: *mesh,
+            limit: None,
+            model: None,
+            plans: HashMap::new(),
+            latest: None,
+            fixed: Some(plan.clone()),
         },
     );
     Auto { f, mesh: *mesh }
@@ -173,8 +232,10 @@ impl<F: 'static> Auto<F> {
     ///     assert_eq!(a.plan().memory_limit(), Some(1 << 30));
     /// }
     /// ```
+    #[track_caller]
     pub fn memory_limit(self, bytes: u64) -> Self {
         with_entry::<F, _>(|e| {
+            no_fixed(e, "memory_limit");
             e.limit = Some(bytes);
             e.plans.clear();
         });
@@ -195,8 +256,10 @@ impl<F: 'static> Auto<F> {
     ///     assert_eq!(a.plan().cost_model(), &m);
     /// }
     /// ```
+    #[track_caller]
     pub fn cost_model(self, model: CostModel) -> Self {
         with_entry::<F, _>(|e| {
+            no_fixed(e, "cost_model");
             e.model = Some(model);
             e.plans.clear();
         });
@@ -238,6 +301,17 @@ impl<F: 'static> Auto<F> {
     /// ```
     pub fn mesh(&self) -> Mesh {
         self.mesh
+    }
+}
+
+/// Panics when the function runs a given plan: settings of the planner
+/// would not apply.
+#[track_caller]
+fn no_fixed(e: &Entry, what: &str) {
+    if e.fixed.is_some() {
+        panic!(
+            "nabla::dist::Auto::{what}: this function runs a given plan (dist::spmd_with), so the planner's settings do not apply; set them on the planner that makes the plan (Plan::for_mesh(..).{what}(..)), or use dist::auto"
+        );
     }
 }
 
@@ -335,12 +409,25 @@ fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
 }
 
 /// The plan under `key` (a program and its inputs' shapes and dtypes):
-/// cached, or recorded by `record` and planned.
+/// cached, the given plan (`spmd_with`) checked against the recording,
+/// or recorded by `record` and planned.
 fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, Arc<Ready>) {
-    let (mesh, limit, model, cached) =
-        with_entry::<F, _>(|e| (e.mesh, e.limit, e.model.clone(), e.plans.get(&key).cloned()));
+    let (mesh, limit, model, fixed, cached) = with_entry::<F, _>(|e| {
+        let cached = e.plans.get(&key).cloned();
+        (e.mesh, e.limit, e.model.clone(), e.fixed.clone(), cached)
+    });
     let ready = cached.unwrap_or_else(|| {
         let graph = record();
+        if let Some(plan) = fixed {
+            let (ops, inputs) = plan.replay(&graph, &mesh.shape()).unwrap_or_else(|e| {
+                panic!(
+                    "nabla::dist::spmd_with: {e}; the plan was made for another program, transform or argument shapes: make it with Plan::for_mesh(..).function(<the same transform of f>, &args) on arguments of these shapes"
+                )
+            });
+            let r = Arc::new(Ready { plan, ops, inputs });
+            with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
+            return r;
+        }
         let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
         if let Some(limit) = limit {
             planner = planner.memory_limit(limit);

@@ -29,6 +29,8 @@
 #[cfg(feature = "mpi")]
 mod auto;
 #[cfg(feature = "mpi")]
+mod calibrate;
+#[cfg(feature = "mpi")]
 mod collectives;
 #[cfg(feature = "mpi")]
 mod comm;
@@ -46,6 +48,8 @@ mod factors;
 #[cfg(feature = "mpi")]
 mod flat;
 mod graph;
+#[cfg(feature = "mpi")]
+mod io;
 mod layout;
 #[cfg(feature = "mpi")]
 mod mesh;
@@ -70,7 +74,9 @@ mod trace;
 mod zero;
 
 #[cfg(feature = "mpi")]
-pub use auto::{Auto, Planned, auto};
+pub use auto::{Auto, Planned, auto, spmd_with};
+#[cfg(feature = "mpi")]
+pub use calibrate::{calibrate, calibrate_on};
 #[cfg(feature = "mpi")]
 pub use collectives::{Reduce, all_gather, all_reduce, all_to_all, broadcast, reduce_scatter};
 #[cfg(feature = "mpi")]
@@ -81,6 +87,8 @@ pub use darray::{DArray, distribute};
 pub use data_parallel::DataParallel;
 #[cfg(feature = "mpi")]
 pub use dtree::{DTree, distribute_tree};
+#[cfg(feature = "mpi")]
+pub use io::{CheckpointError, load, load_shards, save, save_shards};
 pub use layout::{MeshShape, Spec};
 #[cfg(feature = "mpi")]
 pub use mesh::Mesh;

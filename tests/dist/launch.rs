@@ -201,3 +201,41 @@ fn other_primitives_and_transforms_on_two_and_four_ranks() {
         }
     }
 }
+
+/// Checkpoints of `DArray`s (good and bad files), plans given to
+/// `spmd_with`, and `calibrate`, on meshes (2), (4) and (2, 2).
+#[test]
+fn checkpoints_given_plans_and_calibration_on_two_and_four_ranks() {
+    for n in [2, 4] {
+        for worker in [
+            "io::checkpoints",
+            "io::bad_checkpoints",
+            "plans::given_plans",
+            "plans::calibration",
+        ] {
+            let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
+            assert!(ok, "{worker} on {n} ranks failed:\n{text}");
+            assert_eq!(
+                text.matches("test result: ok. 1 passed").count(),
+                n,
+                "{text}"
+            );
+        }
+    }
+}
+
+#[test]
+fn a_plan_for_another_program_panics_on_every_rank() {
+    let (ok, text) = mpirun(
+        2,
+        "plans::plan_for_another_program",
+        Duration::from_secs(60),
+    );
+    assert!(!ok, "the job should fail:\n{text}");
+    // The forward ops match; the plan's backward ops are left over.
+    assert!(
+        text.contains("nabla::dist::spmd_with: the program records")
+            && text.contains("nodes but the plan holds"),
+        "{text}"
+    );
+}

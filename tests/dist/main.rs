@@ -11,8 +11,10 @@ mod auto;
 mod bad_input;
 #[cfg(feature = "cuda")]
 mod gpu;
+mod io;
 mod launch;
 mod parallel;
+mod plans;
 mod spmd;
 mod spmd_models;
 mod spmd_other;

@@ -73,12 +73,34 @@ pub fn save_arrays(
     arrays: impl IntoIterator<Item = (String, Array)>,
     path: impl AsRef<Path>,
 ) -> Result<(), Error> {
+    save_arrays_with_metadata(arrays, BTreeMap::new(), path)
+}
+
+/// [`save_arrays`] with text `metadata` in the file's header (the
+/// safetensors `__metadata__` map, which other readers keep and ignore).
+///
+/// ```
+/// use nabla::{io, Array};
+/// use std::collections::BTreeMap;
+/// let path = std::env::temp_dir().join("nabla_doc_save_metadata.safetensors");
+/// let meta = BTreeMap::from([("step".to_string(), "100".to_string())]);
+/// io::save_arrays_with_metadata([("w".to_string(), Array::scalar(1.0f32))], meta, &path).unwrap();
+/// let (arrays, meta) = io::load_file_with_metadata(&path).unwrap();
+/// assert_eq!((arrays.len(), meta["step"].as_str()), (1, "100"));
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+pub fn save_arrays_with_metadata(
+    arrays: impl IntoIterator<Item = (String, Array)>,
+    metadata: BTreeMap<String, String>,
+    path: impl AsRef<Path>,
+) -> Result<(), Error> {
     let path = path.as_ref();
     let tensors: BTreeMap<String, Tensor> = arrays
         .into_iter()
         .map(|(name, a)| (name, Tensor::of(&a)))
         .collect();
-    safetensors::serialize_to_file(&tensors, None, path).map_err(|e| match e {
+    let metadata = (!metadata.is_empty()).then(|| metadata.into_iter().collect());
+    safetensors::serialize_to_file(&tensors, metadata, path).map_err(|e| match e {
         safetensors::SafeTensorError::IoError(source) => Error::Io {
             path: path.to_owned(),
             source,
@@ -100,10 +122,37 @@ pub fn save_arrays(
 /// assert!(matches!(err, io::Error::Io { .. }));
 /// ```
 pub fn load_file(path: impl AsRef<Path>) -> Result<BTreeMap<String, Array>, Error> {
+    load_file_with_metadata(path).map(|(arrays, _)| arrays)
+}
+
+/// [`load_file`] and the file's text metadata (empty when it has none).
+///
+/// ```
+/// use nabla::{io, Array};
+/// let path = std::env::temp_dir().join("nabla_doc_load_metadata.safetensors");
+/// io::save(&vec![Array::scalar(2.0f64)], &path).unwrap();
+/// let (arrays, meta) = io::load_file_with_metadata(&path).unwrap();
+/// assert_eq!((arrays["0"].item(), meta.len()), (2.0, 0));
+/// # std::fs::remove_file(&path).unwrap();
+/// ```
+#[allow(clippy::type_complexity)]
+pub fn load_file_with_metadata(
+    path: impl AsRef<Path>,
+) -> Result<(BTreeMap<String, Array>, BTreeMap<String, String>), Error> {
     let path = path.as_ref();
     let bytes = read(path)?;
+    let (_, header) = SafeTensors::read_metadata(&bytes).map_err(|e| Error::Format {
+        path: path.to_owned(),
+        message: e.to_string(),
+    })?;
+    let metadata = header
+        .metadata()
+        .as_ref()
+        .map(|m| m.iter().map(|(k, v)| (k.clone(), v.clone())).collect())
+        .unwrap_or_default();
     let file = parse(path, &bytes)?;
-    file.iter()
+    let arrays = file
+        .iter()
         .map(|(name, view)| {
             let a = to_array(view.dtype(), view.shape(), view.data()).ok_or_else(|| {
                 Error::UnsupportedDType {
@@ -114,7 +163,8 @@ pub fn load_file(path: impl AsRef<Path>) -> Result<BTreeMap<String, Array>, Erro
             })?;
             Ok((name.to_owned(), a))
         })
-        .collect()
+        .collect::<Result<_, Error>>()?;
+    Ok((arrays, metadata))
 }
 
 /// Fills `tree`'s arrays from the safetensors file at `path`, matched by

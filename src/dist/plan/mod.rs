@@ -18,6 +18,7 @@ mod json;
 mod memory;
 mod models;
 mod pipeline;
+mod replay;
 mod show;
 mod solve;
 #[cfg(test)]
