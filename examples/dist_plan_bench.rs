@@ -15,11 +15,15 @@
 //! It also prints the planning time (recording the program from shapes
 //! plus solving), the time `dist::auto` spends once per shape.
 //!
-//! Run: `cargo run --release --example dist_plan_bench` (`-- mlp` or
-//! `-- gpt` for one model).
+//! Each table is printed for two cost models: the planner's default (CPU
+//! ranks of one thread, where arithmetic dominates) and accelerators
+//! (100 TFLOP/s, 100 GB/s, 10 µs), where communication decides.
+//!
+//! Run: `cargo run --release --example dist_plan_bench` (`-- mlp`,
+//! `-- gpt`, `-- cpu` or `-- gpu` for some).
 
 use nabla::compose::{Slot, TreeS};
-use nabla::dist::{Plan, Planner, Spec};
+use nabla::dist::{CostModel, Plan, Planner, Spec};
 use nabla::nn::models::{Gpt, GptConfig};
 use nabla::prelude::*;
 use std::time::Instant;
@@ -56,6 +60,9 @@ fn gpt_loss(model: &Gpt, x: &Array, y: &Array) -> Array {
     let lp = nabla::log_softmax(&logits.reshape(&[n, v]), -1);
     (&lp * y).sum() * (-1.0 / n as f64)
 }
+
+/// Builds a workload.
+type Make = fn() -> Workload;
 
 /// How Megatron lays out a parameter: split by output features, by input
 /// features, or whole.
@@ -129,10 +136,7 @@ fn gpt() -> Workload {
         heads: 12,
         layers: 12,
     };
-    let batch: usize = std::env::var("GPT_BATCH")
-        .ok()
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(64);
+    let batch = 64;
     let model = Gpt::new(&cfg, Key::new(0));
     let x = Array::zeros(&[batch, cfg.context, cfg.embd], DType::F32);
     let y = Array::zeros(&[batch * cfg.context, cfg.vocab], DType::F32);
@@ -200,8 +204,14 @@ fn cell(p: &Option<Plan>) -> String {
     }
 }
 
-fn bench(w: &Workload, out_axis: usize) {
-    println!("\n{}: value_and_grad, default cost model", w.title);
+fn bench(w: &Workload, out_axis: usize, (model_name, model): (&str, &CostModel)) {
+    println!(
+        "\n{}: value_and_grad, cost model {model_name} ({:.0} GFLOP/s, {:.0} GB/s, {:.0} µs a collective)",
+        w.title,
+        model.flops_per_s / 1e9,
+        model.bandwidth(0) / 1e9,
+        model.latency_s * 1e6
+    );
     // Recording alone: a plan for one rank has one strategy per op.
     let t = Instant::now();
     (w.plan)(Plan::for_mesh(&[("x", 1)]));
@@ -213,11 +223,11 @@ fn bench(w: &Workload, out_axis: usize) {
         "  each layout: comm ms, MB sent per rank, time ms (modelled); plan s: recording + solving"
     );
     println!(
-        "  {:<13}| {:^24} | {:^24} | {:^24} | {:^24} | {:>6} {:>6} {:>6}",
+        "  {:<16}| {:^24} | {:^24} | {:^24} | {:^24} | {:>6} {:>6} {:>6}",
         "mesh", "planner", "DP", "TP (Megatron)", "DP×TP", "comm/", "time/", "plan"
     );
     println!(
-        "  {:<13}| {:^24} | {:^24} | {:^24} | {:^24} | {:>6} {:>6} {:>6}",
+        "  {:<16}| {:^24} | {:^24} | {:^24} | {:^24} | {:>6} {:>6} {:>6}",
         "", "", "", "", "", "best", "best", "s"
     );
     for n in [2usize, 4, 8, 16, 32, 64] {
@@ -229,7 +239,7 @@ fn bench(w: &Workload, out_axis: usize) {
         }
         for axes in meshes {
             let names: Vec<&str> = axes.iter().map(|a| a.0).collect();
-            let planner = Plan::for_mesh(&axes);
+            let planner = Plan::for_mesh(&axes).cost_model(model.clone());
             let t = Instant::now();
             let auto = (w.plan)(planner.clone());
             let secs = t.elapsed().as_secs_f64();
@@ -261,7 +271,7 @@ fn bench(w: &Workload, out_axis: usize) {
                 .collect::<Vec<_>>()
                 .join("×");
             println!(
-                "  {mesh:<13}| {} | {} | {} | {} | {:6.3} {:6.3} {secs:6.3}",
+                "  {mesh:<16}| {} | {} | {} | {} | {:6.3} {:6.3} {secs:6.3}",
                 cell(&Some(auto.clone())),
                 cell(&dp),
                 cell(&tp),
@@ -278,11 +288,29 @@ fn bench(w: &Workload, out_axis: usize) {
 }
 
 fn main() {
-    let which = std::env::args().nth(1).unwrap_or_default();
-    if which.is_empty() || which == "mlp" {
-        bench(&mlp(), 1);
-    }
-    if which.is_empty() || which == "gpt" {
-        bench(&gpt(), 0);
+    // `dist_plan_bench [mlp|gpt] [cpu|gpu]`: both of each by default.
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let want = |s: &str, all: &[&str]| {
+        !args.iter().any(|a| all.contains(&a.as_str())) || args.iter().any(|a| a == s)
+    };
+    let models = [
+        // The planner's default: CPU ranks of one thread.
+        ("cpu", CostModel::default()),
+        // Accelerators whose arithmetic outruns their links: communication
+        // decides.
+        ("gpu", CostModel::uniform(1e14, 1e11, 1e-5)),
+    ];
+    // Each workload with the axis of output features of its weights.
+    let workloads: [(&str, Make, usize); 2] = [("mlp", mlp, 1), ("gpt", gpt, 0)];
+    for (name, make, out_axis) in workloads {
+        if !want(name, &["mlp", "gpt"]) {
+            continue;
+        }
+        let w = make();
+        for (m, model) in &models {
+            if want(m, &["cpu", "gpu"]) {
+                bench(&w, out_axis, (m, model));
+            }
+        }
     }
 }
