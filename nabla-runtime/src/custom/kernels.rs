@@ -99,7 +99,10 @@ pub fn cpu_kernel<T: Element>(
             });
             let data = match a.as_slice() {
                 Some(s) => Cow::Borrowed(s),
-                None => Cow::Owned(a.view().iter().copied().collect()),
+                // A strided view (a collective's operand moved to the
+                // front, a slice) is copied row by row, not element by
+                // element through ndarray's iterator.
+                None => Cow::Owned(nabla_kernels::elementwise::row_major(&a.view())),
             };
             let mut strides = vec![1usize; a.ndim()];
             for d in (0..a.ndim().saturating_sub(1)).rev() {

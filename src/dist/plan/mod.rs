@@ -134,6 +134,8 @@ pub struct Planner {
     mesh: MeshShape,
     limit: Option<u64>,
     model: CostModel,
+    /// Per argument leaf, the layout the caller holds it in, if fixed.
+    fixed: Vec<Option<Spec>>,
 }
 
 impl Plan {
@@ -150,6 +152,7 @@ impl Plan {
             mesh: MeshShape::new(axes),
             limit: None,
             model: CostModel::default(),
+            fixed: Vec::new(),
         }
     }
 
@@ -357,6 +360,35 @@ impl Planner {
         self
     }
 
+    /// Plans with argument leaf `i` laid out as `specs[i]` where that is
+    /// `Some` (data that arrives sharded, or a hand-written layout to
+    /// price); the other leaves and every intermediate are chosen as
+    /// usual. Leaves are in argument order, a tree's in its leaf order, as
+    /// [`Plan::input_specs`] lists them. The specs are checked when a
+    /// program is planned: each must resolve against its leaf's shape and
+    /// the mesh, with nothing pending, and there must be no more specs
+    /// than leaves.
+    ///
+    /// ```
+    /// use nabla::dist::{Plan, Spec};
+    /// // Megatron's layout for a two-layer MLP: the first weight split by
+    /// // columns, the second by rows, the batch and biases whole.
+    /// let megatron = vec![
+    ///     None,
+    ///     Some(Spec::new(&[None, Some("model")])),
+    ///     Some(Spec::new(&[Some("model")])),
+    ///     Some(Spec::new(&[Some("model"), None])),
+    /// ];
+    /// let tp = Plan::for_mesh(&[("model", 4)]).fix_inputs(&megatron).mlp(8, &[64, 256, 64]);
+    /// assert_eq!(tp.input_specs()[1].to_string(), "[-, model]");
+    /// let free = Plan::for_mesh(&[("model", 4)]).mlp(8, &[64, 256, 64]);
+    /// assert!(free.time_s() <= tp.time_s() * (1.0 + 1e-9)); // the planner does at least as well
+    /// ```
+    pub fn fix_inputs(mut self, specs: &[Option<Spec>]) -> Planner {
+        self.fixed = specs.to_vec();
+        self
+    }
+
     /// The plan for one training step of a multilayer perceptron (dense
     /// layers of the given widths, ReLU between them, loss the sum of the
     /// last layer; f32): inputs the batch `[batch, widths[0]]` then each
@@ -414,8 +446,9 @@ impl Planner {
     /// The plan for one call of the recorded program `g`.
     pub(crate) fn graph(&self, g: &Graph) -> Plan {
         let weight = memory::weights(g);
+        let fixed = self.fixed_assignments(g);
         let mut pr = Pricer::new(&self.mesh, &self.model);
-        let model = Model::build(g, &mut pr, &weight);
+        let model = Model::build_fixed(g, &mut pr, &weight, &fixed);
         let lower = model.lower_bound(&mut pr, g);
         let cands: Vec<&[Assignment]> = model.nodes.iter().map(|n| &n.assigns[..]).collect();
         // Ties in time go to the plan with less memory: a penalty of a
@@ -491,6 +524,52 @@ impl Planner {
             _ => first,
         };
         self.finish(g, &chosen.0, chosen.2, lower)
+    }
+
+    /// Per node, the assignment [`Planner::fix_inputs`] holds it to: an
+    /// input's factors are its axes, so its layout's splits are the
+    /// assignment. Panics naming the leaf where a spec does not fit.
+    fn fixed_assignments(&self, g: &Graph) -> Vec<Option<Assignment>> {
+        let leaves = g
+            .nodes
+            .iter()
+            .filter(|n| matches!(n.source, Source::Input(_)))
+            .count();
+        if self.fixed.len() > leaves {
+            panic!(
+                "nabla::dist::Planner::fix_inputs: {} specs for a program of {leaves} argument leaves; give at most one per leaf (None where the planner chooses)",
+                self.fixed.len()
+            );
+        }
+        g.nodes
+            .iter()
+            .map(|n| {
+                let Source::Input(i) = n.source else {
+                    return None;
+                };
+                let spec = self.fixed.get(i)?.as_ref()?;
+                let op = format!("Planner::fix_inputs (argument leaf {i})");
+                let l = spec.resolve(&n.rule.out, &self.mesh, &op);
+                if l.partial != 0 {
+                    panic!(
+                        "nabla::dist::{op}: the spec {spec} is a pending sum; an argument is held whole or split, so drop `partial_over`"
+                    );
+                }
+                // Mesh axes of one rank split nothing (the planner's
+                // strategies leave them out).
+                let a = l
+                    .dims
+                    .iter()
+                    .map(|d| {
+                        d.iter()
+                            .copied()
+                            .filter(|&m| self.mesh.size(m as usize) > 1)
+                            .collect()
+                    })
+                    .collect();
+                Some(a)
+            })
+            .collect()
     }
 
     /// The plan of one assignment per node: the layouts and moves the

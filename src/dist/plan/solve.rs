@@ -82,7 +82,19 @@ fn intern<K: std::hash::Hash + Eq>(map: &mut HashMap<K, u16>, k: K) -> u16 {
 impl Model {
     /// The strategies and edge costs of `g`; `weight[v]` scales node `v`'s
     /// bytes in the memory penalty.
+    #[cfg(test)]
     pub fn build(g: &Graph, pr: &mut Pricer, weight: &[f64]) -> Model {
+        Model::build_fixed(g, pr, weight, &[])
+    }
+
+    /// As `build`, with node `v` held to `fixed[v]` where that is
+    /// given (inputs laid out by the caller).
+    pub fn build_fixed(
+        g: &Graph,
+        pr: &mut Pricer,
+        weight: &[f64],
+        fixed: &[Option<Assignment>],
+    ) -> Model {
         let mesh = pr.mesh;
         let full: u8 = (0..mesh.len())
             .filter(|&m| mesh.size(m) > 1)
@@ -111,7 +123,11 @@ impl Model {
             let mut out_ix = Vec::new();
             let mut tgt_maps: Vec<HashMap<(u32, u8, u8), u16>> = vec![HashMap::new(); ops.len()];
             let mut tgt_ix = vec![Vec::new(); ops.len()];
-            for a in rule.assignments(mesh) {
+            let options = match fixed.get(v) {
+                Some(Some(a)) => vec![a.clone()],
+                _ => rule.assignments(mesh),
+            };
+            for a in options {
                 let free = !used(&a) & full;
                 let compute = pr.compute(rule, &a);
                 let dims: Vec<u32> = (0..ops.len())

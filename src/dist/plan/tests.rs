@@ -414,3 +414,55 @@ fn a_value_with_several_users_gets_one_layout_they_all_can_use() {
     assert!(plan.gap() < 1e-12, "{plan}");
     assert!(plan.bytes_per_call() < 100, "{plan}");
 }
+
+#[test]
+fn fixed_inputs_keep_their_layout_and_cost_at_least_the_free_plan() {
+    let g = mlp(4096, &[16, 32, 16]);
+    let planner = Plan::for_mesh(&[("data", 2), ("model", 2)]);
+    let free = planner.graph(&g);
+    // Megatron over `model`, the batch whole: a worse layout for a wide
+    // batch, which the plan must keep.
+    let tp = vec![
+        Some(Spec::replicated(2)),
+        Some(Spec::new(&[None, Some("model")])),
+        Some(Spec::new(&[Some("model")])),
+        Some(Spec::new(&[Some("model"), None])),
+    ];
+    let plan = planner.clone().fix_inputs(&tp).graph(&g);
+    for (i, s) in tp.iter().enumerate() {
+        assert_eq!(
+            Some(&plan.input_specs()[i]),
+            s.as_ref(),
+            "input {i}\n{plan}"
+        );
+    }
+    assert_eq!(plan.bytes_per_call(), runtime_bytes(&g, &plan));
+    assert!(
+        plan.time_s() > free.time_s(),
+        "free {} s vs Megatron {} s\n{plan}",
+        free.time_s(),
+        plan.time_s()
+    );
+    // Fixing inputs to the free plan's own layouts changes nothing.
+    let own: Vec<Option<Spec>> = free.input_specs().into_iter().map(Some).collect();
+    let again = planner.fix_inputs(&own).graph(&g);
+    assert!((again.time_s() - free.time_s()).abs() <= 1e-9 * free.time_s());
+}
+
+#[test]
+#[should_panic(expected = "Planner::fix_inputs (argument leaf 0)")]
+fn a_fixed_input_that_does_not_divide_panics_naming_the_leaf() {
+    let g = mlp(6, &[16, 32]);
+    Plan::for_mesh(&[("data", 4)])
+        .fix_inputs(&[Some(Spec::new(&[Some("data"), None]))])
+        .graph(&g);
+}
+
+#[test]
+#[should_panic(expected = "give at most one per leaf")]
+fn more_fixed_inputs_than_leaves_panic() {
+    let g = mlp(8, &[4, 4]);
+    Plan::for_mesh(&[("data", 2)])
+        .fix_inputs(&vec![None; 4])
+        .graph(&g);
+}

@@ -237,16 +237,53 @@ impl ArrayValue for Traced {
     fn device(&self) -> Device {
         Device::Cpu
     }
-    /// Runs `op.forward` once on zero arrays of the operands' shapes and
-    /// dtypes for the output's shape and dtype; the rule is replicated.
+    /// Runs `op.forward` once on zero arrays of the operands' dtypes for
+    /// the output's shape and dtype. An op declared batch-wise over its
+    /// leading axes (`shard = last(k)`) runs on one element of that batch
+    /// (what a rank's block would be if the batch were split all the
+    /// way), and the output's batch axes are the operands' again: the
+    /// recording then costs the same for any batch (a 12-layer GPT's
+    /// softmax rows would otherwise be computed in full, seconds of a
+    /// plan). Other ops run on zeros of the full shapes.
     #[track_caller]
     fn apply_custom<Op: CustomOp<A>, A: FixedArity>(op: &Op, x: &A::Args<Self>) -> Self {
         let xs: Vec<&Traced> = (0..A::N).map(|i| A::get(x, i)).collect();
-        let zeros: Vec<Array> = xs.iter().map(|t| Array::zeros(&t.shape, t.dtype)).collect();
-        let y = crate::no_grad(|| op.forward(&A::from_fn(|i| zeros[i].clone())));
         let shapes: Vec<&[usize]> = xs.iter().map(|t| &t.shape[..]).collect();
+        // The batch axes (those `rules::custom` shares) and their lengths.
+        let batch: Vec<usize> = match Op::WHOLE_LAST {
+            Some(k) => shapes
+                .first()
+                .map_or(Vec::new(), |s| s[..s.len().saturating_sub(k)].to_vec()),
+            None => Vec::new(),
+        };
+        let shrink = |s: &[usize]| -> Vec<usize> {
+            s.iter()
+                .enumerate()
+                .map(|(i, &d)| {
+                    if batch.get(i) == Some(&d) && d > 0 {
+                        1
+                    } else {
+                        d
+                    }
+                })
+                .collect()
+        };
+        let zeros: Vec<Array> = xs
+            .iter()
+            .map(|t| Array::zeros(&shrink(&t.shape), t.dtype))
+            .collect();
+        let y = crate::no_grad(|| op.forward(&A::from_fn(|i| zeros[i].clone())));
+        let out: Vec<usize> = y
+            .shape()
+            .iter()
+            .enumerate()
+            .map(|(i, &d)| match batch.get(i) {
+                Some(&b) if d == 1 && b > 0 => b,
+                _ => d,
+            })
+            .collect();
         Traced::op(
-            rules::custom(Op::NAME, Op::WHOLE_LAST, &shapes, y.shape()),
+            rules::custom(Op::NAME, Op::WHOLE_LAST, &shapes, &out),
             &xs,
             y.dtype(),
             Source::Op,

@@ -424,3 +424,28 @@ fn item_records_nothing_and_reads_zero() {
     });
     assert_eq!((g.nodes.len(), g.outputs.clone()), (1, vec![0]));
 }
+
+#[nabla::differentiable]
+fn batched_det_loss(a: &Array) -> Array {
+    nabla::linalg::det(a).sum()
+}
+
+#[test]
+fn batch_wise_custom_ops_record_their_batch_from_one_element() {
+    // `det` is batch-wise over `[.., n, n]`: the recording runs it on one
+    // matrix and gives the output the batch back, `[5]` here.
+    let a = &Array::eye(3, DType::F64) * 2.0 + f64s(&[5, 3, 3], 7) * 0.1;
+    let args = (a,);
+    let f = crate::value_and_grad(batched_det_loss);
+    let g = graph_of(f, &args);
+    let (gc, _) = checked(f, &args);
+    assert_same(&g, &gc);
+    let det = g
+        .nodes
+        .iter()
+        .find(|n| n.rule.name.contains("det"))
+        .expect("a det node");
+    assert_eq!(det.rule.out, vec![5]);
+    assert_eq!(det.rule.factors, 1, "the batch is one factor");
+    assert_eq!(det.rule.output[0], det.rule.operands[0][0]);
+}

@@ -1,112 +1,18 @@
-//! Distributed benchmarks (feature `mpi`), both twins in the same run:
-//!
-//! - `allreduce`: `nabla::dist::all_reduce` (sum) of 64 MB of f32 against
-//!   a plain `MPI_Allreduce` on raw buffers, alternated;
-//! - data-parallel `mlp_step` (784→512→512→10, tanh, MSE, batch 256, f32,
-//!   SGD 0.01): rank 0 alone on the whole batch while the others wait,
-//!   then every rank on its shard with `DataParallel::mean`.
-//!
-//! Run: `cargo build --release --features mpi --example dist_bench` then
-//! `RAYON_NUM_THREADS=1 mpirun -n 2 target/release/examples/dist_bench`.
+//! The data-parallel `mlp_step`: rank 0 alone on the whole batch while
+//! the others wait, then every rank on its shard with
+//! `DataParallel::mean`, and the tape step with the mean after the
+//! backward pass against buckets reduced during it.
 
-use mpi::collective::SystemOperation;
-use mpi::traits::CommunicatorCollectives;
-use nabla::dist::{self, Comm, DataParallel, Reduce};
+use super::{Mlp, loss, median, mlp_step_data, time};
+use nabla::dist::{self, Comm, DataParallel};
 use nabla::optim::{Optimizer, Sgd};
 use nabla::prelude::*;
-use std::time::Instant;
 
-#[derive(Clone, Tree)]
-struct Mlp {
-    w1: Array,
-    b1: Array,
-    w2: Array,
-    b2: Array,
-    w3: Array,
-    b3: Array,
-}
-
-#[differentiable]
-fn loss(p: &Mlp, x: &Array, y: &Array) -> Array {
-    let h = (x.matmul(&p.w1) + &p.b1).tanh();
-    let h = (h.matmul(&p.w2) + &p.b2).tanh();
-    nabla::mse_loss(&(h.matmul(&p.w3) + &p.b3), y)
-}
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// Seconds per call of `f`, the same count on every rank, timed between
-/// barriers.
-fn time(reps: usize, mut f: impl FnMut()) -> Vec<f64> {
-    (0..reps)
-        .map(|_| {
-            Comm::world().barrier();
-            let t = Instant::now();
-            f();
-            Comm::world().barrier();
-            t.elapsed().as_secs_f64()
-        })
-        .collect()
-}
-
-fn main() {
-    let _mpi = dist::init();
+pub fn run() {
     let (rank, n) = (dist::rank(), dist::world_size());
-    let world = mpi::topology::SimpleCommunicator::world();
-
-    // allreduce: 64 MB of f32.
-    let len = 16 << 20;
-    let x = Array::full(&[len], rank as f64 + 1.0, DType::F32);
-    let raw_in = vec![rank as f32 + 1.0; len];
-    let mut raw_out = vec![0.0f32; len];
-    let (mut ours, mut plain) = (Vec::new(), Vec::new());
-    for round in 0..6 {
-        let a = time(1, || {
-            let y = dist::all_reduce(&x, Reduce::Sum, Comm::world());
-            assert_eq!(y.shape(), &[len]);
-        });
-        let b = time(1, || {
-            world.all_reduce_into(&raw_in[..], &mut raw_out[..], SystemOperation::sum())
-        });
-        if round > 0 {
-            ours.extend(a);
-            plain.extend(b);
-        }
-    }
-    let (ours, plain) = (median(ours), median(plain));
-    let gbs = |t: f64| (len * 4) as f64 / t / 1e9;
-    if rank == 0 {
-        println!("allreduce 64 MB f32, {n} ranks (median of 5, alternated)");
-        println!(
-            "  nabla::dist::all_reduce  {:7.2} ms  {:5.2} GB/s",
-            ours * 1e3,
-            gbs(ours)
-        );
-        println!(
-            "  MPI_Allreduce raw        {:7.2} ms  {:5.2} GB/s",
-            plain * 1e3,
-            gbs(plain)
-        );
-        println!("  bandwidth ours / raw     {:.3}", plain / ours);
-    }
-
-    // Data-parallel mlp_step.
-    nabla::manual_seed(0);
-    let init = |i: usize, o: usize| nabla::randn(&[i, o], DType::F32) * (1.0 / (i as f64).sqrt());
+    let (p, x, y) = mlp_step_data();
     let dp = DataParallel::new(Comm::world());
-    let mut p = dp.sync(&Mlp {
-        w1: init(784, 512),
-        b1: Array::zeros(&[512], DType::F32),
-        w2: init(512, 512),
-        b2: Array::zeros(&[512], DType::F32),
-        w3: init(512, 10),
-        b3: Array::zeros(&[10], DType::F32),
-    });
-    let x = nabla::randn(&[256, 784], DType::F32);
-    let y = nabla::randn(&[256, 10], DType::F32);
+    let mut p = dp.sync(&p);
     let (xs, ys) = (dp.shard(&x), dp.shard(&y));
     let opt = Sgd::new(0.01);
     let mut state = opt.init(&p);
