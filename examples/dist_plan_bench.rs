@@ -22,7 +22,6 @@
 //! Run: `cargo run --release --example dist_plan_bench` (`-- mlp`,
 //! `-- gpt`, `-- cpu` or `-- gpu` for some).
 
-use nabla::compose::{Slot, TreeS};
 use nabla::dist::{CostModel, Plan, Planner, Spec};
 use nabla::nn::models::{Gpt, GptConfig};
 use nabla::prelude::*;
@@ -120,11 +119,13 @@ fn mlp() -> Workload {
         .collect();
     leaves.push(("x".into(), x.shape().to_vec(), Split::Whole, true));
     leaves.push(("y".into(), y.shape().to_vec(), Split::Whole, true));
-    let args = (<TreeS<Mlp> as Slot>::arg(&p), x, y);
+    let args = (p, x, y);
     Workload {
         title: "MLP 784→512→512→10, batch 256, f32".into(),
         leaves,
-        plan: Box::new(move |pl| pl.function(nabla::value_and_grad(mlp_loss), &args)),
+        plan: Box::new(move |pl| {
+            pl.function(nabla::value_and_grad(mlp_loss), (&args.0, &args.1, &args.2))
+        }),
     }
 }
 
@@ -155,14 +156,16 @@ fn gpt() -> Workload {
         .collect();
     leaves.push(("x".into(), x.shape().to_vec(), Split::Whole, true));
     leaves.push(("y".into(), y.shape().to_vec(), Split::Whole, true));
-    let args = (<TreeS<Gpt> as Slot>::arg(&model), x, y);
+    let args = (model, x, y);
     Workload {
         title: format!(
             "GPT {} layers, C {}, {} heads, T {}, batch {batch}, vocab {}, f32",
             cfg.layers, cfg.embd, cfg.heads, cfg.context, cfg.vocab
         ),
         leaves,
-        plan: Box::new(move |pl| pl.function(nabla::value_and_grad(gpt_loss), &args)),
+        plan: Box::new(move |pl| {
+            pl.function(nabla::value_and_grad(gpt_loss), (&args.0, &args.1, &args.2))
+        }),
     }
 }
 

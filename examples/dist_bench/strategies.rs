@@ -7,7 +7,6 @@
 //! data-parallel through `spmd` — with medians, bytes sent and ratios.
 
 use super::{Mlp, loss, median, mlp_step_data, time};
-use nabla::compose::{Slot, TreeS};
 use nabla::dist::{self, Comm, CostModel, DataParallel, Mesh, Plan, Reduce, Spec, Zero1};
 use nabla::optim::{Optimizer, Sgd};
 use nabla::prelude::*;
@@ -28,10 +27,7 @@ fn loss_measured(p: &Mlp, x: &Array, y: &Array) -> Array {
 /// rank.
 fn measured_model(p: &Mlp, x: &Array, y: &Array) -> CostModel {
     let least = |v: Vec<f64>| v.into_iter().fold(f64::INFINITY, f64::min);
-    let one = Plan::for_mesh(&[("x", 1)]).function(
-        value_and_grad(loss),
-        &(<TreeS<Mlp> as Slot>::arg(p), x.clone(), y.clone()),
-    );
+    let one = Plan::for_mesh(&[("x", 1)]).function(value_and_grad(loss), (p, x, y));
     let flops = one.compute_s() * CostModel::default().flops_per_s;
     let step = least(time(5, || {
         value_and_grad(loss)(p, x, y);
