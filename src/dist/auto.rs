@@ -438,17 +438,43 @@ fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, A
             planner = planner.cost_model(model);
         }
         let plan = planner.graph(&graph);
-        let ops = (0..graph.nodes.len())
+        let ops: Vec<(&'static str, Assignment)> = (0..graph.nodes.len())
             .filter(|&v| !matches!(graph.nodes[v].source, Source::Input(_)))
             .map(|v| (graph.nodes[v].rule.name, plan.assignment(v).clone()))
             .collect();
-        let inputs = (0..key.1.len()).map(|i| plan.input_layout(i)).collect();
+        let inputs: Vec<Layout> = (0..key.1.len()).map(|i| plan.input_layout(i)).collect();
+        agree(mesh, &ops, &inputs);
         let r = Arc::new(Ready { plan, ops, inputs });
         with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
         r
     });
     with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
     (mesh, ready)
+}
+
+/// Checks that every rank of `mesh` made the same plan (a cost model
+/// measured on each rank alone, or arguments of other shapes, would give
+/// ranks different plans and mismatched collectives): a clear panic on
+/// every rank instead.
+#[track_caller]
+fn agree(mesh: Mesh, ops: &[(&'static str, Assignment)], inputs: &[Layout]) {
+    use mpi::collective::SystemOperation;
+    use mpi::traits::CommunicatorCollectives;
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    ops.hash(&mut h);
+    inputs.hash(&mut h);
+    let mine = h.finish();
+    let (mut hi, mut lo) = ([0u64], [0u64]);
+    super::comm::with(mesh.comm(), |c| {
+        c.all_reduce_into(&[mine], &mut hi, SystemOperation::max());
+        c.all_reduce_into(&[mine], &mut lo, SystemOperation::min());
+    });
+    if hi[0] != lo[0] {
+        panic!(
+            "nabla::dist::auto: the ranks made different plans; every rank must call with arguments of the same shapes and plan with the same cost model (dist::calibrate gives every rank the same one)"
+        );
+    }
 }
 
 /// `G` on global arrays, distributed as planned.

@@ -61,3 +61,28 @@ fn mesh_not_the_world() {
     let _mpi = dist::init();
     Mesh::new(&[("data", dist::world_size() + 1)]);
 }
+
+#[test]
+#[ignore = "run by launch.rs under mpirun"]
+fn ranks_that_plan_differently() {
+    let _mpi = dist::init();
+    let n = dist::world_size();
+    let mesh = Mesh::new(&[("data", n)]);
+    // Rank 0 believes arithmetic is slow (split the batch), the others
+    // that it is free (keep everything whole).
+    let model = if dist::rank() == 0 {
+        dist::CostModel::uniform(1e6, 1e10, 1e-9)
+    } else {
+        dist::CostModel::uniform(1e15, 1e6, 1e-3)
+    };
+    let a = dist::auto(super::spmd::mlp_loss, &mesh).cost_model(model);
+    let (w1, w2) = (
+        super::spmd::data(&[6, 8], 0.1),
+        super::spmd::data(&[8, 3], 0.2),
+    );
+    let (x, y) = (
+        super::spmd::data(&[16, 6], 0.3),
+        super::spmd::data(&[16, 3], 0.4),
+    );
+    let _ = nabla::grad(a)(&w1, &w2, &x, &y);
+}

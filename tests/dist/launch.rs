@@ -169,6 +169,10 @@ fn layout_mistakes_end_the_job_with_a_clear_message() {
             "bad_input::mesh_not_the_world",
             "hold 3 ranks but the communicator has 2",
         ),
+        (
+            "bad_input::ranks_that_plan_differently",
+            "the ranks made different plans",
+        ),
     ] {
         let start = Instant::now();
         let (ok, text) = mpirun(2, worker, Duration::from_secs(30));
