@@ -46,13 +46,21 @@ pub trait CustomOp<A: FixedArity>: Clone + Send + Sync + 'static {
     /// on every rank. `#[custom_op(shard = last(k))]` sets it.
     ///
     /// ```
-    /// # use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
+    /// use nabla::{compose::A1, custom::CustomOp, Array, ArrayValue, Value};
+    ///
     /// #[nabla::custom_op(jvp = j, shard = last(1))]
     /// fn row_max(x: &Array) -> Array {
     ///     x.max_axes(&[-1], true).broadcast_to(x.shape())
     /// }
-    /// fn j<V: ArrayValue>(_: &V, y: &V, _: Option<&V>) -> V { y.zeros_like() }
-    /// assert_eq!(<row_max::Op as CustomOp<A1>>::WHOLE_LAST, Some(1));
+    ///
+    /// fn j<V: ArrayValue>(_: &V, y: &V, _: Option<&V>) -> V {
+    ///     y.zeros_like()
+    /// }
+    ///
+    /// fn main() {
+    ///     // Rows may be split over ranks; each row's last axis stays whole.
+    ///     assert_eq!(<row_max::Op as CustomOp<A1>>::WHOLE_LAST, Some(1));
+    /// }
     /// ```
     const WHOLE_LAST: Option<usize> = None;
     /// The forward computation on arrays.
