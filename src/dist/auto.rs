@@ -170,7 +170,7 @@ pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
 ///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
 ///     let shape = mesh.shape();
 ///     let axes: Vec<(&str, usize)> = shape.axes().collect();
-///     let plan = Plan::for_mesh(&axes).function(nabla::value_and_grad(loss), &(w.clone(), x.clone()));
+///     let plan = Plan::for_mesh(&axes).function(nabla::value_and_grad(loss), (&w, &x));
 ///     let plan = Plan::from_json(&plan.to_json()).unwrap();
 ///     let (l, g) = nabla::value_and_grad(dist::spmd_with(loss, &mesh, &plan))(&w, &x);
 ///     let (l1, g1) = nabla::value_and_grad(loss)(&w, &x);
@@ -423,7 +423,7 @@ fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, A
         if let Some(plan) = fixed {
             let (ops, inputs) = plan.replay(&graph, &mesh.shape()).unwrap_or_else(|e| {
                 panic!(
-                    "nabla::dist::spmd_with: {e}; the plan was made for another program, transform or argument shapes: make it with Plan::for_mesh(..).function(<the same transform of f>, &args) on arguments of these shapes"
+                    "nabla::dist::spmd_with: {e}; the plan was made for another program, transform or argument shapes: make it with Plan::for_mesh(..).function(<the same transform of f>, (&a, &b, ..)) on arguments of these shapes"
                 )
             });
             let r = Arc::new(Ready { plan, ops, inputs });
