@@ -3,17 +3,42 @@
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+/// Every file under `dir`, in path order, appended to `text` (the ranks'
+/// outputs, one file each, so their lines never interleave).
+fn read_tree(dir: &std::path::Path, text: &mut String) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<_> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        if p.is_dir() {
+            read_tree(&p, text);
+        } else if let Ok(t) = std::fs::read_to_string(&p) {
+            text.push_str(&t);
+        }
+    }
+}
+
 /// Runs the ignored test `worker` on `n` ranks; its exit success and
-/// output (stdout and stderr together), or a failure after `limit`.
+/// output (mpirun's, then each rank's stdout and stderr), or a failure
+/// after `limit`.
 fn mpirun(n: usize, worker: &str, limit: Duration) -> (bool, String) {
     let exe = std::env::current_exe().expect("the test binary");
-    let out = std::env::temp_dir().join(format!(
-        "nabla-dist-{worker}-{n}-{}.log",
+    // No `:` in the paths: mpirun reads options after one in
+    // `--output-filename` (`nocopy`: the ranks' output only in their files).
+    let name = format!(
+        "nabla-dist-{}-{n}-{}",
+        worker.replace("::", "."),
         std::process::id()
-    ));
+    );
+    let out = std::env::temp_dir().join(format!("{name}.log"));
+    let ranks = std::env::temp_dir().join(format!("{name}.ranks"));
+    let _ = std::fs::remove_dir_all(&ranks);
     let log = std::fs::File::create(&out).expect("a log file");
     let mut child = Command::new("mpirun")
-        .args(["-n", &n.to_string(), "--oversubscribe"])
+        .args(["-n", &n.to_string(), "--oversubscribe", "--output-filename"])
+        .arg(format!("{}:nocopy", ranks.display()))
         .arg(&exe)
         .args([
             "--ignored",
@@ -46,8 +71,10 @@ fn mpirun(n: usize, worker: &str, limit: Duration) -> (bool, String) {
         }
         std::thread::sleep(Duration::from_millis(50));
     };
-    let text = std::fs::read_to_string(&out).unwrap_or_default();
+    let mut text = std::fs::read_to_string(&out).unwrap_or_default();
+    read_tree(&ranks, &mut text);
     let _ = std::fs::remove_file(&out);
+    let _ = std::fs::remove_dir_all(&ranks);
     match status {
         Some(s) => (s.success(), text),
         None => panic!("{worker} on {n} ranks did not end within {limit:?}:\n{text}"),
