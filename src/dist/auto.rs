@@ -15,10 +15,10 @@ use super::layout::Layout;
 use super::mesh::Mesh;
 use super::plan::{CostModel, Plan};
 use super::propagate::with_plan;
+use super::spmd::OnMesh;
 use super::trace::{Traced, record, record_fn};
 use crate::compose::{
-    ArgIndex, ArgsOf, Arity, ArrayTier, Caller, DiffFn, One, OutOf, Slot, SpecsOf, Structure,
-    Tiered, UserOf,
+    ArgsOf, Arity, ArrayTier, Caller, DiffFn, One, OutOf, Slot, SpecsOf, Structure, Tiered, UserOf,
 };
 use crate::transforms::{
     Argnum, Grad, GradFn, GradJvpFn, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn,
@@ -317,41 +317,12 @@ fn no_fixed(e: &Entry, what: &str) {
     }
 }
 
-/// The arguments of [`Auto`]: those of `A` (global arrays), for the
-/// function `F` whose settings apply.
-pub struct Planned<A, F>(PhantomData<(A, F)>);
+/// Arguments passed as global arrays, planned with the settings of the
+/// function `F` (see [`OnMesh`]).
+pub struct Global<F>(PhantomData<F>);
 
-impl<A: Arity, F: 'static> Arity for Planned<A, F> {
-    type Args<W: Clone> = A::Args<W>;
-    const ARGS: usize = A::ARGS;
-    fn len<W: Clone>(x: &Self::Args<W>) -> usize {
-        A::len(x)
-    }
-    fn map<W: Clone, U: Clone>(x: &Self::Args<W>, f: impl FnMut(usize, &W) -> U) -> Self::Args<U> {
-        A::map(x, f)
-    }
-    #[track_caller]
-    fn get<W: Clone>(x: &Self::Args<W>, i: usize) -> &W {
-        A::get(x, i)
-    }
-    fn arg_leaves<W: Clone>(x: &Self::Args<W>, k: usize) -> crate::compose::ArgIndices {
-        A::arg_leaves(x, k)
-    }
-    fn arg_of<W: Clone>(x: &Self::Args<W>, i: usize) -> usize {
-        A::arg_of(x, i)
-    }
-}
-
-impl<A: Arity, F: 'static, const I: usize> ArgIndex<Planned<A, F>> for Argnum<I>
-where
-    Argnum<I>: ArgIndex<A>,
-{
-    const I: usize = I;
-    type Slot = <Argnum<I> as ArgIndex<A>>::Slot;
-    fn pick<W: Clone>(x: &A::Args<W>) -> &<Self::Slot as Structure>::Of<W> {
-        <Argnum<I> as ArgIndex<A>>::pick(x)
-    }
-}
+/// The arguments of [`Auto`]: those of `A` as global arrays.
+pub type Planned<A, F> = OnMesh<A, Global<F>>;
 
 impl<F: DiffFn> DiffFn for Auto<F> {
     type Arity = Planned<F::Arity, F>;

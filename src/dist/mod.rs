@@ -74,7 +74,7 @@ mod trace;
 mod zero;
 
 #[cfg(feature = "mpi")]
-pub use auto::{Auto, Planned, auto, spmd_with};
+pub use auto::{Auto, Global, Planned, auto, spmd_with};
 #[cfg(feature = "mpi")]
 pub use calibrate::{calibrate, calibrate_on};
 #[cfg(feature = "mpi")]
@@ -98,7 +98,7 @@ pub use plan::{
     pipeline_schedule, split_stages,
 };
 #[cfg(feature = "mpi")]
-pub use spmd::{DEntries, DPullback, DSlot, DUser, OnMesh, Spmd, spmd};
+pub use spmd::{Blocks, DEntries, DPullback, DSlot, DUser, OnMesh, Spmd, spmd};
 #[cfg(feature = "mpi")]
 pub use tensor_parallel::{
     ColumnParallelLinear, ParallelAttention, ParallelMlp, RowParallelLinear, copy_to_ranks,

@@ -117,11 +117,19 @@ pub fn spmd<F: DiffFn>(f: F, mesh: &Mesh) -> Spmd<F> {
     Spmd { f, mesh: *mesh }
 }
 
-/// The arguments of [`Spmd`]: those of `A`, passed as `&DArray`.
+/// The arguments of a function on a mesh: those of `A`, passed as
+/// `&DArray` ([`Spmd`], `K` = [`Blocks`]) or as global arrays for the
+/// planner to lay out ([`Auto`](super::Auto), `K` =
+/// [`Global<F>`](super::Global)). One wrapper, so every transform that
+/// needs argument indices works on both.
 #[derive(Clone, Copy, Debug)]
-pub struct OnMesh<A>(PhantomData<A>);
+pub struct OnMesh<A, K = Blocks>(PhantomData<(A, K)>);
 
-impl<A: Arity> Arity for OnMesh<A> {
+/// Arguments passed as `DArray`s (see [`OnMesh`]).
+#[derive(Clone, Copy, Debug)]
+pub struct Blocks;
+
+impl<A: Arity, K: 'static> Arity for OnMesh<A, K> {
     type Args<W: Clone> = A::Args<W>;
     const ARGS: usize = A::ARGS;
     fn len<W: Clone>(x: &Self::Args<W>) -> usize {
@@ -142,7 +150,7 @@ impl<A: Arity> Arity for OnMesh<A> {
     }
 }
 
-impl<A: Arity, const I: usize> ArgIndex<OnMesh<A>> for Argnum<I>
+impl<A: Arity, K: 'static, const I: usize> ArgIndex<OnMesh<A, K>> for Argnum<I>
 where
     Argnum<I>: ArgIndex<A>,
 {
