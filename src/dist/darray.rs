@@ -228,7 +228,7 @@ impl DArray {
             return self.clone();
         }
         let mut out = self.clone();
-        for m in moves(&self.layout, to) {
+        for m in moves(&self.layout, to, &self.shape, &self.mesh.shape()) {
             out.local = super::reshard::run(m, &out, self.mesh);
             m.apply(&mut out.layout);
         }

@@ -138,6 +138,29 @@ fn layouts() {
                 );
             }
         }
+        // From pending sums (over one mesh axis, and over every axis at
+        // once: a reduce-scatter, smaller all-reduces, a gather).
+        let mut pending: Vec<Spec> = specs_with_pending(&axes, 2)
+            .into_iter()
+            .filter(|s| !s.partial().is_empty())
+            .collect();
+        let names: Vec<&str> = axes.iter().map(|(n, _)| *n).collect();
+        pending.push(Spec::replicated(2).partial_over(&names));
+        for a in &pending {
+            let d = lay(&x, &mesh, a);
+            for b in &all {
+                let before = dist::bytes_sent();
+                let e = d.reshard(b);
+                let sent = dist::bytes_sent() - before;
+                assert_eq!(&e.spec(), b);
+                close(&e.to_global(), &x, &format!("{a} -> {b}"));
+                assert_eq!(
+                    sent,
+                    dist::reshard_cost(x.shape(), x.dtype(), &mesh.shape(), a, b),
+                    "bytes {a} -> {b}"
+                );
+            }
+        }
     }
 }
 

@@ -192,7 +192,7 @@ pub(crate) fn price(
 ) -> (f64, u64) {
     let mut cur = from.clone();
     let (mut time, mut bytes) = (0.0, 0);
-    for m in moves(from, to) {
+    for m in moves(from, to, shape, mesh) {
         if let Some(w) = m.wire() {
             let local: usize = cur.local_shape(shape, mesh).iter().product();
             let axis = m.mesh() as usize;

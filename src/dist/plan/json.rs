@@ -159,17 +159,17 @@ fn layout_from(v: &Value, mesh: &MeshShape, what: &str) -> Result<Layout, PlanEr
     Ok(Layout { dims, partial })
 }
 
-fn edge_from(v: &Value, mesh: &MeshShape, what: &str) -> Result<Edge, PlanError> {
+fn edge_from(v: &Value, mesh: &MeshShape, shape: &[usize], what: &str) -> Result<Edge, PlanError> {
     let r = Read(v, what);
     let from = layout_from(r.get("from")?, mesh, what)?;
     let to = layout_from(r.get("to")?, mesh, what)?;
-    if from.dims.len() != to.dims.len() {
+    if from.dims.len() != shape.len() || to.dims.len() != shape.len() {
         return Err(bad(format!(
-            "{what}: its layouts have different numbers of axes"
+            "{what}: its layouts do not have one entry per axis of its value's shape {shape:?}"
         )));
     }
     Ok(Edge {
-        moves: moves(&from, &to),
+        moves: moves(&from, &to, shape, mesh),
         from,
         to,
         bytes: r.u64("bytes")?,
@@ -260,7 +260,7 @@ impl Plan {
             bandwidth,
             latency_s: cm.f64("latency_s")?,
         };
-        let mut nodes = Vec::new();
+        let mut nodes: Vec<PlanNode> = Vec::new();
         for (i, nv) in r.arr("nodes")?.iter().enumerate() {
             let what = format!("node {i}");
             let n = Read(nv, &what);
@@ -270,18 +270,19 @@ impl Plan {
                     "{what} reads a node that does not come before it"
                 )));
             }
-            let edges = n
-                .arr("edges")?
-                .iter()
-                .map(|e| edge_from(e, &mesh, &what))
-                .collect::<Result<Vec<_>, _>>()?;
-            if edges.len() != operands.len() {
+            let edges_v = n.arr("edges")?;
+            if edges_v.len() != operands.len() {
                 return Err(bad(format!(
                     "{what} has {} operands but {} edges",
                     operands.len(),
-                    edges.len()
+                    edges_v.len()
                 )));
             }
+            let edges = edges_v
+                .iter()
+                .zip(&operands)
+                .map(|(e, &o)| edge_from(e, &mesh, &nodes[o].shape, &what))
+                .collect::<Result<Vec<_>, _>>()?;
             nodes.push(PlanNode {
                 name: n.str("name")?.to_string(),
                 op: n.str("op")?.to_string(),
@@ -306,7 +307,14 @@ impl Plan {
             if node >= nodes.len() {
                 return Err(bad(format!("output node {node} is not a node")));
             }
-            outputs.push((node, edge_from(ro.get("gather")?, &mesh, "an output")?));
+            let shape = nodes
+                .get(node)
+                .map(|n: &PlanNode| n.shape.clone())
+                .unwrap_or_default();
+            outputs.push((
+                node,
+                edge_from(ro.get("gather")?, &mesh, &shape, "an output")?,
+            ));
         }
         Ok(Plan {
             mesh,

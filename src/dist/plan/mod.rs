@@ -112,7 +112,7 @@ impl Edge {
         Edge {
             from: from.clone(),
             to: to.clone(),
-            moves: moves(from, to),
+            moves: moves(from, to, shape, mesh),
             bytes,
             time_s,
         }
