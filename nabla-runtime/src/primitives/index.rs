@@ -24,13 +24,7 @@ pub mod index_select {
     /// ```
     #[track_caller]
     pub fn forward(x: &Array, axis: usize, idx: &[usize]) -> Array {
-        let n = x.shape()[axis];
-        if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
-            panic!(
-                "index_select: index {bad} is out of bounds for axis {axis} of length {n} (shape {:?}); indices must be < {n}",
-                x.shape()
-            );
-        }
+        check_index_select(x.shape(), axis, idx);
         crate::array::on_gpu!(&*x.data, |g| nabla_kernels::cuda::index_select(
             g, axis, idx
         ));
@@ -117,11 +111,27 @@ pub mod index_add {
     }
 }
 
+/// Checks that every index of an `index_select` along `axis` of an
+/// array of `shape` is below the axis' length (also read by
+/// `nabla::dist`'s shape-only recorder).
+#[doc(hidden)]
+#[track_caller]
+pub fn check_index_select(shape: &[usize], axis: usize, idx: &[usize]) {
+    let n = shape[axis];
+    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
+        panic!(
+            "index_select: index {bad} is out of bounds for axis {axis} of length {n} (shape {shape:?}); indices must be < {n}"
+        );
+    }
+}
+
 /// Checks that `src` (its shape) fits an `index_add` into `shape` along
 /// `axis` at `idx`: the same rank, one index per slab of `src` along
-/// `axis`, every index below `shape[axis]`, the other lengths equal.
+/// `axis`, every index below `shape[axis]`, the other lengths equal
+/// (also read by `nabla::dist`'s shape-only recorder).
+#[doc(hidden)]
 #[track_caller]
-fn check_index_add(src: &[usize], shape: &[usize], axis: usize, idx: &[usize]) {
+pub fn check_index_add(src: &[usize], shape: &[usize], axis: usize, idx: &[usize]) {
     let fits = src.len() == shape.len()
         && axis < shape.len()
         && src[axis] == idx.len()

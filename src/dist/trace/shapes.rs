@@ -108,13 +108,7 @@ pub(super) fn slice(op: &str, x: &[usize], slices: &[Slice]) -> Vec<usize> {
 #[track_caller]
 pub(super) fn index_select(x: &[usize], axis: usize, idx: &[usize]) -> Vec<usize> {
     axes("index_select", x, &[axis]);
-    let n = x[axis];
-    if let Some(&bad) = idx.iter().find(|&&i| i >= n) {
-        panic!(
-            "index_select: index {bad} is out of bounds for axis {axis} of length {n} (shape {x:?}); \
-             indices must be < {n}"
-        );
-    }
+    crate::primitives::index::check_index_select(x, axis, idx);
     let mut out = x.to_vec();
     out[axis] = idx.len();
     out
@@ -123,24 +117,7 @@ pub(super) fn index_select(x: &[usize], axis: usize, idx: &[usize]) -> Vec<usize
 /// `index_add`'s source fits `shape` along `axis`, the indices in bounds.
 #[track_caller]
 pub(super) fn index_add(src: &[usize], shape: &[usize], axis: usize, idx: &[usize]) {
-    let fits = src.len() == shape.len()
-        && axis < shape.len()
-        && src[axis] == idx.len()
-        && (0..src.len()).all(|k| k == axis || src[k] == shape[k]);
-    if !fits {
-        panic!(
-            "index_add: a source of shape {src:?} with {} indices does not fit shape {shape:?} along axis \
-             {axis}; the source needs the target's shape with one slab per index along the axis",
-            idx.len()
-        );
-    }
-    if let Some(&bad) = idx.iter().find(|&&i| i >= shape[axis]) {
-        panic!(
-            "index_add: index {bad} is out of bounds for axis {axis} of length {} (shape {shape:?}); indices \
-             must be < {}",
-            shape[axis], shape[axis]
-        );
-    }
+    crate::primitives::index::check_index_add(src, shape, axis, idx);
 }
 
 /// `concat`'s parts share the dtype and every axis but `axis`.
