@@ -1,6 +1,8 @@
-//! The `mlp_step` on every rank five ways, alternated round by round:
+//! The `mlp_step` on every rank eight ways, alternated round by round:
 //! `dist::auto` (the planner lays out the whole step; global arrays in,
-//! global gradients out) against the hand-written steps — `DataParallel`
+//! global gradients out), `auto(..).sharded()` (the same planner on
+//! parameters, data and optimizer state kept in the layouts
+//! `Planner::training_step` chooses, and in Megatron's layout) against the hand-written steps — `DataParallel`
 //! (each rank's shard, the gradients' mean), `Zero1` (the same with the
 //! optimizer's work split), tensor-parallel (`spmd` with Megatron's
 //! layout: `w1` by columns, `w2` by rows, the batch whole) and
@@ -17,6 +19,12 @@ type Step<'a> = Box<dyn FnMut() + 'a>;
 /// settings per function, and this one plans with the measured model.
 #[differentiable]
 fn loss_measured(p: &Mlp, x: &Array, y: &Array) -> Array {
+    loss(p, x, y)
+}
+
+/// `loss` once more, for `auto(..).sharded()` with the default model.
+#[differentiable]
+fn loss_sharded(p: &Mlp, x: &Array, y: &Array) -> Array {
     loss(p, x, y)
 }
 
@@ -86,6 +94,25 @@ pub fn run() {
     let auto_measured = dist::auto(loss_measured, &mesh).cost_model(model.clone());
     let mut p_am = p0.clone();
     let mut s_am = opt.init(&p_am);
+    // `auto` on sharded arguments: the parameters, data and optimizer
+    // state stay in the layouts the planner chooses for a training step
+    // that keeps them.
+    let specs = Plan::for_mesh(&[("x", n)])
+        .training_step(loss, (&p0, &x, &y))
+        .input_specs();
+    let mut leaf = 0;
+    let mut p_sh = dist::distribute_tree(&p0, &mesh, |_, _| {
+        leaf += 1;
+        specs[leaf - 1].clone()
+    });
+    let (x_sh, y_sh) = (
+        lay(&x, specs[leaf].clone()),
+        lay(&y, specs[leaf + 1].clone()),
+    );
+    let mut s_sh = opt.init(&p_sh);
+    let sharded = dist::auto(loss_sharded, &mesh).sharded();
+    let mut p_shm = dist::distribute_tree(&p0, &mesh, megatron);
+    let mut s_shm = opt.init(&p_shm);
 
     let mut steps: Vec<(&str, Step)> = vec![
         (
@@ -103,6 +130,20 @@ pub fn run() {
             }),
         ),
         (
+            "auto (sharded: Megatron)",
+            Box::new(|| {
+                let (_, g) = value_and_grad(sharded)(&p_shm, &x_tp, &y_tp);
+                opt.update(&mut p_shm, &g, &mut s_shm);
+            }),
+        ),
+        (
+            "auto (sharded)",
+            Box::new(|| {
+                let (_, g) = value_and_grad(sharded)(&p_sh, &x_sh, &y_sh);
+                opt.update(&mut p_sh, &g, &mut s_sh);
+            }),
+        ),
+        (
             "DataParallel",
             Box::new(|| {
                 let g = dp.mean(&grad(loss)(&p_dp, &xs, &ys));
@@ -117,7 +158,7 @@ pub fn run() {
             }),
         ),
         (
-            "TP (spmd, Megatron)",
+            "TP (spmd: Megatron)",
             Box::new(|| {
                 let g = grad(f)(&p_tp, &x_tp, &y_tp);
                 opt.update(&mut p_tp, &g, &mut s_tp);
@@ -165,9 +206,11 @@ pub fn run() {
     let got: Vec<(&str, Mlp)> = vec![
         ("auto", p_auto),
         ("auto (measured model)", p_am),
+        ("auto (sharded)", p_sh.to_global()),
+        ("auto (sharded: Megatron)", p_shm.to_global()),
         ("DataParallel", p_dp),
         ("Zero1", p_zero),
-        ("TP (spmd, Megatron)", p_tp.to_global()),
+        ("TP (spmd: Megatron)", p_tp.to_global()),
         ("DP (spmd)", p_sdp.to_global()),
     ];
     let want = nabla::tree::leaves(&want);
@@ -207,28 +250,32 @@ pub fn run() {
             );
         }
         let hand = (0..names.len()).filter(|&k| !names[k].starts_with("auto"));
-        if let (Some(a), Some(best)) = (auto, hand.min_by(|&i, &j| med[i].total_cmp(&med[j]))) {
-            println!(
-                "  auto / best hand-written ({}) {:.3}",
-                names[best],
-                med[a] / med[best]
-            );
-            if let Some(m) = names.iter().position(|&s| s == "auto (measured model)") {
+        let Some(best) = hand.min_by(|&i, &j| med[i].total_cmp(&med[j])) else {
+            return;
+        };
+        for (k, name) in names.iter().enumerate() {
+            if name.starts_with("auto") {
                 println!(
-                    "  auto (measured model) / best hand-written {:.3}",
-                    med[m] / med[best]
+                    "  {name} / best hand-written ({}) {:.3}",
+                    names[best],
+                    med[k] / med[best]
                 );
             }
+        }
+        if names.contains(&"auto") {
             println!("auto's plan (default cost model):\n{}", auto_step.plan());
-            if names.contains(&"auto (measured model)") {
-                println!(
-                    "measured model: {:.1} GFLOP/s, {:.2} GB/s, {:.1} µs a collective",
-                    model.flops_per_s / 1e9,
-                    model.bandwidth(0) / 1e9,
-                    model.latency_s * 1e6
-                );
-                println!("auto's plan (measured model):\n{}", auto_measured.plan());
-            }
+        }
+        if names.contains(&"auto (sharded)") {
+            println!("auto (sharded)'s plan:\n{}", sharded.plan());
+        }
+        if names.contains(&"auto (measured model)") {
+            println!(
+                "measured model: {:.1} GFLOP/s, {:.2} GB/s, {:.1} µs a collective",
+                model.flops_per_s / 1e9,
+                model.bandwidth(0) / 1e9,
+                model.latency_s * 1e6
+            );
+            println!("auto's plan (measured model):\n{}", auto_measured.plan());
         }
     }
 }

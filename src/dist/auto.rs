@@ -11,7 +11,7 @@ use super::darray::DArray;
 use super::factors::Assignment;
 use super::graph::Graph;
 use super::graph::Source;
-use super::layout::Layout;
+use super::layout::{Layout, Spec};
 use super::mesh::Mesh;
 use super::plan::{CostModel, Plan};
 use super::propagate::with_plan;
@@ -30,6 +30,9 @@ use std::marker::PhantomData;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 mod jvp;
+mod sharded;
+
+pub use sharded::{AutoSharded, Sharded};
 
 /// A plan ready to run: the plan, each op's name and assignment in
 /// program order, and each argument leaf's layout.
@@ -39,9 +42,10 @@ struct Ready {
     inputs: Vec<Layout>,
 }
 
-/// What a program's call is planned for: the transform's type and the
-/// argument leaves' shapes and dtypes.
-type Key = (TypeId, Vec<(Vec<usize>, DType)>);
+/// What a program's call is planned for: the transform's type, the
+/// argument leaves' shapes and dtypes
+/// and, for sharded arguments, their layouts.
+type Key = (TypeId, Vec<(Vec<usize>, DType)>, Vec<Layout>);
 
 /// One `auto` function's settings and plans.
 struct Entry {
@@ -285,9 +289,7 @@ impl<F: 'static> Auto<F> {
     /// ```
     #[track_caller]
     pub fn plan(&self) -> Plan {
-        with_entry::<F, _>(|e| e.latest.as_ref().map(|r| r.plan.clone())).unwrap_or_else(|| {
-            panic!("nabla::dist::Auto::plan: nothing is planned yet; call the function once first")
-        })
+        latest_plan::<F>()
     }
 
     /// The mesh it plans for.
@@ -304,6 +306,14 @@ impl<F: 'static> Auto<F> {
     pub fn mesh(&self) -> Mesh {
         self.mesh
     }
+}
+
+/// The plan of the latest call of `F`'s `auto`; panics before the first.
+#[track_caller]
+fn latest_plan<F: 'static>() -> Plan {
+    with_entry::<F, _>(|e| e.latest.as_ref().map(|r| r.plan.clone())).unwrap_or_else(|| {
+        panic!("nabla::dist::Auto::plan: nothing is planned yet; call the function once first")
+    })
 }
 
 /// Panics when the function runs a given plan: settings of the planner
@@ -377,14 +387,19 @@ fn leaves<A: Arity>(x: &A::Args<Array>) -> Vec<(Vec<usize>, DType)> {
 
 /// The plan for `G` on these arguments: cached, or recorded and planned.
 fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
-    let key = (TypeId::of::<G>(), leaves::<G::Arity>(x));
-    planned_for::<F>(key, || record_fn::<G>(x))
+    let key = (TypeId::of::<G>(), leaves::<G::Arity>(x), Vec::new());
+    planned_for::<F>(key, None, || record_fn::<G>(x))
 }
 
 /// The plan under `key` (a program and its inputs' shapes and dtypes):
 /// cached, the given plan (`spmd_with`) checked against the recording,
-/// or recorded by `record` and planned.
-fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, Arc<Ready>) {
+/// or recorded by `record` and planned (with the argument leaves laid
+/// out as `inputs` says where it is given).
+fn planned_for<F: 'static>(
+    key: Key,
+    inputs: Option<Vec<Option<Spec>>>,
+    record: impl FnOnce() -> Graph,
+) -> (Mesh, Arc<Ready>) {
     let (mesh, limit, model, fixed, cached) = with_entry::<F, _>(|e| {
         let cached = e.plans.get(&key).cloned();
         (e.mesh, e.limit, e.model.clone(), e.fixed.clone(), cached)
@@ -407,6 +422,9 @@ fn planned_for<F: 'static>(key: Key, record: impl FnOnce() -> Graph) -> (Mesh, A
         }
         if let Some(model) = model {
             planner = planner.cost_model(model);
+        }
+        if let Some(specs) = inputs {
+            planner = planner.fix_inputs(&specs);
         }
         let plan = planner.graph(&graph);
         let ops: Vec<(&'static str, Assignment)> = (0..graph.nodes.len())

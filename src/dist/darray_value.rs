@@ -60,6 +60,15 @@ impl DArray {
         }
     }
 
+    /// This value laid out as `to`: a `like_input` op (under a plan, its
+    /// assignment is the argument's split, priced by the planner), then
+    /// the layout itself (the same blocks, named as `to` names them).
+    #[track_caller]
+    pub(crate) fn like_input(&self, to: &Layout) -> DArray {
+        let rule = rules::unary("like_input", &self.shape);
+        DArray::apply(rule, &[self], self, |b, _, _| b[0].clone()).moved(to)
+    }
+
     #[track_caller]
     fn unary_op(&self, name: &'static str, f: impl FnOnce(&Array) -> Array) -> DArray {
         DArray::apply(rules::unary(name, &self.shape), &[self], self, |b, _, _| {

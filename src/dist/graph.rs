@@ -39,6 +39,13 @@ pub(crate) struct Graph {
     pub nodes: Vec<Node>,
     /// The output nodes, in the function's output order.
     pub outputs: Vec<usize>,
+    /// `(node, leaf)`: node `node` (a `like_input` op) is laid out like
+    /// argument leaf `leaf` (a cotangent returned in its argument's
+    /// layout, as `auto(f).sharded()` returns gradients).
+    pub pins: Vec<(usize, usize)>,
+    /// Whether the outputs stay where the program leaves them (returned
+    /// as `DArray`s) instead of being gathered whole on every rank.
+    pub keep_outputs: bool,
 }
 
 impl Graph {
@@ -56,6 +63,18 @@ impl Graph {
             .collect();
         ins.sort();
         ins.into_iter().map(|(_, n)| n).collect()
+    }
+
+    /// Per node, how many times the outputs gather it whole (none when
+    /// the outputs are kept where they are).
+    pub fn gathers(&self) -> Vec<usize> {
+        let mut n = vec![0; self.nodes.len()];
+        if !self.keep_outputs {
+            for &o in &self.outputs {
+                n[o] += 1;
+            }
+        }
+        n
     }
 
     /// The nodes that read node `n`, with the operand position.

@@ -58,6 +58,7 @@ mod moves;
 mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
+mod pin;
 mod plan;
 #[cfg(feature = "mpi")]
 mod propagate;
@@ -74,7 +75,7 @@ mod trace;
 mod zero;
 
 #[cfg(feature = "mpi")]
-pub use auto::{Auto, Global, Planned, auto, spmd_with};
+pub use auto::{Auto, AutoSharded, Global, Planned, Sharded, auto, spmd_with};
 #[cfg(feature = "mpi")]
 pub use calibrate::{calibrate, calibrate_on};
 #[cfg(feature = "mpi")]

@@ -211,9 +211,37 @@ pub(crate) fn record_fn<G: DiffFn>(args: &ArgsOf<G, Array>) -> Graph {
             (a.shape().to_vec(), a.dtype())
         })
         .collect();
-    record(&inputs, |ins| {
+    record_on::<G, Array>(args, &inputs)
+}
+
+/// Records `G`'s program on arguments structured like `args` whose
+/// leaves have the shapes and dtypes `inputs` (the leaves' values are not
+/// read: `args` may hold `DArray`s).
+#[track_caller]
+pub(crate) fn record_on<G: DiffFn, W: Clone>(
+    args: &<G::Arity as Arity>::Args<W>,
+    inputs: &[(Vec<usize>, DType)],
+) -> Graph {
+    record(inputs, |ins| {
         let x = <G::Arity as Arity>::map(args, |i, _| ins[i].clone());
         let out = G::eval::<Traced>(&x);
         <G::Out as Structure>::leaves(out).into_iter().collect()
     })
+}
+
+impl Traced {
+    /// This value laid out like argument leaf `leaf` (a `like_input` op,
+    /// pinned to the leaf's layout in the graph).
+    #[track_caller]
+    pub(crate) fn like_input(&self, leaf: usize) -> Traced {
+        let rule = super::rules::unary("like_input", &self.shape);
+        let out = Traced::op(rule, &[self], self.dtype, Source::Op);
+        RECORDINGS.with(|r| {
+            let mut r = r.borrow_mut();
+            if let Some(rec) = r.iter_mut().find(|rec| rec.id == out.recording) {
+                rec.graph.pins.push((out.node, leaf));
+            }
+        });
+        out
+    }
 }

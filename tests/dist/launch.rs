@@ -159,6 +159,8 @@ fn spmd_on_two_and_four_ranks() {
             "spmd_training::tape_and_adamw",
             "auto::mlp_under_auto",
             "auto::gpt_adamw_under_auto",
+            "auto_sharded::mlp_on_sharded_arguments",
+            "auto_sharded::adamw_on_sharded_parameters",
         ] {
             let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
             assert!(ok, "{worker} on {n} ranks failed:\n{text}");

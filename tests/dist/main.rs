@@ -8,6 +8,7 @@
 #![cfg(feature = "mpi")]
 
 mod auto;
+mod auto_sharded;
 mod bad_input;
 #[cfg(feature = "cuda")]
 mod gpu;

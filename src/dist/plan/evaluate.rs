@@ -33,10 +33,7 @@ impl Eval {
         weight: &[f64],
         lambda: f64,
     ) -> Eval {
-        let mut outputs = vec![0; g.nodes.len()];
-        for &o in &g.outputs {
-            outputs[o] += 1;
-        }
+        let outputs = g.gathers();
         let mut e = Eval {
             outs: Vec::with_capacity(g.nodes.len()),
             cost: Vec::with_capacity(g.nodes.len()),

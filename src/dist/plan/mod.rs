@@ -15,6 +15,7 @@ mod cost;
 mod evaluate;
 mod gpt;
 mod json;
+mod kept;
 mod memory;
 mod models;
 mod pipeline;

@@ -209,7 +209,8 @@ impl Planner {
                 self.fixed.len()
             );
         }
-        g.nodes
+        let mut fixed: Vec<Option<Assignment>> = g
+            .nodes
             .iter()
             .map(|n| {
                 let Source::Input(i) = n.source else {
@@ -237,7 +238,14 @@ impl Planner {
                     .collect();
                 Some(a)
             })
-            .collect()
+            .collect();
+        // A value pinned to a leaf's layout takes the leaf's split (its
+        // rule is elementwise: factor k is axis k, as for the leaf).
+        for &(v, leaf) in &g.pins {
+            let input = g.nodes.iter().position(|n| n.source == Source::Input(leaf));
+            fixed[v] = input.and_then(|u| fixed[u].clone());
+        }
+        fixed
     }
 
     /// The plan of one assignment per node: the layouts and moves the
@@ -290,8 +298,12 @@ impl Planner {
             .iter()
             .map(|&o| {
                 let n = &nodes[o];
-                let repl = Layout::replicated(n.shape.len());
-                (o, Edge::new(&n.out, &repl, &n.shape, n.elem, mesh, model))
+                let to = if g.keep_outputs {
+                    n.out.clone()
+                } else {
+                    Layout::replicated(n.shape.len())
+                };
+                (o, Edge::new(&n.out, &to, &n.shape, n.elem, mesh, model))
             })
             .collect();
         Plan {

@@ -102,10 +102,7 @@ impl Model {
         let n = g.nodes.len();
         let mut pp = vec![0u8; n]; // pending sums each node may carry
         let mut nodes: Vec<NodeModel> = Vec::with_capacity(n);
-        let mut outputs = vec![0usize; n];
-        for &o in &g.outputs {
-            outputs[o] += 1;
-        }
+        let outputs = g.gathers();
         for (v, node) in g.nodes.iter().enumerate() {
             let rule = &node.rule;
             let ops = &node.operands;
