@@ -59,6 +59,8 @@ mod nccl;
 #[cfg(feature = "mpi")]
 mod overlap;
 mod pin;
+#[cfg(feature = "mpi")]
+mod pipeline;
 mod plan;
 #[cfg(feature = "mpi")]
 mod propagate;
@@ -94,6 +96,8 @@ pub use layout::{MeshShape, Spec};
 #[cfg(feature = "mpi")]
 pub use mesh::Mesh;
 pub use moves::{bytes_sent, reshard_cost};
+#[cfg(feature = "mpi")]
+pub use pipeline::{HeadPullback, HeadVjp, Pipeline, PipelineStep, StagePullback, StageVjp};
 pub use plan::{
     CostModel, GptPipeline, PipelinePlan, Plan, PlanError, Planner, Schedule, UserArgs,
     pipeline_schedule, split_stages,

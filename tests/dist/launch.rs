@@ -161,6 +161,8 @@ fn spmd_on_two_and_four_ranks() {
             "auto::gpt_adamw_under_auto",
             "auto_sharded::mlp_on_sharded_arguments",
             "auto_sharded::adamw_on_sharded_parameters",
+            "pipeline::gpt_in_stages",
+            "pipeline::wide_messages",
         ] {
             let (ok, text) = mpirun(n, worker, Duration::from_secs(300));
             assert!(ok, "{worker} on {n} ranks failed:\n{text}");

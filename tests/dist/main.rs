@@ -15,6 +15,7 @@ mod gpu;
 mod io;
 mod launch;
 mod parallel;
+mod pipeline;
 mod plans;
 mod spmd;
 mod spmd_models;

@@ -29,6 +29,8 @@ mod tests;
 pub use cost::CostModel;
 pub use gpt::GptPipeline;
 pub use json::PlanError;
+#[cfg(feature = "mpi")]
+pub(crate) use pipeline::one_f_one_b;
 pub use pipeline::{PipelinePlan, Schedule, pipeline_schedule, split_stages};
 pub use planner::UserArgs;
 

@@ -130,6 +130,21 @@ pub fn split_stages(costs: &[f64], stages: usize) -> Vec<Range<usize>> {
     out
 }
 
+/// Stage `s`'s order of `(micro-batch, is_backward)` under 1F1B with `p`
+/// stages and `m` micro-batches: `p − 1 − s` forwards to fill the pipe,
+/// then one forward and one backward in turn, then the backwards left.
+/// The simulator and the runtime ([`Pipeline`](crate::dist)) both follow it.
+pub(crate) fn one_f_one_b(p: usize, s: usize, m: usize) -> Vec<(usize, bool)> {
+    let warm = (p - 1 - s).min(m);
+    let mut o: Vec<(usize, bool)> = (0..warm).map(|i| (i, false)).collect();
+    for i in 0..m - warm {
+        o.push((warm + i, false));
+        o.push((i, true));
+    }
+    o.extend((m - warm..m).map(|i| (i, true)));
+    o
+}
+
 /// Simulates the 1F1B schedule of `micro_batches` micro-batches over
 /// stages taking `fwd[s]` and `bwd[s]` seconds per micro-batch: stage
 /// `s` runs `p − 1 − s` forwards, then alternates one forward and one
@@ -152,19 +167,7 @@ pub fn pipeline_schedule(fwd: &[f64], bwd: &[f64], micro_batches: usize) -> Sche
             bwd.len()
         );
     }
-    // Each stage's order of (micro-batch, is_backward).
-    let order: Vec<Vec<(usize, bool)>> = (0..p)
-        .map(|s| {
-            let warm = (p - 1 - s).min(m);
-            let mut o: Vec<(usize, bool)> = (0..warm).map(|i| (i, false)).collect();
-            for i in 0..m - warm {
-                o.push((warm + i, false));
-                o.push((i, true));
-            }
-            o.extend((m - warm..m).map(|i| (i, true)));
-            o
-        })
-        .collect();
+    let order: Vec<Vec<(usize, bool)>> = (0..p).map(|s| one_f_one_b(p, s, m)).collect();
     let mut done_f = vec![vec![f64::NAN; m]; p];
     let mut done_b = vec![vec![f64::NAN; m]; p];
     let mut next = vec![0; p];
