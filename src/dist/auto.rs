@@ -21,7 +21,7 @@ use crate::compose::{
     ArgsOf, Arity, ArrayTier, Caller, DiffFn, One, OutOf, Slot, SpecsOf, Structure, Tiered, UserOf,
 };
 use crate::transforms::{
-    Argnum, Grad, GradFn, GradJvpFn, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn,
+    Argnum, Grad, GradFn, GradJvpFn, GradVjpFn, JvpFn, NoAux, ValueAndGrad, ValueAndGradFn, VjpFn,
 };
 use crate::{Array, ArrayValue, DType, Dual, Shape};
 use std::any::TypeId;
@@ -31,8 +31,10 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 mod jvp;
 mod sharded;
+mod vjp;
 
 pub use sharded::{AutoSharded, Sharded};
+pub use vjp::{PlannedPullback, PlannedVjp};
 
 /// A plan ready to run: the plan, each op's name and assignment in
 /// program order, and each argument leaf's layout.

@@ -77,7 +77,9 @@ mod trace;
 mod zero;
 
 #[cfg(feature = "mpi")]
-pub use auto::{Auto, AutoSharded, Global, Planned, Sharded, auto, spmd_with};
+pub use auto::{
+    Auto, AutoSharded, Global, Planned, PlannedPullback, PlannedVjp, Sharded, auto, spmd_with,
+};
 #[cfg(feature = "mpi")]
 pub use calibrate::{calibrate, calibrate_on};
 #[cfg(feature = "mpi")]

@@ -164,5 +164,31 @@ fn transforms_of_auto() {
         close(&g, &g1, &what("jvp(grad): the gradient"));
         close(&hvp, &hvp1, &what("jvp(grad): the tangent"));
         distributed("jvp(grad)", a.plan());
+        // `vjp` of a layer with an array output: the pullback is a second
+        // planned program (the forward again, then the backward).
+        let u = data(&[4, 8], 0.9);
+        let (y, pullback) = vjp(al)(&w, &x);
+        let (y1, pullback1) = vjp(layer)(&w, &x);
+        close(&y, &y1, &what("vjp: the value"));
+        let before = dist::bytes_sent();
+        let (cw, cx) = pullback(&u);
+        let sent = dist::bytes_sent() - before;
+        let (cw1, cx1) = pullback1(&u);
+        close(&cw, &cw1, &what("vjp: w's cotangent"));
+        close(&cx, &cx1, &what("vjp: x's cotangent"));
+        let plan = al.plan();
+        distributed("vjp's pullback", plan.clone());
+        assert_eq!(
+            sent,
+            plan.bytes_per_call(),
+            "{}:\n{plan}",
+            what("vjp's pullback: bytes")
+        );
+        let (g, pullback) = vjp(grad(a))(&w, &x);
+        close(&g, &g1, &what("vjp(grad): the gradient"));
+        let (hw, hx) = pullback(&tw);
+        let (hw1, hx1) = vjp(grad(loss))(&w, &x).1(&tw);
+        close(&hw, &hw1, &what("vjp(grad): w's cotangent"));
+        close(&hx, &hx1, &what("vjp(grad): x's cotangent"));
     }
 }
