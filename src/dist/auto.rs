@@ -116,7 +116,47 @@ pub struct Auto<F> {
 /// global arrays equal to the one-process results. The first call with
 /// given shapes records and plans the program (the transform's, backward
 /// pass included); later calls reuse the plan. The latest `auto(f, ..)`
-/// of a function decides its mesh and settings.
+/// of a function decides its mesh: on another mesh it starts with the
+/// default settings and no plans, on the same mesh it keeps both.
+///
+/// Inside `#[differentiable]` code, `dist::auto(f, mesh)(x, ..)` (with
+/// `#[nondiff] mesh: &Mesh` a parameter of the enclosing function) runs
+/// `f` planned over the mesh when the enclosing function runs on plain
+/// arrays, its backward pass as a planned program of its own, and `f`
+/// itself under other transforms (which compute the same numbers).
+///
+/// ```standalone_crate
+/// use nabla::{Array, DType, dist::{self, Mesh}};
+///
+/// #[nabla::differentiable]
+/// fn dense(w: &Array, x: &Array) -> Array {
+///     x.matmul(w).tanh()
+/// }
+///
+/// // One layer planned over the mesh, the rest on every rank.
+/// #[nabla::differentiable]
+/// fn model(w: &Array, v: &Array, x: &Array, #[nondiff] mesh: &Mesh) -> Array {
+///     let h = dist::auto(dense, mesh)(w, x);
+///     h.matmul(v).sum()
+/// }
+///
+/// #[nabla::differentiable]
+/// fn alone(w: &Array, v: &Array, x: &Array) -> Array {
+///     dense(w, x).matmul(v).sum()
+/// }
+///
+/// fn main() {
+///     let _mpi = dist::init();
+///     let mesh = Mesh::new(&[("d", dist::world_size())]);
+///     let w = Array::linspace(-1.0, 1.0, 12, DType::F64).reshape(&[3, 4]);
+///     let v = Array::linspace(0.5, 1.0, 8, DType::F64).reshape(&[4, 2]);
+///     let x = Array::linspace(0.0, 1.0, 24, DType::F64).reshape(&[8, 3]);
+///     let (l, g) = nabla::value_and_grad(model)(&w, &v, &x, &mesh);
+///     let (l1, g1) = nabla::value_and_grad(alone)(&w, &v, &x);
+///     assert!((l.item() - l1.item()).abs() < 1e-12);
+///     assert!((&g - &g1).abs().max().item() < 1e-12);
+/// }
+/// ```
 ///
 /// ```standalone_crate
 /// use nabla::{Array, DType, dist::{self, Mesh}};
@@ -136,7 +176,18 @@ pub struct Auto<F> {
 /// }
 /// ```
 pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
-    autos().get_or_insert_with(HashMap::new).insert(
+    let mut table = autos();
+    let table = table.get_or_insert_with(HashMap::new);
+    // On the same mesh, the settings and the plans made stay (a call of
+    // `dist::auto(f, mesh)(..)` inside differentiable code makes the
+    // function on every call).
+    if let Some(e) = table.get(&TypeId::of::<F>())
+        && e.mesh == *mesh
+        && e.fixed.is_none()
+    {
+        return Auto { f, mesh: *mesh };
+    }
+    table.insert(
         TypeId::of::<F>(),
         Entry {
             mesh: *mesh,
@@ -336,22 +387,37 @@ pub struct Global<F>(PhantomData<F>);
 /// The arguments of [`Auto`]: those of `A` as global arrays.
 pub type Planned<A, F> = OnMesh<A, Global<F>>;
 
+/// `Auto<F>` runs `F`'s programs. At plain arrays (`auto(f, mesh)(..)`
+/// called inside `#[differentiable]` code, whose transforms run it at the
+/// enclosing function's value type) it runs them planned over the mesh:
+/// the output from the planned program, gathered, and a pullback that is
+/// the planned program of `vjp(auto(f))`'s.
 impl<F: DiffFn> DiffFn for Auto<F> {
     type Arity = Planned<F::Arity, F>;
     type Out = F::Out;
+    #[track_caller]
     fn eval<V: ArrayValue>(x: &ArgsOf<Self, V>) -> OutOf<Self, V> {
-        F::eval::<V>(x)
+        match downcast::<_, ArgsOf<Self, Array>>(x) {
+            Some(xa) => cast(run_out::<Self, F>(xa)),
+            None => F::eval::<V>(x),
+        }
     }
     #[allow(clippy::type_complexity)]
+    #[track_caller]
     fn vjp<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
     ) -> (
         OutOf<Self, V>,
         impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
     ) {
-        F::vjp::<V>(x)
+        if let Some(xa) = downcast::<_, ArgsOf<Self, Array>>(x) {
+            return (cast(run_out::<Self, F>(xa)), planned_pullback::<F, V>(xa));
+        }
+        let (y, pullback) = F::vjp::<V>(x);
+        (y, Box::new(pullback) as BoxedPullback<Self, V>)
     }
     #[allow(clippy::type_complexity)]
+    #[track_caller]
     fn vjp_masked<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
         want: &[bool],
@@ -359,9 +425,14 @@ impl<F: DiffFn> DiffFn for Auto<F> {
         OutOf<Self, V>,
         impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
     ) {
-        F::vjp_masked::<V>(x, want)
+        if let Some(xa) = downcast::<_, ArgsOf<Self, Array>>(x) {
+            return (cast(run_out::<Self, F>(xa)), planned_pullback::<F, V>(xa));
+        }
+        let (y, pullback) = F::vjp_masked::<V>(x, want);
+        (y, Box::new(pullback) as BoxedPullback<Self, V>)
     }
     #[allow(clippy::type_complexity)]
+    #[track_caller]
     fn vjp_masked_shapes<V: ArrayValue>(
         x: &ArgsOf<Self, V>,
         want: &[bool],
@@ -369,8 +440,40 @@ impl<F: DiffFn> DiffFn for Auto<F> {
         SpecsOf<Self>,
         impl FnOnce(OutOf<Self, V>) -> ArgsOf<Self, V> + use<V, F>,
     ) {
-        F::vjp_masked_shapes::<V>(x, want)
+        let (specs, pullback) = F::vjp_masked_shapes::<V>(x, want);
+        match downcast::<_, ArgsOf<Self, Array>>(x) {
+            Some(xa) => (specs, planned_pullback::<F, V>(xa)),
+            None => (specs, Box::new(pullback) as BoxedPullback<Self, V>),
+        }
     }
+}
+
+/// A pullback of `G` at `V`, boxed (one type for the planned and the
+/// plain ones).
+type BoxedPullback<G, V> = Box<dyn FnOnce(OutOf<G, V>) -> ArgsOf<G, V>>;
+
+/// `x` as a `U` when `T` is `U`.
+fn downcast<T: 'static, U: 'static>(x: &T) -> Option<&U> {
+    (x as &dyn std::any::Any).downcast_ref::<U>()
+}
+
+/// `x` (a `T` that is a `U`) as a `U`.
+fn cast<T: 'static, U: 'static>(x: T) -> U {
+    *(Box::new(x) as Box<dyn std::any::Any>)
+        .downcast::<U>()
+        .unwrap_or_else(|_| unreachable!("the value type is Array"))
+}
+
+/// The pullback of `auto(F)` at plain arrays `x` (`V` is `Array`): the
+/// planned program of the forward again and the backward.
+fn planned_pullback<F: DiffFn, V: ArrayValue>(
+    x: &ArgsOf<Auto<F>, Array>,
+) -> BoxedPullback<Auto<F>, V> {
+    let x = x.clone();
+    Box::new(move |ct: OutOf<Auto<F>, V>| {
+        let ct: OutOf<Auto<F>, Array> = cast(ct);
+        cast(vjp::run_pullback::<Auto<F>, F>(&x, &ct))
+    })
 }
 
 impl<F> Tiered for Auto<F> {
@@ -471,6 +574,12 @@ fn agree(mesh: Mesh, ops: &[(&'static str, Assignment)], inputs: &[Layout]) {
 /// `G` on global arrays, distributed as planned.
 #[track_caller]
 fn run<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> UserOf<G> {
+    G::Out::to_user(run_out::<G, F>(x))
+}
+
+/// `G` on global arrays, distributed as planned, the outputs gathered.
+#[track_caller]
+fn run_out<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> OutOf<G, Array> {
     let (mesh, ready) = ready::<G, F>(x);
     let args = G::Arity::map(x, |i, a| DArray {
         local: mesh.block(a, &ready.inputs[i]),
@@ -479,5 +588,5 @@ fn run<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> UserOf<G> {
         mesh,
     });
     let out = with_plan(ready.ops.clone(), || G::eval::<DArray>(&args));
-    G::Out::to_user(G::Out::map(out, |_, d| d.to_global()))
+    G::Out::map(out, |_, d| d.to_global())
 }

@@ -21,6 +21,21 @@ fn loss(w: &Array, x: &Array) -> Array {
     (&h * &h).mean() + (w * w).sum() * 0.1
 }
 
+/// `layer` planned over the mesh inside differentiable code, the rest of
+/// the model on every rank.
+#[nabla::differentiable]
+fn planned_model(w: &Array, v: &Array, x: &Array, #[nondiff] mesh: &Mesh) -> Array {
+    let h = dist::auto(layer, mesh)(w, x);
+    (h.matmul(v) * &h.sum()).sum()
+}
+
+/// `model` in one process.
+#[nabla::differentiable]
+fn model_alone(w: &Array, v: &Array, x: &Array) -> Array {
+    let h = layer(w, x);
+    (h.matmul(v) * &h.sum()).sum()
+}
+
 /// Layouts of `(w, x)` on the mesh of `axes`: named data-parallel (the
 /// rows of `x` split), tensor-parallel (the columns of `w` split), and on
 /// (2, 2) both, one mesh axis each.
@@ -190,5 +205,26 @@ fn transforms_of_auto() {
         let (hw1, hx1) = vjp(grad(loss))(&w, &x).1(&tw);
         close(&hw, &hw1, &what("vjp(grad): w's cotangent"));
         close(&hx, &hx1, &what("vjp(grad): x's cotangent"));
+        // Called inside differentiable code: the forward and the
+        // pullback are planned programs (with `al`'s settings: the same
+        // mesh keeps them), the rest runs on every rank.
+        let v = data(&[8, 3], 1.7);
+        let before = dist::bytes_sent();
+        let (l, (gw, gv)) =
+            nabla::value_and_grad!(planned_model, argnums = (0, 1))(&w, &v, &x, &mesh);
+        assert!(
+            dist::bytes_sent() > before,
+            "{}",
+            what("inside: distributed")
+        );
+        let (l1, (gw1, gv1)) = nabla::value_and_grad!(model_alone, argnums = (0, 1))(&w, &v, &x);
+        close(&l, &l1, &what("inside differentiable code: the value"));
+        close(&gw, &gw1, &what("inside differentiable code: w's gradient"));
+        close(&gv, &gv1, &what("inside differentiable code: v's gradient"));
+        close(
+            &planned_model(&w, &v, &x, &mesh),
+            &l1,
+            &what("inside: a plain call"),
+        );
     }
 }

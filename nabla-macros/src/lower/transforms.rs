@@ -1,7 +1,8 @@
 //! Transforms called inside differentiable code: `nabla::vmap(f)(z)`,
 //! `nabla::grad(f)(x)`, `jacfwd!(g, argnums = 1)(x, a)`, nested to any
 //! depth, `let (y, y_dot) = nabla::jvp(g)((x,), (t,))` and
-//! `let (y, g) = nabla::value_and_grad(f)(x)`. The call becomes a
+//! `let (y, g) = nabla::value_and_grad(f)(x)`, and a function planned over
+//! a mesh, `dist::auto(f, mesh)(x)`. The call becomes a
 //! [`Stmt::Call`] of a function value ([`Callee::Value`] or
 //! [`Callee::Jvp`]; `value_and_grad` is a call of `f` and one of
 //! `grad(f)`): generated code runs the value's composable programs at the
@@ -19,7 +20,8 @@ use syn::spanned::Spanned;
 
 /// The transforms whose results differentiable code can call, and how
 /// many values each call gives.
-const TRANSFORMS: [(&str, usize); 7] = [
+const TRANSFORMS: [(&str, usize); 8] = [
+    ("auto", 1),
     ("grad", 1),
     ("vmap", 1),
     ("jacfwd", 1),
@@ -31,8 +33,27 @@ const TRANSFORMS: [(&str, usize); 7] = [
 
 impl Lowerer<'_> {
     /// A transform's name, if `func` is `nabla::name(f)`, `name(f)`,
-    /// `name!(..)` or `nabla::name!(..)`.
+    /// `name!(..)` or `nabla::name!(..)`, or a function planned over a
+    /// mesh: `dist::auto(f, mesh)` (or `nabla::dist::auto`).
     fn transform_name(&self, func: &Expr) -> Option<String> {
+        if let Expr::Call(c) = strip(func)
+            && c.args.len() == 2
+            && let Expr::Path(p) = strip(&c.func)
+            && p.qself.is_none()
+        {
+            let names: Vec<String> = p
+                .path
+                .segments
+                .iter()
+                .map(|s| s.ident.to_string())
+                .collect();
+            let on_mesh = match names.iter().map(String::as_str).collect::<Vec<_>>()[..] {
+                ["dist", "auto"] | ["nabla", "dist", "auto"] => true,
+                [_, "dist", "auto"] => self.is_nabla_path(&p.path),
+                _ => false,
+            };
+            return on_mesh.then(|| names[names.len() - 1].clone());
+        }
         let path = match strip(func) {
             Expr::Call(c) if c.args.len() == 1 => match strip(&c.func) {
                 Expr::Path(p) if p.qself.is_none() => &p.path,

@@ -12,19 +12,22 @@ struct VjpOf<G>(PhantomData<G>);
 /// The cotangents of `G`'s arguments for the output cotangent `ct`, as a
 /// planned program (the forward pass recomputed), gathered.
 #[track_caller]
-fn run_pullback<G: DiffFn<Out = One>, F: 'static>(
+pub(super) fn run_pullback<G: DiffFn, F: 'static>(
     x: &ArgsOf<G, Array>,
-    ct: &Array,
+    ct: &OutOf<G, Array>,
 ) -> ArgsOf<G, Array> {
     let n = G::Arity::len(x);
     let mut inputs = leaves::<G::Arity>(x);
-    inputs.push((ct.shape().to_vec(), ct.dtype()));
+    inputs.extend((0..G::Out::count(ct)).map(|k| {
+        let c = G::Out::leaf(ct, k);
+        (c.shape().to_vec(), c.dtype())
+    }));
     let key = (TypeId::of::<VjpOf<G>>(), inputs.clone(), Vec::new());
     let (mesh, ready) = planned_for::<F>(key, None, || {
         record(&inputs, |ins| {
             let xt = G::Arity::map(x, |i, _| ins[i].clone());
             let (_, pullback) = G::vjp::<Traced>(&xt);
-            let cts = pullback(ins[n].clone());
+            let cts = pullback(G::Out::map_ref(ct, |k, _| ins[n + k].clone()));
             (0..n).map(|i| G::Arity::get(&cts, i).clone()).collect()
         })
     });
@@ -35,7 +38,7 @@ fn run_pullback<G: DiffFn<Out = One>, F: 'static>(
         mesh,
     };
     let xd = G::Arity::map(x, |i, a| lay(i, a));
-    let ctd = lay(n, ct);
+    let ctd = G::Out::map_ref(ct, |k, a| lay(n + k, a));
     let cts = with_plan(ready.ops.clone(), || {
         let (_, pullback) = G::vjp::<DArray>(&xd);
         pullback(ctd)
