@@ -20,7 +20,8 @@
 //! (100 TFLOP/s, 100 GB/s, 10 µs), where communication decides.
 //!
 //! Run: `cargo run --release --example dist_plan_bench` (`-- mlp`,
-//! `-- gpt`, `-- cpu` or `-- gpu` for some).
+//! `-- gpt`, `-- cpu` or `-- gpu` for some, `-- 16` for the meshes of 16
+//! ranks only).
 
 use nabla::dist::{CostModel, Plan, Planner, Spec};
 use nabla::nn::models::{Gpt, GptConfig};
@@ -207,7 +208,7 @@ fn cell(p: &Option<Plan>) -> String {
     }
 }
 
-fn bench(w: &Workload, out_axis: usize, (model_name, model): (&str, &CostModel)) {
+fn bench(w: &Workload, out_axis: usize, (model_name, model): (&str, &CostModel), sizes: &[usize]) {
     println!(
         "\n{}: value_and_grad, cost model {model_name} ({:.0} GFLOP/s, {:.0} GB/s, {:.0} µs a collective)",
         w.title,
@@ -233,7 +234,7 @@ fn bench(w: &Workload, out_axis: usize, (model_name, model): (&str, &CostModel))
         "  {:<16}| {:^24} | {:^24} | {:^24} | {:^24} | {:>6} {:>6} {:>6}",
         "", "", "", "", "", "best", "best", "s"
     );
-    for n in [2usize, 4, 8, 16, 32, 64] {
+    for n in sizes.iter().copied() {
         let mut meshes: Vec<Vec<(&str, usize)>> = vec![vec![("x", n)]];
         for m in [2usize, 4, 8] {
             if m < n {
@@ -291,8 +292,13 @@ fn bench(w: &Workload, out_axis: usize, (model_name, model): (&str, &CostModel))
 }
 
 fn main() {
-    // `dist_plan_bench [mlp|gpt] [cpu|gpu]`: both of each by default.
+    // `dist_plan_bench [mlp|gpt] [cpu|gpu] [SIZE…]`: both of each and
+    // every mesh size by default.
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let mut sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    if sizes.is_empty() {
+        sizes = vec![2, 4, 8, 16, 32, 64];
+    }
     let want = |s: &str, all: &[&str]| {
         !args.iter().any(|a| all.contains(&a.as_str())) || args.iter().any(|a| a == s)
     };
@@ -312,7 +318,7 @@ fn main() {
         let w = make();
         for (m, model) in &models {
             if want(m, &["cpu", "gpu"]) {
-                bench(&w, out_axis, (m, model));
+                bench(&w, out_axis, (m, model), &sizes);
             }
         }
     }

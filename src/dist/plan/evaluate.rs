@@ -53,6 +53,29 @@ impl Eval {
         self.cost.iter().sum()
     }
 
+    /// Bytes one rank sends under `assign` (which this evaluated): every
+    /// op's incoming moves and the gathers of the outputs.
+    pub fn bytes(&self, g: &Graph, pr: &mut Pricer, assign: &[Assignment]) -> u64 {
+        let mut sent = 0;
+        for (v, node) in g.nodes.iter().enumerate() {
+            let from: Vec<&Layout> = node.operands.iter().map(|&u| &self.outs[u]).collect();
+            let (targets, _) = node.rule.targets(&assign[v], &from);
+            for (k, &u) in node.operands.iter().enumerate() {
+                let (f, t) = (pr.layout(from[k]), pr.layout(&targets[k]));
+                let s = pr.shape(&g.nodes[u].rule.out, g.nodes[u].elem);
+                sent += pr.reshard(f, t, s).1;
+            }
+        }
+        for &o in &g.outputs {
+            let n = &g.nodes[o];
+            let f = pr.layout(&self.outs[o]);
+            let r = pr.layout(&Layout::replicated(n.rule.out.len()));
+            let s = pr.shape(&n.rule.out, n.elem);
+            sent += pr.reshard(f, r, s).1;
+        }
+        sent
+    }
+
     /// Node `v` under `a`, its operands as they are now: its output layout
     /// and its cost.
     fn node(

@@ -21,10 +21,13 @@ mod models;
 mod pipeline;
 mod planner;
 mod replay;
+mod search;
 mod show;
 mod solve;
 #[cfg(test)]
 mod tests;
+#[cfg(test)]
+mod tests_search;
 
 pub use cost::CostModel;
 pub use gpt::GptPipeline;

@@ -9,7 +9,9 @@
 //! program order (exact when every value has one user: chains and trees;
 //! on a value with several users each user takes an equal share of its
 //! cost), a backward pass that fixes each node given its users, and
-//! iterated conditional modes until no single node's change helps.
+//! iterated conditional modes until no single node's change helps; each
+//! may be restricted to some states (`Allowed`), which the search of
+//! several starts (`search.rs`) uses.
 
 use super::super::factors::{Assignment, Linearity, Rule};
 use super::super::graph::Graph;
@@ -19,6 +21,10 @@ use std::collections::HashMap;
 /// An edge cost the runtime cannot produce (a carried sum the operand
 /// does not hold).
 const INF: f64 = f64::INFINITY;
+
+/// The states a search may use: per node, a flag per state (an empty
+/// list, or a node's empty list, allows every state).
+pub(crate) type Allowed = [Vec<bool>];
 
 /// One strategy of a node.
 #[derive(Clone, Debug)]
@@ -234,17 +240,12 @@ impl Model {
         n.states[j].compute + lambda * n.mem[j] + n.gather[n.out_ix[j] as usize]
     }
 
-    /// A strategy per node minimising the modelled time plus `lambda`
-    /// times the weighted bytes.
-    pub fn solve(&self, lambda: f64) -> Vec<usize> {
-        let mut best = self.dp(lambda);
-        self.improve(&mut best, lambda);
-        let mut other = self.dp_reverse(lambda);
-        self.improve(&mut other, lambda);
-        if self.objective(&other, lambda) < self.objective(&best, lambda) {
-            best = other;
+    /// `own`, infinite for a state `allowed` rules out.
+    fn own_in(&self, v: usize, j: usize, lambda: f64, allowed: &Allowed) -> f64 {
+        match allowed.get(v) {
+            Some(a) if !a.is_empty() && !a[j] => INF,
+            _ => self.own(v, j, lambda),
         }
-        best
     }
 
     /// The same programme run from the outputs back: `down[v][j]`, the
@@ -253,7 +254,7 @@ impl Model {
     /// fixed in program order given its fixed operands and `down`. Where
     /// values have several users this sees all of them at once, which the
     /// forward programme's backward pass cannot.
-    pub fn dp_reverse(&self, lambda: f64) -> Vec<usize> {
+    pub fn dp_reverse(&self, lambda: f64, allowed: &Allowed) -> Vec<usize> {
         let n = self.nodes.len();
         let mut down: Vec<Vec<f64>> = vec![Vec::new(); n];
         for v in (0..n).rev() {
@@ -266,11 +267,14 @@ impl Model {
                 let mut per_tgt = vec![INF; nt];
                 for (s, &ds) in down[w].iter().enumerate() {
                     let t = nw.tgt_ix[k][s] as usize;
-                    per_tgt[t] = per_tgt[t].min((self.own(w, s, lambda) + ds) * share);
+                    per_tgt[t] = per_tgt[t].min((self.own_in(w, s, lambda, allowed) + ds) * share);
                 }
+                // Targets no allowed state of the user reads are skipped.
+                let live: Vec<usize> = (0..nt).filter(|&t| per_tgt[t] < INF).collect();
                 for (o, dv) in d.iter_mut().enumerate() {
-                    *dv += (0..nt)
-                        .map(|t| per_tgt[t] + nw.edge[k][o * nt + t])
+                    *dv += live
+                        .iter()
+                        .map(|&t| per_tgt[t] + nw.edge[k][o * nt + t])
                         .fold(INF, f64::min);
                 }
             }
@@ -280,7 +284,7 @@ impl Model {
         for v in 0..n {
             let mut arg = (INF, 0);
             for (j, &dj) in down[v].iter().enumerate() {
-                let mut c = self.own(v, j, lambda) + dj;
+                let mut c = self.own_in(v, j, lambda, allowed) + dj;
                 for (k, &u) in self.operands[v].iter().enumerate() {
                     c += self.edge(u, choice[u], v, k, j);
                 }
@@ -295,14 +299,14 @@ impl Model {
 
     /// The dynamic programme and the backward pass alone: optimal for the
     /// pairwise objective when every node has at most one user.
-    pub fn dp(&self, lambda: f64) -> Vec<usize> {
+    pub fn dp(&self, lambda: f64, allowed: &Allowed) -> Vec<usize> {
         let n = self.nodes.len();
         // Forward: best[v][j], the cost of v's operands' subtrees and v in j.
         let mut best: Vec<Vec<f64>> = Vec::with_capacity(n);
         for v in 0..n {
             let nv = &self.nodes[v];
             let mut b: Vec<f64> = (0..nv.states.len())
-                .map(|j| self.own(v, j, lambda))
+                .map(|j| self.own_in(v, j, lambda, allowed))
                 .collect();
             for (k, &u) in self.operands[v].iter().enumerate() {
                 let share = 1.0 / self.uses[u].len() as f64;
@@ -315,6 +319,9 @@ impl Model {
                 let nt = nv.edge[k].len() / nu.outs.len();
                 let mut per_tgt = vec![INF; nt];
                 for (d, &c) in per_out.iter().enumerate() {
+                    if c == INF {
+                        continue; // no allowed state gives this layout
+                    }
                     let row = &nv.edge[k][d * nt..(d + 1) * nt];
                     for (p, &e) in per_tgt.iter_mut().zip(row) {
                         *p = p.min(c + e);
@@ -346,8 +353,11 @@ impl Model {
     }
 
     /// Node `v`'s share of the objective in state `j`, its neighbours fixed.
-    fn local(&self, choice: &[usize], v: usize, j: usize, lambda: f64) -> f64 {
-        let mut c = self.own(v, j, lambda);
+    fn local(&self, choice: &[usize], v: usize, j: usize, lambda: f64, allowed: &Allowed) -> f64 {
+        let mut c = self.own_in(v, j, lambda, allowed);
+        if c == INF {
+            return c;
+        }
         for (k, &u) in self.operands[v].iter().enumerate() {
             c += self.edge(u, choice[u], v, k, j);
         }
@@ -357,16 +367,16 @@ impl Model {
         c
     }
 
-    /// Iterated conditional modes: move single nodes to their best state
-    /// while that lowers the objective.
-    pub fn improve(&self, choice: &mut [usize], lambda: f64) {
+    /// Iterated conditional modes: move single nodes to their best
+    /// allowed state while that lowers the objective.
+    pub fn improve(&self, choice: &mut [usize], lambda: f64, allowed: &Allowed) {
         for _sweep in 0..20 {
             let mut changed = false;
             for v in 0..self.nodes.len() {
-                let cur = self.local(choice, v, choice[v], lambda);
+                let cur = self.local(choice, v, choice[v], lambda, allowed);
                 let mut arg = (below(cur), choice[v]);
                 for j in 0..self.nodes[v].states.len() {
-                    let c = self.local(choice, v, j, lambda);
+                    let c = self.local(choice, v, j, lambda, allowed);
                     if c < arg.0 {
                         arg = (c, j);
                     }

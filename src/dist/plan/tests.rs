@@ -129,7 +129,7 @@ fn predicted_bytes_are_what_the_runtime_moves() {
 }
 
 /// Every combination of the nodes' assignments, costed exactly.
-fn brute_force(g: &Graph, mesh: &MeshShape, cm: &CostModel) -> f64 {
+pub(super) fn brute_force(g: &Graph, mesh: &MeshShape, cm: &CostModel) -> f64 {
     let mut pr = Pricer::new(mesh, cm);
     let weight = vec![0.0; g.nodes.len()];
     let options: Vec<Vec<Assignment>> = g.nodes.iter().map(|n| n.rule.assignments(mesh)).collect();
@@ -179,7 +179,7 @@ fn the_dynamic_programme_is_exact_on_a_chain() {
         let mut pr = Pricer::new(&mesh, &cm);
         let weight = vec![0.0; g.nodes.len()];
         let model = Model::build(&g, &mut pr, &weight);
-        let choice = model.dp(0.0);
+        let choice = model.dp(0.0, &[]);
         let assign: Vec<Assignment> = (0..choice.len())
             .map(|v| model.nodes[v].states[choice[v]].a.clone())
             .collect();
@@ -382,10 +382,10 @@ fn planning_time_by_phase() {
         let _lb = model.lower_bound(&mut pr, &g);
         let t_lb = t.elapsed();
         let t = std::time::Instant::now();
-        let mut choice = model.dp(0.0);
+        let mut choice = model.dp(0.0, &[]);
         let t_dp = t.elapsed();
         let t = std::time::Instant::now();
-        model.improve(&mut choice, 0.0);
+        model.improve(&mut choice, 0.0, &[]);
         let t_icm = t.elapsed();
         let mut assign: Vec<Assignment> = (0..choice.len())
             .map(|v| model.nodes[v].states[choice[v]].a.clone())
