@@ -206,10 +206,9 @@ mod tests {
             best.time_s() <= megatron.time_s() * (1.0 + 1e-12),
             "{best}\n{megatron}"
         );
-        assert!(
-            as_free.time_s() > megatron.time_s(),
-            "{as_free}\n{megatron}"
-        );
+        // Megatron's layout sends nothing here (the batch whole, the
+        // second product's sum left pending into the loss).
+        assert_eq!(best.bytes_per_call(), 0, "{best}");
         assert!(
             best.input_specs()[..2].iter().all(|s| !s.is_replicated()),
             "{best}"

@@ -26,7 +26,7 @@ use super::super::layout::MeshShape;
 use super::solve::{Allowed, Model, below};
 
 /// How many of the largest argument leaves seed starts.
-const LARGEST: usize = 3;
+const LARGEST: usize = 2;
 
 /// The mesh axis `m`'s factor in `a`, if it splits one.
 fn holder(a: &Assignment, m: u8) -> Option<usize> {
