@@ -58,6 +58,8 @@ struct Entry {
     latest: Option<Arc<Ready>>,
     /// The plan every call runs ([`spmd_with`]) instead of planning.
     fixed: Option<Plan>,
+    /// Per sharded call, the candidate plans measured against each other.
+    trials: HashMap<Key, Arc<Mutex<sharded::Trial>>>,
 }
 
 static AUTOS: Mutex<Option<HashMap<TypeId, Entry>>> = Mutex::new(None);
@@ -196,6 +198,7 @@ pub fn auto<F: DiffFn>(f: F, mesh: &Mesh) -> Auto<F> {
             plans: HashMap::new(),
             latest: None,
             fixed: None,
+            trials: HashMap::new(),
         },
     );
     Auto { f, mesh: *mesh }
@@ -252,6 +255,7 @@ pub fn spmd_with<F: DiffFn>(f: F, mesh: &Mesh, plan: &Plan) -> Auto<F> {
             plans: HashMap::new(),
             latest: None,
             fixed: Some(plan.clone()),
+            trials: HashMap::new(),
         },
     );
     Auto { f, mesh: *mesh }
@@ -297,6 +301,7 @@ impl<F: 'static> Auto<F> {
             no_fixed(e, "memory_limit");
             e.limit = Some(bytes);
             e.plans.clear();
+            e.trials.clear();
         });
         self
     }
@@ -321,6 +326,7 @@ impl<F: 'static> Auto<F> {
             no_fixed(e, "cost_model");
             e.model = Some(model);
             e.plans.clear();
+            e.trials.clear();
         });
         self
     }
@@ -521,29 +527,46 @@ fn planned_for<F: 'static>(
             with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
             return r;
         }
-        let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
-        if let Some(limit) = limit {
-            planner = planner.memory_limit(limit);
-        }
-        if let Some(model) = model {
-            planner = planner.cost_model(model);
-        }
-        if let Some(specs) = inputs {
-            planner = planner.fix_inputs(&specs);
-        }
-        let plan = planner.graph(&graph);
-        let ops: Vec<(&'static str, Assignment)> = (0..graph.nodes.len())
-            .filter(|&v| !matches!(graph.nodes[v].source, Source::Input(_)))
-            .map(|v| (graph.nodes[v].rule.name, plan.assignment(v).clone()))
-            .collect();
-        let inputs: Vec<Layout> = (0..key.1.len()).map(|i| plan.input_layout(i)).collect();
-        agree(mesh, &ops, &inputs);
-        let r = Arc::new(Ready { plan, ops, inputs });
+        let planner = planner_with(mesh, limit, model, inputs);
+        let r = Arc::new(ready_of(planner.graph(&graph), &graph, key.1.len(), mesh));
         with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
         r
     });
     with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
     (mesh, ready)
+}
+
+/// A planner for `mesh` with these settings and fixed argument layouts.
+fn planner_with(
+    mesh: Mesh,
+    limit: Option<u64>,
+    model: Option<CostModel>,
+    inputs: Option<Vec<Option<Spec>>>,
+) -> super::plan::Planner {
+    let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
+    if let Some(limit) = limit {
+        planner = planner.memory_limit(limit);
+    }
+    if let Some(model) = model {
+        planner = planner.cost_model(model);
+    }
+    if let Some(specs) = inputs {
+        planner = planner.fix_inputs(&specs);
+    }
+    planner
+}
+
+/// `plan` of `graph` (with `leaves` argument leaves) ready to run, after
+/// checking that every rank made the same.
+#[track_caller]
+fn ready_of(plan: Plan, graph: &Graph, leaves: usize, mesh: Mesh) -> Ready {
+    let ops: Vec<(&'static str, Assignment)> = (0..graph.nodes.len())
+        .filter(|&v| !matches!(graph.nodes[v].source, Source::Input(_)))
+        .map(|v| (graph.nodes[v].rule.name, plan.assignment(v).clone()))
+        .collect();
+    let inputs: Vec<Layout> = (0..leaves).map(|i| plan.input_layout(i)).collect();
+    agree(mesh, &ops, &inputs);
+    Ready { plan, ops, inputs }
 }
 
 /// Checks that every rank of `mesh` made the same plan (a cost model

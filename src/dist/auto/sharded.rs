@@ -248,11 +248,16 @@ where
         .map(|l| Some(l.spec(&mesh.shape())))
         .collect();
     let key = (TypeId::of::<G>(), leaves.clone(), layouts);
-    let (_, ready) = planned_for::<F>(key, Some(specs), || {
+    let record = || {
         let mut g = record_on::<G, DArray>(&x, &leaves);
         g.keep_outputs = true;
         g
-    });
+    };
+    let (_, solved) = planned_for::<F>(key.clone(), Some(specs.clone()), record);
+    let trial = trial_for::<F>(&key, solved, specs, record);
+    let (ready, measured) = trial.lock().unwrap_or_else(|e| e.into_inner()).next();
+    with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
+    let start = std::time::Instant::now();
     // A given plan (`spmd_with`) may lay the arguments out otherwise.
     let x = G::Arity::map(&x, |i, d| {
         if alike(&d.layout, &ready.inputs[i], &mesh) {
@@ -262,7 +267,105 @@ where
         }
     });
     let out = with_plan(ready.ops.clone(), || G::eval::<DArray>(&x));
+    if let Some(k) = measured {
+        // The slowest rank's time, so every rank chooses alike.
+        let t = slowest(mesh, start.elapsed().as_secs_f64());
+        trial.lock().unwrap_or_else(|e| e.into_inner()).record(k, t);
+    }
     <G::Out as DUser>::user(out)
+}
+
+/// Calls each candidate runs before one is chosen (the first of each is
+/// not counted: it warms caches and allocators).
+const TRIAL_CALLS: usize = 4;
+
+/// The candidate plans of one sharded call and their measured times: the
+/// solver's plan and the plan of `spmd`'s own choices from the same
+/// argument layouts (`Planner::greedy`), when it differs. Calls take them
+/// in turn until each has run [`TRIAL_CALLS`] times; then the one of
+/// least median time runs from there on.
+pub(super) struct Trial {
+    candidates: Vec<Arc<Ready>>,
+    times: Vec<Vec<f64>>,
+    calls: usize,
+    chosen: Option<usize>,
+}
+
+impl Trial {
+    /// The plan for the next call, and its index when the call is timed.
+    fn next(&mut self) -> (Arc<Ready>, Option<usize>) {
+        if let Some(c) = self.chosen {
+            return (self.candidates[c].clone(), None);
+        }
+        let k = self.calls % self.candidates.len();
+        self.calls += 1;
+        (self.candidates[k].clone(), Some(k))
+    }
+
+    /// Candidate `k` took `t` seconds; choose once every one has run.
+    fn record(&mut self, k: usize, t: f64) {
+        self.times[k].push(t);
+        if self.times.iter().all(|t| t.len() >= TRIAL_CALLS) {
+            let median = |t: &[f64]| {
+                let mut t = t[1..].to_vec();
+                t.sort_by(f64::total_cmp);
+                t[t.len() / 2]
+            };
+            let best = (0..self.times.len())
+                .min_by(|&a, &b| median(&self.times[a]).total_cmp(&median(&self.times[b])))
+                .expect("at least one candidate");
+            self.chosen = Some(best);
+        }
+    }
+}
+
+/// The trial of the call under `key`: made on the first call from the
+/// solver's plan `solved` and the greedy plan of the same recording.
+fn trial_for<F: 'static>(
+    key: &Key,
+    solved: Arc<Ready>,
+    specs: Vec<Option<Spec>>,
+    record: impl FnOnce() -> Graph,
+) -> Arc<Mutex<Trial>> {
+    if let Some(t) = with_entry::<F, _>(|e| e.trials.get(key).cloned()) {
+        return t;
+    }
+    let (mesh, limit, model, fixed) =
+        with_entry::<F, _>(|e| (e.mesh, e.limit, e.model.clone(), e.fixed.is_some()));
+    let mut candidates = vec![solved.clone()];
+    // A given plan (`spmd_with`) runs as given.
+    if !fixed {
+        let graph = record();
+        let planner = planner_with(mesh, limit, model, Some(specs));
+        if let Some(plan) = planner.greedy(&graph) {
+            let fits = limit.is_none_or(|l| plan.memory_per_rank() <= l);
+            let r = ready_of(plan, &graph, key.1.len(), mesh);
+            if fits && r.ops != solved.ops {
+                candidates.push(Arc::new(r));
+            }
+        }
+    }
+    let n = candidates.len();
+    let t = Arc::new(Mutex::new(Trial {
+        candidates,
+        times: vec![Vec::new(); n],
+        calls: 0,
+        chosen: (n == 1).then_some(0),
+    }));
+    with_entry::<F, _>(|e| e.trials.insert(key.clone(), t.clone()));
+    t
+}
+
+/// The largest of `t` over the ranks of `mesh` (a raw all-reduce: not
+/// counted in `bytes_sent`, which the plans predict).
+fn slowest(mesh: Mesh, t: f64) -> f64 {
+    use mpi::collective::SystemOperation;
+    use mpi::traits::CommunicatorCollectives;
+    let mut out = [0.0f64];
+    crate::dist::comm::with(mesh.comm(), |c| {
+        c.all_reduce_into(&[t], &mut out, SystemOperation::max())
+    });
+    out[0]
 }
 
 /// The user form of `G`'s output on `DArray`s.

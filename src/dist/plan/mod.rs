@@ -14,6 +14,8 @@
 mod cost;
 mod evaluate;
 mod gpt;
+#[cfg(feature = "mpi")]
+mod greedy;
 mod json;
 mod kept;
 mod memory;

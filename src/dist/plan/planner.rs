@@ -224,7 +224,7 @@ impl Planner {
     /// Per node, the assignment [`Planner::fix_inputs`] holds it to: an
     /// input's factors are its axes, so its layout's splits are the
     /// assignment. Panics naming the leaf where a spec does not fit.
-    fn fixed_assignments(&self, g: &Graph) -> Vec<Option<Assignment>> {
+    pub(super) fn fixed_assignments(&self, g: &Graph) -> Vec<Option<Assignment>> {
         let leaves = g
             .nodes
             .iter()
@@ -277,7 +277,13 @@ impl Planner {
 
     /// The plan of one assignment per node: the layouts and moves the
     /// runtime will meet, priced.
-    fn finish(&self, g: &Graph, assign: &[Assignment], memory: u64, lower_bound_s: f64) -> Plan {
+    pub(super) fn finish(
+        &self,
+        g: &Graph,
+        assign: &[Assignment],
+        memory: u64,
+        lower_bound_s: f64,
+    ) -> Plan {
         let (mesh, model) = (&self.mesh, &self.model);
         let pr = Pricer::new(mesh, model);
         let mut nodes: Vec<PlanNode> = Vec::with_capacity(g.nodes.len());
