@@ -11,8 +11,11 @@
 //! - no restriction;
 //! - the argument leaves pinned: all replicated, or one of the largest
 //!   leaves split along one of its axes over every mesh axis and the
-//!   others replicated (data parallelism is the batch's leaf split);
-//! - on meshes of several axes, one axis at a time: the plan over the
+//!   others replicated (data parallelism is the batch's leaf split), or
+//!   the largest leaves split together along their first axes (a batch
+//!   and its targets);
+//! - on meshes of several axes, one axis at a time (free, from the best
+//!   pinned start, and from the largest leaves split together): the plan over the
 //!   first axis alone, then the next axis added with the first axis's
 //!   uses held, and so on, in every rotation of the axes (a batch split
 //!   over `data` makes splitting features over `model` pay);
@@ -78,6 +81,23 @@ impl Model {
                 pins.push(pin);
             }
         }
+        // The largest leaves split together along their first axes (a
+        // batch and its targets: data parallelism when both are data).
+        let lead: Vec<usize> = largest.iter().take(LARGEST).copied().collect();
+        let together = (lead.len() > 1).then(|| {
+            let pin: Vec<(usize, Assignment)> = inputs
+                .iter()
+                .map(|&v| {
+                    let mut a = replicated(v);
+                    if lead.contains(&v) && !a.is_empty() {
+                        a[0] = axes.clone();
+                    }
+                    (v, a)
+                })
+                .collect();
+            pins.push(pin);
+            pins.len() - 1
+        });
         let mut best_pin: Option<(f64, usize)> = None;
         for (i, pin) in pins.iter().enumerate() {
             if let Some(allowed) = self.pinned(pin, &[]) {
@@ -92,6 +112,9 @@ impl Model {
             let mut from: Vec<&[(usize, Assignment)]> = vec![&[]];
             if let Some((_, i)) = best_pin {
                 from.push(&pins[i]);
+            }
+            if let Some(t) = together.filter(|&t| best_pin.is_none_or(|(_, i)| i != t)) {
+                from.push(&pins[t]);
             }
             for pin in from {
                 for c in self.axis_by_axis(lambda, &axes, pin) {
