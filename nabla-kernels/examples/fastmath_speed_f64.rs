@@ -10,8 +10,10 @@
 //!
 //! Prints the median of 15 runs per loop in ns per element and the
 //! speed-up of the widest fastmath loop over std's, then the op-by-op
-//! `f64` kernels (`elementwise::unary`, split between all threads) of the
-//! ops whose element formulas use these functions. Each loop is its own
+//! `f64` kernels of the ops whose element formulas use these functions:
+//! `ops::unary_into` on one thread into a reused buffer (the kernel's own
+//! loop), and `elementwise::unary` (a fresh array, split between all
+//! threads, so first-touch page faults and thread start-up count too). Each loop is its own
 //! `#[inline(never)]` function (`fastmath_speed_f64::<name>::{std_avx2_inner,
 //! fast_avx2_inner, fast_avx512_inner, fast_sse2}`), so its code can be
 //! read with `objdump -d -C --no-show-raw-insn` on the binary: a
@@ -20,6 +22,8 @@
 
 use nabla_kernels::elementwise::{UnaryOp, unary};
 use nabla_kernels::fastmath;
+use nabla_kernels::ops::unary_into;
+use std::mem::MaybeUninit;
 use std::time::Instant;
 
 const N: usize = 1 << 22;
@@ -153,9 +157,10 @@ fn main() {
     }
     let x = ndarray::Array1::from_iter(unit.iter().map(|u| 20.0 * u - 10.0)).into_dyn();
     let xp = x.mapv(f64::abs);
-    println!("\nop-by-op kernels, {N} f64, all threads (ns per element)");
-    println!("| op | kernel |");
-    println!("|---|---|");
+    println!("\nop-by-op kernels, {N} f64 (ns per element)");
+    println!("| op | unary_into, one thread | unary, all threads |");
+    println!("|---|---|---|");
+    let mut out = vec![MaybeUninit::<f64>::uninit(); N];
     let ops = [
         ("exp", UnaryOp::Exp(), &x),
         ("expm1", UnaryOp::ExpM1(), &x),
@@ -167,9 +172,14 @@ fn main() {
         ("cos", UnaryOp::Cos(), &x),
     ];
     for (name, op, x) in ops {
-        let t = time(|| {
+        let slice = x.as_slice().expect("contiguous");
+        let into = time(|| {
+            unary_into(std::hint::black_box(slice), &mut out, op);
+            std::hint::black_box(&out);
+        });
+        let fresh = time(|| {
             std::hint::black_box(unary(std::hint::black_box(x.view()), op));
         });
-        println!("| {name} | {t:.2} |");
+        println!("| {name} | {into:.2} | {fresh:.2} |");
     }
 }
