@@ -155,7 +155,10 @@ pub trait Float:
     fn copysign(self, other: Self) -> Self {
         Self::from_f64(self.to_f64().copysign(other.to_f64()))
     }
-    /// `e^x`, vectorisable where the type allows (see [`crate::fastmath`]).
+    /// `e^x`, vectorisable where the type allows (see [`crate::fastmath`]:
+    /// the `*_v` methods of `f32` and `f64` are its functions, within 1 ulp
+    /// of the correctly rounded value; those of other types fall back to
+    /// the plain methods).
     fn exp_v(self) -> Self {
         self.exp()
     }
@@ -164,12 +167,16 @@ pub trait Float:
         self.tanh()
     }
     /// Sine, vectorisable where the type allows (for `f32`,
-    /// [`crate::fastmath::sin_f32`]: within 1 ulp for `|x| < 4.2e8`).
+    /// [`crate::fastmath::sin_f32`]: within 1 ulp for `|x| < 4.2e8`; for
+    /// `f64`, [`crate::fastmath::sin_f64`]: within 1 ulp for `|x| < 2^26`,
+    /// the sine of an argument within an ulp of `x` up to `2^51`, NaN
+    /// beyond).
     fn sin_v(self) -> Self {
         self.sin()
     }
     /// Cosine, vectorisable where the type allows (for `f32`,
-    /// [`crate::fastmath::cos_f32`]: within 1 ulp for `|x| < 4.2e8`).
+    /// [`crate::fastmath::cos_f32`]: within 1 ulp for `|x| < 4.2e8`; for
+    /// `f64`, [`crate::fastmath::cos_f64`], with the ranges of `sin_v`).
     fn cos_v(self) -> Self {
         self.cos()
     }
@@ -180,6 +187,11 @@ pub trait Float:
     /// `ln(1 + x)`, vectorisable where the type allows.
     fn ln_1p_v(self) -> Self {
         self.ln_1p()
+    }
+    /// `e^x − 1`, vectorisable where the type allows (for `f64`,
+    /// [`crate::fastmath::exp_m1_f64`]).
+    fn exp_m1_v(self) -> Self {
+        self.exp_m1()
     }
     /// The error function, vectorisable where the type allows.
     fn erf_v(self) -> Self {
@@ -197,6 +209,42 @@ pub trait Float:
 }
 
 macro_rules! impl_float {
+    ($t:ty, $erf:path, fast64) => {
+        impl_float!(@impl $t, $erf,
+            #[inline(always)]
+            fn exp_v(self) -> Self {
+                crate::fastmath::exp_f64(self)
+            }
+            #[inline(always)]
+            fn exp_m1_v(self) -> Self {
+                crate::fastmath::exp_m1_f64(self)
+            }
+            #[inline(always)]
+            fn tanh_v(self) -> Self {
+                crate::fastmath::tanh_f64(self)
+            }
+            #[inline(always)]
+            fn sigmoid_v(self) -> Self {
+                crate::fastmath::sigmoid_f64(self)
+            }
+            #[inline(always)]
+            fn sin_v(self) -> Self {
+                crate::fastmath::sin_f64(self)
+            }
+            #[inline(always)]
+            fn cos_v(self) -> Self {
+                crate::fastmath::cos_f64(self)
+            }
+            #[inline(always)]
+            fn ln_v(self) -> Self {
+                crate::fastmath::ln_f64(self)
+            }
+            #[inline(always)]
+            fn ln_1p_v(self) -> Self {
+                crate::fastmath::ln_1p_f64(self)
+            }
+        );
+    };
     ($t:ty, $erf:path, fast) => {
         impl_float!(@impl $t, $erf,
             #[inline(always)]
@@ -232,9 +280,6 @@ macro_rules! impl_float {
                 crate::fastmath::erf_f32(self)
             }
         );
-    };
-    ($t:ty, $erf:path) => {
-        impl_float!(@impl $t, $erf,);
     };
     (@impl $t:ty, $erf:path, $($extra:item)*) => {
         impl Float for $t {
@@ -328,4 +373,4 @@ macro_rules! impl_float {
 }
 
 impl_float!(f32, libm::erff, fast);
-impl_float!(f64, libm::erf);
+impl_float!(f64, libm::erf, fast64);

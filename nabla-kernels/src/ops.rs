@@ -133,7 +133,7 @@ macro_rules! unary_kernels {
         /// once per dtype, whatever the source it maps.
         fn with_fill<T: Float>(op: UnaryOp, isa: Isa, k: &mut dyn FnMut(&Fill<'_, T>)) {
             match op {
-                $(UnaryOp::$kind($($p),*) => k(&filler_on(isa, move |v| scalar::$name(v $(, $p)*))),)*
+                $(UnaryOp::$kind($($p),*) => k(&filler_on(isa, #[inline(always)] move |v| scalar::$name(v $(, $p)*))),)*
                 UnaryOp::Affine(a, b) => {
                     let (a, b) = (T::from_f64(a), T::from_f64(b));
                     k(&filler_on(isa, move |v| a * v + b))

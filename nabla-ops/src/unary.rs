@@ -139,7 +139,7 @@ macro_rules! unary_ops {
             /// `e^x - 1` (`nabla::expm1`).
             expm1 ExpM1() {
                 method: exp_m1, func: expm1,
-                kernel: |v| v.exp_m1(),
+                kernel: |v| v.exp_m1_v(),
                 cuda: "expm1(v)",
                 rule: (|x, y| y.add_scalar(1.0)), reads: y,
                 example: (0.0) => 0.0,
@@ -372,7 +372,7 @@ macro_rules! unary_ops {
             /// ELU with `alpha = 1`: `x` for `x > 0`, `e^x - 1` otherwise.
             elu Elu() {
                 method: elu, func: elu,
-                kernel: |v| if v > T::ZERO { v } else { v.exp_m1() },
+                kernel: |v| if v > T::ZERO { v } else { v.exp_m1_v() },
                 cuda: "v > zero ? v : expm1(v)",
                 rule: (|x, y| x.minimum(&x.zeros_like()).exp()), reads: x,
                 example: (2.0) => 2.0,

@@ -35,7 +35,7 @@ fn ln_1p_reduced(f: f64) -> f64 {
 /// `(k, f)` with `u = 2^k·(1 + f)`, `1 + f` in `[√½, √2)`, for a positive
 /// finite normal `u`; `k` is an integer-valued `f64`.
 #[inline(always)]
-fn split(u: f64) -> (f64, f64) {
+pub(super) fn split(u: f64) -> (f64, f64) {
     // Offsetting the bits moves the exponent's boundary from 1 to √½: the
     // exponent field of `t` is k + 1023, its significand that of (1 + f)/√½.
     let t = u.to_bits().wrapping_add(ONE_BITS - SQRT_HALF_BITS);

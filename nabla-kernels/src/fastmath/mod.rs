@@ -1,4 +1,4 @@
-//! Vectorisable transcendental functions for `f32` kernels.
+//! Vectorisable transcendental functions for `f32` and `f64` kernels.
 //!
 //! The C library's `expf`, `tanhf`, `sinf`, `log1pf`, … are called one
 //! element at a time and stop LLVM from vectorising a loop. These versions
@@ -8,7 +8,10 @@
 //! them becomes SIMD code. Most compute in `f64` and round once to `f32`,
 //! which keeps the result within an ulp of the correctly rounded value
 //! (each function's documentation gives its figure and the test that
-//! checks it).
+//! checks it). The `f64` versions reach 1 ulp with double-double steps
+//! (error-free sums and products, `dd.rs`) where one rounding too many
+//! would cost it, and are checked against correctly rounded references
+//! (`tests/fastmath_f64.rs`, fixtures from `mpmath`).
 //!
 //! | file | functions |
 //! |---|---|
@@ -16,16 +19,27 @@
 //! | `trig.rs` | [`sin_f32`], [`cos_f32`] |
 //! | `log.rs` | [`ln_f32`], [`ln_1p_f32`] |
 //! | `erf.rs` | [`erf_f32`] |
+//! | `exp64.rs` | [`exp_f64`], [`exp_m1_f64`], [`tanh_f64`], [`sigmoid_f64`] |
+//! | `trig64.rs` | [`sin_f64`], [`cos_f64`] |
+//! | `log64.rs` | [`ln_f64`], [`ln_1p_f64`] |
+//! | `dd.rs` | double-double steps shared by the `f64` functions |
 
+mod dd;
 mod erf;
 mod exp;
+mod exp64;
 mod log;
+mod log64;
 mod trig;
+mod trig64;
 
 pub use erf::erf_f32;
 pub use exp::{exp_f32, exp_for_f32, sigmoid_f32, tanh_f32};
+pub use exp64::{exp_f64, exp_m1_f64, sigmoid_f64, tanh_f64};
 pub use log::{ln_1p_f32, ln_f32};
+pub use log64::{ln_1p_f64, ln_f64};
 pub use trig::{cos_f32, sin_f32};
+pub use trig64::{cos_f64, sin_f64};
 
 /// Adding then subtracting 1.5·2^52 rounds an `f64` below 2^51 in
 /// magnitude to the nearest integer; in between, the integer sits in the
