@@ -135,7 +135,11 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
     match mode {
         Mode::Sweep { active } if !*checkpoint && outs.iter().any(|&o| active[o]) => {
             let pb = pullback(*id);
-            let vjp = callee_call(f, callee, args, arg_spans, true, *span);
+            let vjp = match callee {
+                // Only the cotangents that reach a wanted parameter.
+                Callee::Fn(_) => masked_call(f, active, callee, args, arg_spans, *span),
+                _ => callee_call(f, callee, args, arg_spans, true, *span),
+            };
             quote!(let (#pat, #pb) = #vjp;)
         }
         _ => {
@@ -143,6 +147,42 @@ fn call(f: &Function, s: &Stmt, mode: Mode) -> TokenStream {
             quote!(let #pat = #fwd;)
         }
     }
+}
+
+/// The VJP call of the function `callee` on `args` asking cotangents only
+/// for the arguments they can reach a wanted parameter from: an active
+/// argument that is a parameter of `f` is wanted when `f`'s caller wants
+/// that parameter (`__want`), another active one always, an inactive or
+/// static one never.
+fn masked_call(
+    f: &Function,
+    active: &[bool],
+    callee: &Callee,
+    args: &[CallArg],
+    arg_spans: &[proc_macro2::Span],
+    span: proc_macro2::Span,
+) -> TokenStream {
+    let Callee::Fn(path) = callee else {
+        unreachable!("only functions have a masked VJP")
+    };
+    let flags = args.iter().map(|a| {
+        let v = match a {
+            CallArg::Value(v) => *v,
+            CallArg::Part { tree, .. } => *tree,
+            CallArg::Static(_) => return quote!(false),
+        };
+        if !active[v] {
+            return quote!(false);
+        }
+        match f.params.iter().position(|p| p.var == Some(v)) {
+            Some(k) => quote!(__want[#k]),
+            None => quote!(true),
+        }
+    });
+    let a = checked_args(f, args, arg_spans, span);
+    let g = function(f, path);
+    let at = callee_span(path);
+    quote_spanned!(at=> #g.vjp_with_mask::<__V>(#(#a,)* [#(#flags),*]))
 }
 
 /// The call of `callee` on `args` at `__V`: its forward program, or (with

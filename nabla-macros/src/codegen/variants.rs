@@ -243,6 +243,8 @@ pub fn callable(f: &Function, sig: &Sig) -> TokenStream {
     } = sig;
     let (name, krate) = (&f.ident, &f.krate);
     let (fwd, vjp) = (names::item(f, "forward"), names::item(f, "vjp"));
+    let masked = names::item(f, "vjp_masked");
+    let np = f.params.len();
     let args: Vec<&syn::Ident> = f.params.iter().map(|p| &p.ident).collect();
     quote! {
         #[allow(clippy::all)]
@@ -256,6 +258,15 @@ pub fn callable(f: &Function, sig: &Sig) -> TokenStream {
                 -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
             {
                 #vjp::<__V>(#(#args),*)
+            }
+            /// The VJP computing cotangents only for the arguments flagged
+            /// in `__want` (a caller passes what reaches its wanted
+            /// parameters).
+            #[doc(hidden)]
+            #vis fn vjp_with_mask<'__a, __V: #bound + '__a>(self, #(#generic_params,)* __want: [bool; #np])
+                -> (#out_ty, impl ::core::ops::FnOnce(#out_ct_ty) -> #arg_cts_ty + use<__V>)
+            {
+                #masked::<__V>(#(#args,)* __want)
             }
         }
         #[diagnostic::do_not_recommend]

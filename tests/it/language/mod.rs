@@ -6,6 +6,7 @@
 //! where a fixture program exists; `newcomer_forms`: forms a new user
 //! writes first (full-path calls, number accumulators, `.log()`).
 
+mod calls;
 mod data_branches;
 mod jumps;
 mod list_functions;
