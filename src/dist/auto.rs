@@ -411,20 +411,16 @@ fn leaves<A: Arity>(x: &A::Args<Array>) -> Vec<(Vec<usize>, DType)> {
 /// The plan for `G` on these arguments: cached, or recorded and planned.
 fn ready<G: DiffFn, F: 'static>(x: &ArgsOf<G, Array>) -> (Mesh, Arc<Ready>) {
     let key = (TypeId::of::<G>(), leaves::<G::Arity>(x), Vec::new());
-    planned_for::<F>(key, None, || record_fn::<G>(x))
+    planned_for::<F>(&key, || record_fn::<G>(x))
 }
 
 /// The plan under `key` (a program and its inputs' shapes and dtypes):
 /// cached, the given plan (`spmd_with`) checked against the recording,
-/// or recorded by `record` and planned (with the argument leaves laid
-/// out as `inputs` says where it is given).
-fn planned_for<F: 'static>(
-    key: Key,
-    inputs: Option<Vec<Option<Spec>>>,
-    record: impl FnOnce() -> Graph,
-) -> (Mesh, Arc<Ready>) {
+/// or recorded by `record` and planned (with the argument leaves held to
+/// the key's layouts where it has them).
+fn planned_for<F: 'static>(key: &Key, record: impl FnOnce() -> Graph) -> (Mesh, Arc<Ready>) {
     let (mesh, limit, model, fixed, cached) = with_entry::<F, _>(|e| {
-        let cached = e.plans.get(&key).cloned();
+        let cached = e.plans.get(key).cloned();
         (e.mesh, e.limit, e.model.clone(), e.fixed.clone(), cached)
     });
     let ready = cached.unwrap_or_else(|| {
@@ -436,24 +432,25 @@ fn planned_for<F: 'static>(
                 )
             });
             let r = Arc::new(Ready { plan, ops, inputs });
-            with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
+            with_entry::<F, _>(|e| e.plans.insert(key.clone(), r.clone()));
             return r;
         }
-        let planner = planner_with(mesh, limit, model, inputs);
+        let planner = planner_with(mesh, limit, model, &key.2);
         let r = Arc::new(ready_of(planner.graph(&graph), &graph, key.1.len(), mesh));
-        with_entry::<F, _>(|e| e.plans.insert(key, r.clone()));
+        with_entry::<F, _>(|e| e.plans.insert(key.clone(), r.clone()));
         r
     });
     with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
     (mesh, ready)
 }
 
-/// A planner for `mesh` with these settings and fixed argument layouts.
+/// A planner for `mesh` with these settings, the argument leaves held to
+/// `layouts` where there are any.
 fn planner_with(
     mesh: Mesh,
     limit: Option<u64>,
     model: Option<CostModel>,
-    inputs: Option<Vec<Option<Spec>>>,
+    layouts: &[Layout],
 ) -> super::plan::Planner {
     let mut planner = Plan::for_mesh(&mesh.shape().axes().collect::<Vec<_>>());
     if let Some(limit) = limit {
@@ -462,7 +459,9 @@ fn planner_with(
     if let Some(model) = model {
         planner = planner.cost_model(model);
     }
-    if let Some(specs) = inputs {
+    if !layouts.is_empty() {
+        let shape = mesh.shape();
+        let specs: Vec<Option<Spec>> = layouts.iter().map(|l| Some(l.spec(&shape))).collect();
         planner = planner.fix_inputs(&specs);
     }
     planner

@@ -18,8 +18,8 @@
 
 use super::mesh::Mesh;
 use super::plan::one_f_one_b;
-use crate::Array;
 use crate::tree::Tree;
+use crate::{Array, DType};
 use link::Link;
 use std::cell::OnceCell;
 use std::ops::Range;
@@ -336,6 +336,11 @@ impl Pipeline {
         let xm = split("x", &xs, m);
         let ym = split("y", &ys, m);
         let (shape, dtype) = (xm[0].shape().to_vec(), xm[0].dtype());
+        if !matches!(dtype, DType::F32 | DType::F64) {
+            panic!(
+                "nabla::dist::Pipeline::value_and_grad: x is {dtype:?}; stages pass float activations, give x as f32 or f64 (embed token ids before the pipeline)"
+            );
+        }
         let link = Link {
             comm: self.mesh.axis_comm(self.axis),
             stage: s,

@@ -21,7 +21,7 @@ fn run_jvp<G: DiffFn<Out = One>, F: 'static>(
     let mut inputs = leaves::<G::Arity>(p);
     inputs.extend(leaves::<G::Arity>(t));
     let key = (TypeId::of::<JvpOf<G>>(), inputs.clone(), Vec::new());
-    let (mesh, ready) = planned_for::<F>(key, None, || {
+    let (mesh, ready) = planned_for::<F>(&key, || {
         record(&inputs, |ins| {
             let x = G::Arity::map(p, |i, _| {
                 Dual::new(ins[i].clone(), Some(ins[n + i].clone()))

@@ -11,7 +11,6 @@
 
 use super::*;
 use crate::compose::ArgsOf;
-use crate::dist::layout::Spec;
 use crate::dist::pin::Pinned;
 use crate::dist::spmd::{DSlot, DUser};
 use crate::dist::trace::record_on;
@@ -243,18 +242,14 @@ where
     let layouts: Vec<Layout> = (0..n)
         .map(|i| G::Arity::get(&x, i).layout.clone())
         .collect();
-    let specs: Vec<Option<Spec>> = layouts
-        .iter()
-        .map(|l| Some(l.spec(&mesh.shape())))
-        .collect();
     let key = (TypeId::of::<G>(), leaves.clone(), layouts);
     let record = || {
         let mut g = record_on::<G, DArray>(&x, &leaves);
         g.keep_outputs = true;
         g
     };
-    let (_, solved) = planned_for::<F>(key.clone(), Some(specs.clone()), record);
-    let trial = trial_for::<F>(&key, solved, specs, record);
+    let (_, solved) = planned_for::<F>(&key, record);
+    let trial = trial_for::<F>(&key, solved, record);
     let (ready, measured) = trial.lock().unwrap_or_else(|e| e.into_inner()).next();
     with_entry::<F, _>(|e| e.latest = Some(ready.clone()));
     let start = std::time::Instant::now();
@@ -324,7 +319,6 @@ impl Trial {
 fn trial_for<F: 'static>(
     key: &Key,
     solved: Arc<Ready>,
-    specs: Vec<Option<Spec>>,
     record: impl FnOnce() -> Graph,
 ) -> Arc<Mutex<Trial>> {
     if let Some(t) = with_entry::<F, _>(|e| e.trials.get(key).cloned()) {
@@ -336,7 +330,7 @@ fn trial_for<F: 'static>(
     // A given plan (`spmd_with`) runs as given.
     if !fixed {
         let graph = record();
-        let planner = planner_with(mesh, limit, model, Some(specs));
+        let planner = planner_with(mesh, limit, model, &key.2);
         if let Some(plan) = planner.greedy(&graph) {
             let fits = limit.is_none_or(|l| plan.memory_per_rank() <= l);
             let r = ready_of(plan, &graph, key.1.len(), mesh);

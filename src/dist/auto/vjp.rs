@@ -23,7 +23,7 @@ pub(super) fn run_pullback<G: DiffFn, F: 'static>(
         (c.shape().to_vec(), c.dtype())
     }));
     let key = (TypeId::of::<VjpOf<G>>(), inputs.clone(), Vec::new());
-    let (mesh, ready) = planned_for::<F>(key, None, || {
+    let (mesh, ready) = planned_for::<F>(&key, || {
         record(&inputs, |ins| {
             let xt = G::Arity::map(x, |i, _| ins[i].clone());
             let (_, pullback) = G::vjp::<Traced>(&xt);

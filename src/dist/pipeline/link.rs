@@ -26,6 +26,17 @@ impl Link {
     /// previous when `Some(false)`); one `Sendrecv` when both concern the
     /// same neighbour.
     pub fn exchange(&self, send: Option<(Array, bool)>, recv: Option<bool>) -> Option<Array> {
+        match self.dtype {
+            DType::F32 => self.exchange_as::<f32>(send, recv),
+            _ => self.exchange_as::<f64>(send, recv),
+        }
+    }
+
+    /// [`Link::exchange`] with the elements as `T` (the arrays' dtype).
+    fn exchange_as<T>(&self, send: Option<(Array, bool)>, recv: Option<bool>) -> Option<Array>
+    where
+        T: mpi::traits::Equivalence + crate::Element + Default + Clone,
+    {
         let peer = |back: bool| {
             if back { self.stage - 1 } else { self.stage + 1 }
         };
@@ -33,63 +44,27 @@ impl Link {
             if back { self.stage + 1 } else { self.stage - 1 }
         };
         let tag = |back: bool| if back { BACKWARD } else { FORWARD };
-        let n: usize = self.shape.iter().product();
+        let mut buf = vec![T::default(); self.shape.iter().product()];
         comm::with(self.comm, |c| match (send, recv) {
             (None, None) => None,
             (Some((a, back)), None) => {
                 let dest = c.process_at_rank(peer(back) as i32);
-                match self.dtype {
-                    DType::F32 => dest.send_with_tag(&a.to_vec::<f32>()[..], tag(back)),
-                    _ => dest.send_with_tag(&a.to_vec::<f64>()[..], tag(back)),
-                }
+                dest.send_with_tag(&a.to_vec::<T>()[..], tag(back));
                 None
             }
             (None, Some(back)) => {
                 let src = c.process_at_rank(from(back) as i32);
-                Some(match self.dtype {
-                    DType::F32 => {
-                        let mut buf = vec![0f32; n];
-                        src.receive_into_with_tag(&mut buf[..], tag(back));
-                        Array::from_vec(buf, &self.shape)
-                    }
-                    _ => {
-                        let mut buf = vec![0f64; n];
-                        src.receive_into_with_tag(&mut buf[..], tag(back));
-                        Array::from_vec(buf, &self.shape)
-                    }
-                })
+                src.receive_into_with_tag(&mut buf[..], tag(back));
+                Some(Array::from_vec(buf, &self.shape))
             }
             (Some((a, sb)), Some(rb)) => {
-                let dest = c.process_at_rank(peer(sb) as i32);
-                let src = c.process_at_rank(from(rb) as i32);
-                Some(match self.dtype {
-                    DType::F32 => {
-                        let mut buf = vec![0f32; n];
-                        let out = a.to_vec::<f32>();
-                        send_receive_into_with_tags(
-                            &out[..],
-                            &dest,
-                            tag(sb),
-                            &mut buf[..],
-                            &src,
-                            tag(rb),
-                        );
-                        Array::from_vec(buf, &self.shape)
-                    }
-                    _ => {
-                        let mut buf = vec![0f64; n];
-                        let out = a.to_vec::<f64>();
-                        send_receive_into_with_tags(
-                            &out[..],
-                            &dest,
-                            tag(sb),
-                            &mut buf[..],
-                            &src,
-                            tag(rb),
-                        );
-                        Array::from_vec(buf, &self.shape)
-                    }
-                })
+                let (dest, src) = (
+                    c.process_at_rank(peer(sb) as i32),
+                    c.process_at_rank(from(rb) as i32),
+                );
+                let out = a.to_vec::<T>();
+                send_receive_into_with_tags(&out[..], &dest, tag(sb), &mut buf[..], &src, tag(rb));
+                Some(Array::from_vec(buf, &self.shape))
             }
         })
     }

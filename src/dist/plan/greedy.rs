@@ -17,16 +17,12 @@ impl Planner {
         let mut outs: Vec<Layout> = Vec::with_capacity(g.nodes.len());
         for (v, node) in g.nodes.iter().enumerate() {
             let rule = &node.rule;
+            let from: Vec<&Layout> = node.operands.iter().map(|&u| &outs[u]).collect();
             let a = match (node.source, &fixed[v]) {
-                (Source::Input(_), Some(a)) => a.clone(),
                 (Source::Input(_), None) => return None,
                 (_, Some(a)) => a.clone(),
-                _ => {
-                    let from: Vec<&Layout> = node.operands.iter().map(|&u| &outs[u]).collect();
-                    choose(rule, &from, node.elem, &self.mesh)
-                }
+                _ => choose(rule, &from, node.elem, &self.mesh),
             };
-            let from: Vec<&Layout> = node.operands.iter().map(|&u| &outs[u]).collect();
             let (_, out) = rule.targets(&a, &from);
             outs.push(out);
             assign.push(a);
